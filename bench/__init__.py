@@ -1,0 +1,1 @@
+"""flask-krm benchmarks: ``python -m bench [NAME ...]``; each ``bench/bench_*.py`` is one."""

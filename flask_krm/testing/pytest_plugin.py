@@ -1,0 +1,1 @@
+"""pytest plugin for host applications (fixtures arrive with the simulator)."""
