@@ -1,0 +1,265 @@
+"""The three named projections, Secret redaction with revisions, and the visible-content key.
+
+A projection is a fixed, named set of removal rules applied to every object a stream delivers
+(inventory section B):
+
+``krm-raw/v1``
+    machinery removed, nothing else.
+``krm-full/v1`` (the default)
+    machinery removed; the values of a core ``v1`` ``Secret``'s ``data`` and ``stringData`` withheld.
+``krm-spec/v1``
+    as ``krm-full/v1``, and ``status`` removed.
+
+Machinery is ``metadata.managedFields`` and the annotation
+``kubectl.kubernetes.io/last-applied-configuration`` (which holds a full copy of the object, Secret
+values included). Removing machinery is not a redaction: it is never listed in ``redacted``.
+
+A withheld value is absent: no placeholder is ever put in its place (a mask could be saved back over
+the real value). Its RFC 6901 path is listed in ``redacted_paths`` (sorted). A container the
+projection emptied is removed (an ``annotations`` map that held only the last-applied annotation, a
+Secret's ``data`` once its values are withheld); a container the server sent empty is kept, as is
+everything else, verbatim: no reordering, coercion or synthesized fields.
+
+:func:`project` never mutates its input and returns a new object that shares nothing with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .events import Redaction
+
+__all__ = [
+    "PROJECTIONS",
+    "DEFAULT_PROJECTION",
+    "RAW",
+    "FULL",
+    "SPEC",
+    "LAST_APPLIED_ANNOTATION",
+    "UnknownProjection",
+    "Projected",
+    "check_projection",
+    "project",
+    "pointer",
+    "escape_pointer_segment",
+    "RedactionRevisions",
+    "visible_key",
+]
+
+RAW: Final = "krm-raw/v1"
+FULL: Final = "krm-full/v1"
+SPEC: Final = "krm-spec/v1"
+PROJECTIONS: Final = (RAW, FULL, SPEC)
+DEFAULT_PROJECTION: Final = FULL
+
+LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
+_SECRET_FIELDS: Final = ("data", "stringData")
+
+# Digests of withheld values are keyed with a per-process secret, so a digest that leaked (it never
+# should: none is ever sent or logged) could not be used to test guesses of a short Secret value.
+_DIGEST_KEY: Final = os.urandom(32)
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False, allow_nan=True
+)
+
+
+class UnknownProjection(ValueError):
+    """A projection name that is not one of :data:`PROJECTIONS`."""
+
+    def __init__(self, name: object) -> None:
+        shown = repr(name) if isinstance(name, str) and len(name) <= 80 else "that name"
+        super().__init__(
+            f"unknown projection {shown}: the projections are {', '.join(PROJECTIONS)}"
+        )
+        self.name = name
+
+
+def check_projection(name: object) -> str:
+    """Return ``name`` if it is a known projection, else raise :class:`UnknownProjection`."""
+    if isinstance(name, str) and name in PROJECTIONS:
+        return name
+    raise UnknownProjection(name)
+
+
+@dataclass(frozen=True, slots=True)
+class Projected:
+    """A projected object and the RFC 6901 paths of the values it withholds (sorted).
+
+    ``hidden`` holds, per withheld path, a keyed digest of the withheld value (never the value): it
+    is what :class:`RedactionRevisions` compares. It stays out of ``repr`` and equality.
+    """
+
+    object: dict[str, Any]
+    redacted_paths: tuple[str, ...] = ()
+    hidden: tuple[tuple[str, bytes], ...] = field(default=(), repr=False, compare=False)
+
+
+def escape_pointer_segment(key: str) -> str:
+    """RFC 6901: ``~`` becomes ``~0`` first, then ``/`` becomes ``~1``."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*segments: str) -> str:
+    """An RFC 6901 pointer from unescaped segments: ``pointer("data", "a/b") == "/data/a~1b"``."""
+    return "".join("/" + escape_pointer_segment(s) for s in segments)
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (mappings become dicts, tuples lists); fast."""
+    t = type(value)
+    if t is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if t is list:
+        return [_copy(v) for v in value]
+    if t is str or t is int or t is bool or t is float or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _digest(value: Any) -> bytes:
+    text = _CANONICAL.encode(value)
+    return hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), key=_DIGEST_KEY, digest_size=16
+    ).digest()
+
+
+def _is_core_secret(raw: Mapping[str, Any]) -> bool:
+    return raw.get("kind") == "Secret" and raw.get("apiVersion") == "v1"
+
+
+def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION) -> Projected:
+    """Apply projection ``name`` to ``raw`` (an upstream object). ``raw`` is not modified.
+
+    Raises :class:`UnknownProjection` for an unknown name and ``TypeError`` when ``raw`` is not a
+    mapping.
+    """
+    check_projection(name)
+    if not isinstance(raw, Mapping):
+        raise TypeError("an object to project must be a mapping")
+    redact = name != RAW and _is_core_secret(raw)
+    out: dict[str, Any] = {}
+    hidden: list[tuple[str, bytes]] = []
+    for key, value in raw.items():
+        if key == "metadata" and isinstance(value, Mapping):
+            out[key] = _project_metadata(value)
+        elif key == "status" and name == SPEC:
+            continue
+        elif redact and key in _SECRET_FIELDS:
+            kept = _withhold(key, value, hidden)
+            if kept is not _REMOVED:
+                out[key] = kept
+        else:
+            out[key] = _copy(value)
+    hidden.sort(key=lambda item: item[0])
+    return Projected(out, tuple(path for path, _ in hidden), tuple(hidden))
+
+
+_REMOVED: Final = object()
+
+
+def _withhold(key: str, value: Any, hidden: list[tuple[str, bytes]]) -> Any:
+    """Withhold a Secret's ``data``/``stringData``: returns what stays, or ``_REMOVED``."""
+    if value is None:
+        return None  # no value to withhold; verbatim
+    if isinstance(value, Mapping):
+        if not value:
+            return {}  # the server sent it empty: kept
+        for entry_key, entry_value in value.items():
+            hidden.append((f"/{key}/{escape_pointer_segment(str(entry_key))}", _digest(entry_value)))
+        return _REMOVED  # every value withheld, so the map the projection emptied goes too
+    # Not a map (no conforming server sends this): withhold it whole rather than guess its shape.
+    hidden.append((f"/{key}", _digest(value)))
+    return _REMOVED
+
+
+def _project_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if key == "managedFields":
+            continue
+        if key == "annotations" and isinstance(value, Mapping) and LAST_APPLIED_ANNOTATION in value:
+            kept = {k: v for k, v in value.items() if k != LAST_APPLIED_ANNOTATION}
+            if kept:  # emptied by the projection: removed; sent empty: kept (below)
+                out[key] = _copy(kept)
+            continue
+        out[key] = _copy(value)
+    return out
+
+
+class RedactionRevisions:
+    """Per-connection revisions of withheld values (inventory B11).
+
+    For each uid and withheld path: rev 1 on first sighting; +1 each time the withheld value
+    differs from the last one observed (compared by keyed digest; the value is never kept). A path
+    no longer withheld is forgotten. State survives snapshot cycles of one connection; the engine
+    calls :meth:`forget` on ``deleted`` and :meth:`retain` at each ``synced``.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self) -> None:
+        self._state: dict[str, dict[str, tuple[bytes, int]]] = {}
+
+    def revise(self, uid: str, projected: Projected) -> tuple[Redaction, ...]:
+        """Record ``projected``'s withheld values for ``uid`` and return its redaction records."""
+        if not projected.hidden:
+            self._state.pop(uid, None)
+            return ()
+        previous = self._state.get(uid, {})
+        current: dict[str, tuple[bytes, int]] = {}
+        records = []
+        for path, digest in projected.hidden:
+            seen = previous.get(path)
+            if seen is None:
+                rev = 1
+            elif seen[0] == digest:
+                rev = seen[1]
+            else:
+                rev = seen[1] + 1
+            current[path] = (digest, rev)
+            records.append(Redaction(path, rev))
+        self._state[uid] = current
+        return tuple(records)
+
+    def forget(self, uid: str) -> None:
+        self._state.pop(uid, None)
+
+    def retain(self, uids: Iterable[str]) -> None:
+        """Discard the state of every uid not in ``uids``."""
+        keep = set(uids)
+        for uid in [u for u in self._state if u not in keep]:
+            del self._state[uid]
+
+    def __len__(self) -> int:
+        return len(self._state)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._state
+
+
+def visible_key(
+    projected: Projected | Mapping[str, Any], redactions: Iterable[Redaction] = ()
+) -> bytes:
+    """The key compared for suppression: a digest of the projected object without
+    ``metadata.resourceVersion``, together with the redaction records (path and rev).
+
+    Two deliveries with equal keys look identical to a consumer, apart from the resourceVersion.
+    """
+    obj = projected.object if isinstance(projected, Projected) else projected
+    metadata = obj.get("metadata")
+    if isinstance(metadata, Mapping) and "resourceVersion" in metadata:
+        obj = dict(obj)
+        obj["metadata"] = {k: v for k, v in metadata.items() if k != "resourceVersion"}
+    payload = [obj, [[r.path, r.rev] for r in redactions]]
+    text = _CANONICAL.encode(payload)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
