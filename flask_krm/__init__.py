@@ -1,5 +1,34 @@
-"""flask-krm: live, editable Kubernetes resource views for Flask."""
+"""flask-krm: live, editable Kubernetes resource views for Flask.
+
+The installed version is ``importlib.metadata.version("flask-krm")``.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .errors import (
+    CsrfError,
+    DraftLimitReached,
+    DraftNotFound,
+    KrmError,
+    ScopeDenied,
+    ScopeInvalid,
+    Unauthenticated,
+)
+from .extension import KrmStream
+from .principal import Principal
+from .scope import AllowedResource, Scope, ScopePolicy
+
+__all__ = [
+    "AllowedResource",
+    "CsrfError",
+    "DraftLimitReached",
+    "DraftNotFound",
+    "KrmError",
+    "KrmStream",
+    "Principal",
+    "Scope",
+    "ScopeDenied",
+    "ScopeInvalid",
+    "ScopePolicy",
+    "Unauthenticated",
+]

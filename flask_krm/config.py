@@ -1,0 +1,195 @@
+"""``KRM_*`` configuration: defaults, validation and the typed accessor.
+
+Structural keys (:data:`STRUCTURAL`) are read once by :meth:`flask_krm.KrmStream.init_app`;
+changing them afterwards has no effect. Behavioural keys are read at use time through :func:`get`,
+so tests and hosts may change them on a running application. Every key is validated, and an
+unknown ``KRM_`` key is refused with a message naming it.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from flask import Flask
+
+from .projection import PROJECTIONS
+
+PREFIX: t.Final = "KRM_"
+
+DEFAULTS: t.Final[Mapping[str, t.Any]] = {
+    "URL_PREFIX": "/krm",
+    "TARGETS": {},
+    "SCOPE_POLICY": None,
+    "HEARTBEAT_INTERVAL": 20.0,
+    "QUEUE_DEPTH": 256,
+    "WATCH_LINGER": 30.0,
+    "PROJECTION": "krm-full/v1",
+    "SHUTDOWN_TIMEOUT": 5.0,
+    "DRAFT_EXPIRY": 1800.0,
+    "MAX_STORES_PER_SESSION": 16,
+    "SERVE_HTMX": True,
+}
+"""Every key without its ``KRM_`` prefix, with its default.
+
+- ``URL_PREFIX`` (structural): where the blueprint is mounted.
+- ``TARGETS`` (structural): target name -> connection spec, see :class:`TargetSpec`.
+- ``SCOPE_POLICY`` (structural): a :class:`flask_krm.scope.ScopePolicy`; ``None`` is the zero
+  policy, which refuses every scope.
+- ``HEARTBEAT_INTERVAL``: seconds between ``: heartbeat`` comments on an idle stream.
+- ``QUEUE_DEPTH``: live events buffered per subscriber before it is resnapshotted.
+- ``WATCH_LINGER``: seconds an upstream watch stays open after its last subscriber left.
+- ``PROJECTION``: the projection a stream uses when the request names none.
+- ``SHUTDOWN_TIMEOUT``: seconds :meth:`~flask_krm.KrmStream.shutdown` waits before killing greenlets.
+- ``DRAFT_EXPIRY``: seconds a session's draft store without unsaved edits survives unused.
+- ``MAX_STORES_PER_SESSION``: draft stores one session may hold at once.
+- ``SERVE_HTMX``: whether the page script tags include the vendored htmx.
+"""
+
+STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY"})
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """How to reach one target's API server.
+
+    Written in configuration as ``{"kubeconfig": path, "context": name}`` (``context`` optional:
+    the kubeconfig's current context) or ``{"in_cluster": True}``.
+    """
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    in_cluster: bool = False
+
+    @classmethod
+    def parse(cls, name: str, spec: t.Any) -> TargetSpec:
+        """Validate one ``KRM_TARGETS`` entry. Raises ``ValueError`` naming the target."""
+        where = f"KRM_TARGETS[{name!r}]"
+        if isinstance(spec, TargetSpec):
+            return spec
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"{where} must be a mapping, got {type(spec).__name__}")
+        unknown = sorted(set(spec) - {"kubeconfig", "context", "in_cluster"})
+        if unknown:
+            raise ValueError(
+                f"{where} has unknown keys {', '.join(unknown)}; "
+                "allowed: kubeconfig, context, in_cluster"
+            )
+        in_cluster = spec.get("in_cluster", False)
+        kubeconfig = spec.get("kubeconfig")
+        context = spec.get("context")
+        if not isinstance(in_cluster, bool):
+            raise ValueError(f"{where}['in_cluster'] must be a bool")
+        if kubeconfig is not None and (not isinstance(kubeconfig, str) or not kubeconfig):
+            raise ValueError(f"{where}['kubeconfig'] must be a non-empty path string")
+        if context is not None and (not isinstance(context, str) or not context):
+            raise ValueError(f"{where}['context'] must be a non-empty string")
+        if in_cluster == (kubeconfig is not None):
+            raise ValueError(f"{where} needs exactly one of 'kubeconfig' or 'in_cluster': True")
+        if in_cluster and context is not None:
+            raise ValueError(f"{where}: 'context' applies only with 'kubeconfig'")
+        return cls(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster)
+
+
+def _positive_number(key: str, value: t.Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"KRM_{key} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _non_negative_number(key: str, value: t.Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"KRM_{key} must be zero or a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _positive_int(key: str, value: t.Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"KRM_{key} must be a positive integer, got {value!r}")
+    return value
+
+
+def _url_prefix(key: str, value: t.Any) -> str:
+    if not isinstance(value, str) or not value.startswith("/") or value.endswith("/"):
+        raise ValueError(f"KRM_{key} must be a path starting with '/' and not ending with '/', got {value!r}")
+    return value
+
+
+def _targets(key: str, value: t.Any) -> dict[str, TargetSpec]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"KRM_{key} must be a mapping of target name to connection spec")
+    parsed: dict[str, TargetSpec] = {}
+    for name, spec in value.items():
+        if not isinstance(name, str):
+            raise ValueError(f"KRM_{key} keys must be target name strings, got {name!r}")
+        parsed[name] = TargetSpec.parse(name, spec)
+    return parsed
+
+
+def _scope_policy(key: str, value: t.Any) -> t.Any:
+    from .scope import ScopePolicy
+
+    if value is None:
+        return ScopePolicy()
+    if not isinstance(value, ScopePolicy):
+        raise ValueError(
+            f"KRM_{key} must be a flask_krm.scope.ScopePolicy or None (refuse every scope), "
+            f"got {type(value).__name__}"
+        )
+    return value
+
+
+def _projection(key: str, value: t.Any) -> str:
+    if value not in PROJECTIONS:
+        raise ValueError(f"KRM_{key} must be one of {', '.join(PROJECTIONS)}, got {value!r}")
+    return t.cast(str, value)
+
+
+def _flag(key: str, value: t.Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"KRM_{key} must be True or False, got {value!r}")
+    return value
+
+
+_VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
+    "URL_PREFIX": _url_prefix,
+    "TARGETS": _targets,
+    "SCOPE_POLICY": _scope_policy,
+    "HEARTBEAT_INTERVAL": _positive_number,
+    "QUEUE_DEPTH": _positive_int,
+    "WATCH_LINGER": _non_negative_number,
+    "PROJECTION": _projection,
+    "SHUTDOWN_TIMEOUT": _positive_number,
+    "DRAFT_EXPIRY": _positive_number,
+    "MAX_STORES_PER_SESSION": _positive_int,
+    "SERVE_HTMX": _flag,
+}
+
+
+def apply_defaults(app: Flask) -> None:
+    """Set every missing ``KRM_*`` key to its default, then validate all of them.
+
+    Raises ``ValueError`` naming unknown ``KRM_`` keys or the first invalid value.
+    """
+    unknown = sorted(k for k in app.config if k.startswith(PREFIX) and k[len(PREFIX) :] not in DEFAULTS)
+    if unknown:
+        known = ", ".join(PREFIX + k for k in DEFAULTS)
+        raise ValueError(f"unknown flask-krm configuration keys: {', '.join(unknown)} (known keys: {known})")
+    for key, default in DEFAULTS.items():
+        app.config.setdefault(PREFIX + key, default)
+    for key in DEFAULTS:
+        get(app, key)
+
+
+def get(app: Flask, key: str) -> t.Any:
+    """The validated value of ``KRM_<key>`` (``key`` without the prefix) as a typed value.
+
+    ``TARGETS`` is returned as ``dict[str, TargetSpec]`` and ``SCOPE_POLICY`` as a ``ScopePolicy``.
+    Raises ``KeyError`` for a key flask-krm does not define and ``ValueError`` for a bad value.
+    """
+    try:
+        validate = _VALIDATORS[key]
+    except KeyError:
+        raise KeyError(f"flask-krm defines no configuration key KRM_{key}") from None
+    return validate(key, app.config.get(PREFIX + key, DEFAULTS[key]))
