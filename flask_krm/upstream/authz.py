@@ -1,0 +1,149 @@
+"""Subscriber authorization: the authorizer seam and a SubjectAccessReview authorizer.
+
+An authorizer is a callable ``authorize(principal, scope, projection)`` that returns ``None`` to
+allow and raises :class:`AccessDenied` to refuse (choosing ``FORBIDDEN`` or ``UNAUTHENTICATED``).
+Any other exception is a review that could not be completed: the hub ends that stream with a
+terminal ``INTERNAL`` and never treats it as an allow. The hub calls the authorizer before a
+subscriber receives anything and, for watches shared under the service identity, again on a timer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, Protocol
+
+from kubernetes.client import ApiClient
+
+from ..scope import Scope
+from .clients import ApiClients
+
+REVIEW_PATH: Final = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+AUTHENTICATED_GROUP: Final = "system:authenticated"
+
+
+class AccessDenied(Exception):
+    """The principal may not stream this scope and projection. The stream ends with ``code``."""
+
+    def __init__(self, message: str, code: Literal["FORBIDDEN", "UNAUTHENTICATED"] = "FORBIDDEN") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code: Literal["FORBIDDEN", "UNAUTHENTICATED"] = code
+
+
+class ReviewFailed(Exception):
+    """An access review could not be completed (never an allow)."""
+
+
+class Authorizer(Protocol):
+    """Allow (return) or refuse (raise :class:`AccessDenied`) one subscriber."""
+
+    def __call__(self, principal: Any, scope: Scope, projection: str) -> None: ...
+
+
+def allow_all(principal: Any, scope: Scope, projection: str) -> None:
+    """An authorizer that allows everything: for per-user watches, where Kubernetes RBAC decides."""
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """Who a SubjectAccessReview asks about. Add ``system:authenticated`` to ``groups`` yourself
+    when the subject is a signed-in user (the review uses the groups exactly as given)."""
+
+    user: str = ""
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def principal_subject(principal: Any) -> Subject:
+    """The default subject: ``principal.name`` and ``principal.groups`` plus ``system:authenticated``."""
+    name = getattr(principal, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError("the principal has no name")
+    groups = tuple(getattr(principal, "groups", ()) or ())
+    if AUTHENTICATED_GROUP not in groups:
+        groups += (AUTHENTICATED_GROUP,)
+    return Subject(user=name, groups=groups)
+
+
+class SubjectAccessReviewAuthorizer:
+    """Asks the target's API server, as the service identity, whether the subject may list and
+    watch the scope (two reviews, ``list`` then ``watch``, naming the object for a named scope).
+
+    Allowed only when ``status.allowed`` is true and ``status.denied`` is not. The service identity
+    needs ``create`` on ``subjectaccessreviews`` (the ``system:auth-delegator`` role), not
+    impersonation.
+
+    :param clients: the per-target clients (the review runs as each target's service identity).
+    :param subject_for: maps a principal to a :class:`Subject`; an exception, or a subject with
+        neither user nor groups, is a refusal without any review being sent.
+    :param timeout: connect and read timeouts of one review, in seconds.
+    """
+
+    def __init__(
+        self,
+        clients: ApiClients,
+        subject_for: Callable[[Any], Subject] = principal_subject,
+        *,
+        timeout: tuple[float, float] = (5.0, 10.0),
+    ) -> None:
+        self._clients = clients
+        self._subject_for = subject_for
+        self._timeout = timeout
+
+    def __call__(self, principal: Any, scope: Scope, projection: str) -> None:
+        try:
+            subject = self._subject_for(principal)
+        except Exception:
+            raise AccessDenied("not authenticated: the principal maps to no Kubernetes subject") from None
+        if not subject.user and not subject.groups:
+            raise AccessDenied("not authenticated: the principal maps to no Kubernetes subject")
+        api = self._clients.service(scope.target)
+        for verb in ("list", "watch"):
+            status = self._review(api, subject, scope, verb)
+            if not status.get("allowed") or status.get("denied"):
+                reason = status.get("evaluationError") or status.get("reason") or "no rule allows it"
+                what = f"{scope.resource}.{scope.group}" if scope.group else scope.resource
+                who = subject.user or "the subject"
+                raise AccessDenied(f"{who} may not {verb} {what}: {reason}")
+
+    def _review(self, api: ApiClient, subject: Subject, scope: Scope, verb: str) -> Mapping[str, Any]:
+        attributes = {"verb": verb, "group": scope.group, "version": scope.version, "resource": scope.resource}
+        if scope.namespace:
+            attributes["namespace"] = scope.namespace
+        if scope.name:
+            attributes["name"] = scope.name
+        spec: dict[str, Any] = {"resourceAttributes": attributes}
+        if subject.user:
+            spec["user"] = subject.user
+        if subject.groups:
+            spec["groups"] = list(subject.groups)
+        if subject.uid:
+            spec["uid"] = subject.uid
+        if subject.extra:
+            spec["extra"] = {key: list(values) for key, values in subject.extra.items()}
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+        method, url, headers, payload, _ = api.param_serialize(
+            "POST",
+            REVIEW_PATH,
+            header_params={"Accept": "application/json", "Content-Type": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        try:
+            response = api.call_api(method, url, header_params=headers, body=payload, _request_timeout=self._timeout)
+            data = response.read()
+        except Exception as exc:
+            raise ReviewFailed(f"the access review could not be sent: {type(exc).__name__}") from None
+        if not 200 <= response.status <= 299:
+            raise ReviewFailed(f"the access review was refused with HTTP {response.status}")
+        try:
+            answer = json.loads(data)
+        except ValueError:
+            raise ReviewFailed("the access review answer was not JSON") from None
+        status = answer.get("status") if isinstance(answer, Mapping) else None
+        if not isinstance(status, Mapping):
+            raise ReviewFailed("the access review answer has no status")
+        return status
