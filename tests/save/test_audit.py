@@ -1,0 +1,87 @@
+"""Audit diffs: RFC 6902, redacted paths named but never valued."""
+
+from __future__ import annotations
+
+import json
+
+import jsonpatch
+
+from flask_krm.save.audit import (
+    AuditRecord,
+    ObjectIdentity,
+    create_diff,
+    delete_diff,
+    diff,
+    merge_patched,
+    patch_diff,
+    secret_value_paths,
+    withhold,
+)
+
+SECRET_VALUE = "c3VwZXItc2VjcmV0"
+
+
+def test_merge_patched_follows_rfc7386() -> None:
+    before = {"a": {"b": 1, "c": 2}, "l": [1, 2], "k": "v"}
+    after = merge_patched(before, {"a": {"b": None, "d": {"e": 1}}, "l": [3], "k": None, "n": "x"})
+    assert after == {"a": {"c": 2, "d": {"e": 1}}, "l": [3], "n": "x"}
+    assert before == {"a": {"b": 1, "c": 2}, "l": [1, 2], "k": "v"}
+
+
+def test_patch_diff_is_an_rfc6902_patch_that_reproduces_the_write() -> None:
+    before = {"metadata": {"name": "app", "labels": {"a": "1"}}, "data": {"x": "1", "y": "2"}}
+    patch = {"metadata": {"labels": {"b": "2"}, "uid": "u", "resourceVersion": "9"}, "data": {"x": None}}
+    ops = patch_diff(before, patch)
+    assert jsonpatch.apply_patch(before, list(ops)) == {
+        "metadata": {"name": "app", "labels": {"a": "1", "b": "2"}},
+        "data": {"y": "2"},
+    }
+    assert {op["path"] for op in ops} == {"/metadata/labels/b", "/data/x"}
+
+
+def test_values_at_or_under_redacted_paths_are_withheld() -> None:
+    ops = withhold(
+        [
+            {"op": "replace", "path": "/data/token", "value": SECRET_VALUE},
+            {"op": "add", "path": "/data", "value": {"token": SECRET_VALUE, "user": SECRET_VALUE}},
+            {"op": "add", "path": "/metadata/labels/a", "value": "visible"},
+            {"op": "move", "from": "/data/token", "path": "/data/other"},
+            {"op": "copy", "from": "/metadata/labels/a", "path": "/data/token"},
+        ],
+        ["/data/token", "/data/user"],
+    )
+    assert SECRET_VALUE not in json.dumps(ops)
+    assert ops[0] == {"op": "replace", "path": "/data/token", "redacted": True}
+    assert ops[1] == {"op": "add", "path": "/data", "value": {}, "redacted": True}
+    assert ops[2] == {"op": "add", "path": "/metadata/labels/a", "value": "visible"}
+    assert ops[3:5] == ({"op": "remove", "path": "/data/token"}, {"op": "add", "path": "/data/other", "redacted": True})
+    assert ops[5] == {"op": "add", "path": "/data/token", "redacted": True}
+
+
+def test_whole_object_diffs_withhold_secret_values() -> None:
+    secret = {"kind": "Secret", "metadata": {"name": "s"}, "data": {"token": SECRET_VALUE}}
+    paths = secret_value_paths(secret, {"stringData": {"new/key": "x"}})
+    assert paths == ("/data/token", "/stringData/new~1key")
+    assert SECRET_VALUE not in json.dumps(create_diff(secret, paths))
+    assert SECRET_VALUE not in json.dumps(diff({}, secret, paths))
+    assert SECRET_VALUE not in json.dumps(diff(secret, {**secret, "data": {"token": "b3RoZXI="}}, paths))
+    assert secret_value_paths({"kind": "ConfigMap", "data": {"a": "b"}}) == ()
+
+
+def test_a_delete_removes_the_root() -> None:
+    assert delete_diff() == ({"op": "remove", "path": ""},)
+
+
+def test_log_line_names_paths_never_values() -> None:
+    record = AuditRecord(
+        principal="editor",
+        target="dev",
+        operation="patch",
+        identity=ObjectIdentity.of({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "team", "uid": "u-1"}}),
+        outcome="saved-pending",
+        diff=withhold([{"op": "replace", "path": "/data/token", "value": SECRET_VALUE}, {"op": "add", "path": "/metadata/labels/a", "value": "b"}], ["/data/token"]),
+        redacted_paths=("/data/token",),
+    )
+    line = record.log_line()
+    assert line == "patch Secret team/s uid=u-1 target=dev outcome=saved-pending fields=/data/token,/metadata/labels/a"
+    assert SECRET_VALUE not in line and SECRET_VALUE not in repr(record)
