@@ -6,8 +6,11 @@ Events carry no sequence number: ``seq`` is per connection, so each event's body
 
 from __future__ import annotations
 
+import codecs
+import decimal
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
@@ -179,17 +182,96 @@ _GO_ESCAPES: Final = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 )
 
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
+_SORTED: Final = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, check_circular=False, sort_keys=True
+)
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+# Where Python's float text can differ from Go's: an integral float ("1.0", Go "1") or exponent
+# notation ("1e-05", Go "0.00001"). Text inside strings can match too; that only costs the slow
+# (still exact) path.
+_FLOAT_HINT: Final = re.compile(r"\.0(?:[,\]}]|$)|[0-9]e[-+][0-9]")
+
+
+def _utf8_replace(error: UnicodeError) -> tuple[str, int]:
+    # A lone surrogate (from a JSON "\ud800" escape) has no UTF-8 form; Go decodes it as U+FFFD.
+    assert isinstance(error, UnicodeEncodeError)
+    return "\ufffd", error.end
+
+
+codecs.register_error("flask_krm.utf8_replace", _utf8_replace)
+
+
+def _go_escape(text: str) -> str:
+    if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
+        return text.translate(_GO_ESCAPES)
+    return text
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "flask_krm.utf8_replace")
+
+
+def _go_float(value: float) -> str:
+    """A float as Go's encoding/json writes a float64."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"JSON cannot represent {value!r}")
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        text = repr(value)  # shortest digits in exponent form, such as 1e-07 or 1.5e+21
+        mantissa, _, exponent = text.partition("e")
+        if exponent.startswith("-0"):
+            exponent = "-" + exponent[2:]  # Go writes e-7, not e-07
+        return f"{mantissa}e{exponent}"
+    text = format(decimal.Decimal(repr(value)), "f")  # the shortest digits, in fixed notation
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _slow_sorted(value: Any) -> str:
+    """Sorted-key compact JSON with Go's float text; used only when floats may be present."""
+    if isinstance(value, str):
+        return _encode_string(value)
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, Mapping):
+        items = sorted(value.items(), key=lambda item: item[0])
+        return "{" + ",".join(_encode_string(k) + ":" + _slow_sorted(v) for k, v in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_slow_sorted(v) for v in value) + "]"
+    return _SORTED.encode(value)  # raises the same TypeError json would
+
+
+def _sorted_json(value: Any) -> str:
+    """Compact JSON with sorted object keys and Go's number text (before the HTML-safe escapes)."""
+    text = _SORTED.encode(value)
+    if _FLOAT_HINT.search(text):
+        text = _slow_sorted(value)
+    return text
+
 
 def dumps(value: Any) -> str:
-    """Compact JSON exactly as the reference gateway writes it (sorted object keys, HTML-safe)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).translate(_GO_ESCAPES)
+    """Compact, HTML-safe JSON in the reference gateway's style; mapping keys keep their order.
+
+    Use :func:`dumps_sorted` for object content, which the gateway writes with sorted keys.
+    """
+    return _go_escape(_COMPACT.encode(value))
 
 
-def _dumps_sorted_objects(event: Event) -> str:
-    wire = to_json(event)
-    if "object" in wire:
-        wire["object"] = json.loads(json.dumps(wire["object"], sort_keys=True))
-    return dumps(wire)
+def dumps_sorted(value: Any) -> str:
+    """JSON exactly as Go's ``encoding/json`` writes a decoded object: compact, keys sorted,
+    ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, other non-ASCII raw, floats in Go's text."""
+    return _go_escape(_sorted_json(value))
 
 
 def encode_body(event: Event) -> bytes:
@@ -197,7 +279,17 @@ def encode_body(event: Event) -> bytes:
 
     Encode once per stream position and share the bytes among every subscriber.
     """
-    return _dumps_sorted_objects(event)[1:].encode()
+    if isinstance(event, Upsert):
+        redacted = ",".join(
+            '{"path":%s,"rev":%d}' % (_encode_string(r.path), r.rev) for r in event.redacted
+        )
+        text = '"type":%s,"object":%s,"redacted":[%s]}' % (
+            _encode_string(event.type),
+            _sorted_json(event.object),
+            redacted,
+        )
+        return _utf8(_go_escape(text))
+    return _utf8(dumps(to_json(event))[1:])
 
 
 def frame(seq: int, body: bytes) -> bytes:
