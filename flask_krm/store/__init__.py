@@ -1,0 +1,66 @@
+"""The server-side draft store: server objects, drafts, merges, patches, save intents, guards.
+
+Pure: imports neither Flask nor gevent. See ``docs/internals.md`` (Store API) for the contract.
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    InvalidEventError,
+    InvalidValueError,
+    KeyExistsError,
+    MalformedPathError,
+    MissingKeyError,
+    PathError,
+    PathTypeError,
+    ReadOnlyPathError,
+    StoreError,
+    UnknownResourceError,
+    UnversionedResourceError,
+)
+from .intents import SaveIntent
+from .keyed_lists import BUILTIN_LIST_SCHEMAS
+from .merge import Conflict
+from .patch import Change, apply_merge_patch
+from .paths import MISSING, Path, path_to_pointer, pointer_to_path
+from .policy import DEFAULT_POLICY, READ_ONLY_POLICY, EditPolicy
+from .reconcile import Reconciliation, Refusal
+from .recovery import RecoveryCopies, RecoveryCopy, identity_of
+from .store import LiveResourceStore
+from .validate import PatchRejected, parse_merge_patch, validate_merge_patch, validate_native_merge_patch
+
+__all__ = [
+    "BUILTIN_LIST_SCHEMAS",
+    "DEFAULT_POLICY",
+    "MISSING",
+    "READ_ONLY_POLICY",
+    "Change",
+    "Conflict",
+    "EditPolicy",
+    "InvalidEventError",
+    "InvalidValueError",
+    "KeyExistsError",
+    "LiveResourceStore",
+    "MalformedPathError",
+    "MissingKeyError",
+    "Path",
+    "PatchRejected",
+    "PathError",
+    "PathTypeError",
+    "ReadOnlyPathError",
+    "Reconciliation",
+    "RecoveryCopies",
+    "RecoveryCopy",
+    "Refusal",
+    "SaveIntent",
+    "StoreError",
+    "UnknownResourceError",
+    "UnversionedResourceError",
+    "apply_merge_patch",
+    "identity_of",
+    "parse_merge_patch",
+    "path_to_pointer",
+    "pointer_to_path",
+    "validate_merge_patch",
+    "validate_native_merge_patch",
+]

@@ -1,0 +1,225 @@
+"""Three-way merge of a server change into a draft: base (previous server), ours (draft), theirs.
+
+Editable paths follow this table (equality is deep and ignores key order; an absent value is a value):
+
+| base vs ours | base vs theirs | ours vs theirs | result                                          |
+|--------------|----------------|----------------|-------------------------------------------------|
+| equal        | any            |                | take theirs; a conflict here clears              |
+| different    | equal          |                | keep ours; an existing conflict stays            |
+| different    | different      | equal          | keep ours; the conflict clears (convergence)     |
+| different    | different      | different      | keep ours; record a conflict holding theirs      |
+
+Maps recurse key by key; other values (arrays included) are atomic, except keyed lists, which
+merge item by item by key. Read-only regions always follow the server. The merge never mutates its
+inputs: the result shares every subtree it can with ``theirs`` or ``ours``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .keyed_lists import KeyedLists, identities
+from .paths import MISSING, Path
+from .regions import Regions
+from .values import json_equal
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """The person's draft and the server disagree at ``path``; ``theirs`` is the server's value.
+
+    ``present`` is False when the server removed the value (``theirs`` is then None).
+    """
+
+    path: Path
+    theirs: Any
+    present: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """The merged draft, the complete conflict map after the merge, and the paths the server moved."""
+
+    draft: Any
+    conflicts: dict[Path, Conflict]
+    flashed: tuple[Path, ...]
+
+
+def three_way_merge(
+    base: Any,
+    ours: Any,
+    theirs: Any,
+    regions: Regions,
+    lists: KeyedLists | None = None,
+    conflicts: Mapping[Path, Conflict] | None = None,
+) -> MergeResult:
+    """Merge ``theirs`` into ``ours`` against ``base`` under ``regions`` (computed from ``theirs``).
+
+    ``conflicts`` are those recorded so far; ones the merge neither clears nor replaces are carried
+    over, re-indexed when their keyed-list item moved.
+    """
+    merger = _Merger(regions, lists, conflicts or {})
+    draft = merger.node((), base, ours, theirs)
+    return MergeResult(draft, merger.conflicts, tuple(merger.flashed))
+
+
+def _same_entries(merged: dict[str, Any], reference: Any) -> bool:
+    return (
+        type(reference) is dict
+        and len(merged) == len(reference)
+        and all(reference.get(k, MISSING) is v for k, v in merged.items())
+    )
+
+
+class _Merger:
+    def __init__(self, regions: Regions, lists: KeyedLists | None, previous: Mapping[Path, Conflict]) -> None:
+        self.regions = regions
+        self.lists = lists
+        self.previous = previous
+        self.prefixes = {path[:i] for path in previous for i in range(len(path) + 1)}
+        self.conflicts: dict[Path, Conflict] = {}
+        self.flashed: list[Path] = []
+
+    def node(self, path: Path, base: Any, ours: Any, theirs: Any) -> Any:
+        """Above the editable regions, where draft and output paths coincide."""
+        if self.regions.editable(path):
+            return self.editable(path, path, base, ours, theirs)
+        if ours is not base and self.regions.container(path) and dict in (type(base), type(ours), type(theirs)):
+            return self.container(path, base, ours, theirs)
+        self.flash(path, base, theirs)
+        return theirs
+
+    def container(self, path: Path, base: Any, ours: Any, theirs: Any) -> Any:
+        b = base if type(base) is dict else {}
+        o = ours if type(ours) is dict else {}
+        t = theirs if type(theirs) is dict else {}
+        out = {}
+        for key in [*o, *(k for k in t if k not in o)]:
+            merged = self.node(path + (key,), b.get(key, MISSING), o.get(key, MISSING), t.get(key, MISSING))
+            if merged is not MISSING:
+                out[key] = merged
+        if type(theirs) is dict:
+            return theirs if _same_entries(out, theirs) else out
+        return out if out else theirs
+
+    def editable(self, path: Path, ours_path: Path, base: Any, ours: Any, theirs: Any) -> Any:
+        if ours is base:
+            self.flash(path, base, theirs)
+            return theirs
+        if theirs is base:
+            self.carry(ours_path, path)
+            return ours
+        if type(ours) is dict and type(base) in (dict, type(MISSING)) and type(theirs) in (dict, type(MISSING)):
+            return self.editable_map(path, ours_path, base, ours, theirs)
+        if self.lists is not None and type(ours) is list and type(base) in (list, type(MISSING)):
+            keys = self.lists.map_keys(path) if type(theirs) in (list, type(MISSING)) else None
+            merged = self.keyed(path, ours_path, base, ours, theirs, keys) if keys else None
+            if merged is not None:
+                return merged
+        return self.atomic(path, ours_path, base, ours, theirs)
+
+    def editable_map(self, path: Path, ours_path: Path, base: Any, ours: dict[str, Any], theirs: Any) -> Any:
+        b = base if type(base) is dict else {}
+        t = theirs if type(theirs) is dict else {}
+        out = {}
+        for key in [*ours, *(k for k in t if k not in ours)]:
+            merged = self.editable(
+                path + (key,), ours_path + (key,), b.get(key, MISSING), ours.get(key, MISSING), t.get(key, MISSING)
+            )
+            if merged is not MISSING:
+                out[key] = merged
+        if not out and theirs is MISSING:
+            return MISSING
+        if _same_entries(out, theirs):
+            return theirs
+        return ours if _same_entries(out, ours) else out
+
+    def atomic(self, path: Path, ours_path: Path, base: Any, ours: Any, theirs: Any) -> Any:
+        if json_equal(base, ours):
+            self.flash(path, base, theirs)
+            return theirs
+        if json_equal(base, theirs):
+            self.carry(ours_path, path)
+            return ours
+        if json_equal(ours, theirs):
+            return theirs
+        self.record(path, theirs)
+        return ours
+
+    def keyed(
+        self, path: Path, ours_path: Path, base: Any, ours: list[Any], theirs: Any, keys: tuple[str, ...]
+    ) -> Any:
+        """The keyed list merged item by item, or None when a side is not a valid keyed list."""
+        base_items = base if type(base) is list else []
+        their_items = theirs if type(theirs) is list else []
+        base_ids, our_ids, their_ids = (identities(x, keys) for x in (base_items, ours, their_items))
+        if base_ids is None or our_ids is None or their_ids is None:
+            return None
+        by_base = dict(zip(base_ids, base_items))
+        by_theirs = dict(zip(their_ids, their_items))
+        by_ours = {identity: index for index, identity in enumerate(our_ids)}
+        out: list[Any] = []
+        for identity in [*their_ids, *(i for i in our_ids if i not in by_theirs)]:
+            b = by_base.get(identity, MISSING)
+            t = by_theirs.get(identity, MISSING)
+            index = by_ours.get(identity)
+            o = MISSING if index is None else ours[index]
+            item_path = path + (len(out),)
+            if MISSING in (b, o, t):
+                merged = self.item(path, item_path, None if index is None else ours_path + (index,), b, o, t, theirs)
+            else:
+                merged = self.editable(item_path, ours_path + (index,), b, o, t)
+            if merged is not MISSING:
+                out.append(merged)
+        if not out and theirs is MISSING:
+            return MISSING
+        if type(theirs) is list and len(out) == len(theirs) and all(x is y for x, y in zip(out, theirs)):
+            return theirs
+        return out
+
+    def item(
+        self, list_path: Path, item_path: Path, ours_path: Path | None, base: Any, ours: Any, theirs: Any, their_list: Any
+    ) -> Any:
+        """A keyed item missing on some side, merged as one value."""
+        if json_equal(base, ours):
+            if not json_equal(base, theirs):
+                self.flashed.append(list_path)
+            return theirs
+        if json_equal(base, theirs):
+            if ours_path is not None:
+                self.carry(ours_path, item_path)
+            return ours
+        if json_equal(ours, theirs):
+            return theirs
+        if ours is MISSING:
+            self.record(list_path, their_list)  # deleted here, changed there: the list conflicts
+        else:
+            self.record(item_path, theirs)
+        return ours
+
+    def record(self, path: Path, theirs: Any) -> None:
+        present = theirs is not MISSING
+        self.conflicts[path] = Conflict(path, theirs if present else None, present)
+
+    def carry(self, ours_path: Path, path: Path) -> None:
+        """Keep the conflicts recorded at or under ``ours_path``, moved to ``path``."""
+        if ours_path not in self.prefixes:
+            return
+        depth = len(ours_path)
+        for old_path, conflict in self.previous.items():
+            if old_path[:depth] == ours_path:
+                new_path = path + old_path[depth:]
+                self.conflicts[new_path] = replace(conflict, path=new_path)
+
+    def flash(self, path: Path, base: Any, theirs: Any) -> None:
+        """Record each leaf the server moved (a list counts as one leaf)."""
+        if base is theirs:
+            return
+        if type(base) is dict and type(theirs) is dict:
+            for key, value in theirs.items():
+                self.flash(path + (key,), base.get(key, MISSING), value)
+            self.flashed.extend(path + (key,) for key in base if key not in theirs)
+        elif not json_equal(base, theirs):
+            self.flashed.append(path)

@@ -1,0 +1,490 @@
+"""``LiveResourceStore``: server objects and the person's drafts, per uid, for one stream.
+
+One store serves one target, projection and session. It keeps what Kubernetes says (the server
+object, replaced whole by every event) apart from what the person typed (the draft), and merges
+every server change into the draft three-way, so an edit is never lost: it is kept, converges,
+or becomes a conflict holding the server's value. Dirty paths, changes and patches are derived
+from draft vs server on every read. Every getter returns a copy; the store never aliases a
+caller's object.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..events import Deleted, Event, Redaction, Reset, StreamError, Synced, Upsert
+from .errors import (
+    InvalidEventError,
+    KeyExistsError,
+    MalformedPathError,
+    PathTypeError,
+    ReadOnlyPathError,
+    UnknownResourceError,
+    UnversionedResourceError,
+)
+from .intents import SaveIntent
+from .keyed_lists import KeyedLists, Schema
+from .merge import Conflict, three_way_merge
+from .patch import Change, changes, merge_patch
+from .paths import MISSING, Path, as_path, get_at, pointer_to_path
+from .policy import DEFAULT_POLICY, EditPolicy
+from .reconcile import Reconciliation, Refusal, resolve_redactions
+from .recovery import RecoveryCopies, identity_of
+from .regions import Regions
+from .values import check_value, delete_in, json_copy, json_equal, rename_in, set_in, share
+
+Subscriber = Callable[[frozenset[str]], None]
+
+
+@dataclass(slots=True)
+class _Resource:
+    server: dict[str, Any]
+    draft: dict[str, Any]
+    redactions: tuple[Redaction, ...]
+    regions: Regions
+    lists: KeyedLists | None
+    conflicts: dict[Path, Conflict]
+    flashed: tuple[Path, ...]
+    tick: int
+
+
+def _uid_of(obj: Any) -> str:
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    if not isinstance(uid, str) or not uid:
+        raise InvalidEventError("an object without metadata.uid cannot be held")
+    return uid
+
+
+def _redacted_paths(redactions: Iterable[Redaction]) -> list[tuple[str, ...]]:
+    try:
+        return [pointer_to_path(r.path) for r in redactions]
+    except (MalformedPathError, AttributeError) as exc:
+        raise InvalidEventError(f"malformed redaction: {exc}") from exc
+
+
+def _prefix(a: Path, b: Path) -> bool:
+    return len(a) <= len(b) and b[: len(a)] == a
+
+
+class LiveResourceStore:
+    """Server objects, drafts, conflicts and redactions per uid, for one target and projection.
+
+    ``policy`` decides what is editable (:data:`DEFAULT_POLICY`: spec, labels, annotations, data,
+    stringData); ``schemas`` maps ``(apiVersion, kind)`` to a structural OpenAPI schema whose keyed
+    lists merge by key; ``recovery`` keeps copies of drafts whose objects disappear.
+    """
+
+    def __init__(
+        self,
+        policy: EditPolicy = DEFAULT_POLICY,
+        schemas: Mapping[tuple[str, str], Schema] | None = None,
+        *,
+        recovery: RecoveryCopies | None = None,
+    ) -> None:
+        self.policy = policy
+        self.recovery = recovery
+        self._schemas = dict(schemas or {})
+        self._lists: dict[tuple[str, str], KeyedLists | None] = {}
+        self._resources: dict[str, _Resource] = {}
+        self._seen: set[str] | None = None
+        self._synced = False
+        self._epoch = 0
+        self._tick = 0
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.RLock()
+
+    # -- stream events ---------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> set[str]:
+        """Apply one protocol event; return the uids whose state changed (and notify subscribers).
+
+        ``reset`` opens a snapshot cycle (prunes nothing); ``added``/``modified`` replace the server
+        object and merge it into the draft; ``deleted`` drops the uid; ``synced`` prunes every uid
+        the cycle did not resend; errors change nothing. Re-applying an event changes nothing.
+        """
+        with self._lock:
+            if isinstance(event, Reset):
+                self._epoch += 1
+                self._seen = set()
+                changed: set[str] = set()
+            elif isinstance(event, Upsert):
+                uid = _uid_of(event.object)
+                changed = self._upsert(uid, event.object, tuple(event.redacted))
+                if self._seen is not None:
+                    self._seen.add(uid)
+            elif isinstance(event, Deleted):
+                changed = self._drop(event.uid)
+            elif isinstance(event, Synced):
+                changed = self._end_cycle()
+            elif isinstance(event, StreamError):
+                changed = set()
+            else:
+                raise InvalidEventError(f"not a protocol event: {event!r}")
+        self._notify(changed)
+        return changed
+
+    @property
+    def snapshot_complete(self) -> bool:
+        """A snapshot cycle has reached ``synced`` and no newer one is open."""
+        return self._synced and self._seen is None
+
+    def _end_cycle(self) -> set[str]:
+        if self._seen is None:
+            return set()
+        pruned = {uid for uid in self._resources if uid not in self._seen}
+        for uid in pruned:
+            self._drop(uid)
+        self._seen = None
+        self._synced = True
+        return pruned
+
+    def _upsert(self, uid: str, obj: Mapping[str, Any], redactions: tuple[Redaction, ...]) -> set[str]:
+        paths = _redacted_paths(redactions)
+        self._tick += 1
+        held = self._resources.get(uid)
+        if held is None:
+            server = json_copy(obj)
+            lists = self._keyed_lists(server)
+            regions = Regions(self.policy, server, paths)
+            self._resources[uid] = _Resource(server, server, redactions, regions, lists, {}, (), self._tick)
+            return {uid}
+        held.tick = self._tick
+        theirs = share(obj, held.server)
+        if theirs is held.server and redactions == held.redactions:
+            held.flashed = ()
+            return set()
+        regions = Regions(self.policy, theirs, paths)
+        lists = self._keyed_lists(theirs)
+        merged = three_way_merge(held.server, held.draft, theirs, regions, lists, held.conflicts)
+        held.server, held.draft, held.redactions = theirs, merged.draft, redactions
+        held.regions, held.lists, held.conflicts, held.flashed = regions, lists, merged.conflicts, merged.flashed
+        return {uid}
+
+    def _keyed_lists(self, obj: Mapping[str, Any]) -> KeyedLists | None:
+        kind = (str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        if kind not in self._lists:
+            schema = self._schemas.get(kind)
+            self._lists[kind] = KeyedLists(schema) if schema is not None else None
+        return self._lists[kind]
+
+    def _drop(self, uid: str) -> set[str]:
+        held = self._resources.pop(uid, None)
+        if held is None:
+            return set()
+        if self.recovery is not None:
+            self.recovery.record(identity_of(held.server), held.draft, self._patch_of(held))
+            self.recovery.removed(uid)
+        return {uid}
+
+    # -- host writes -----------------------------------------------------------------------------
+
+    def adopt_saved(self, obj: Mapping[str, Any], redacted: Sequence[Redaction] | None = None) -> None:
+        """Adopt a projected object synchronously: a created object, or a save's result.
+
+        A known uid is merged like a server event (later edits survive) and keeps its redactions
+        unless ``redacted`` is given; the watch echo of the same object is then a no-op. Unguarded:
+        never pass a delayed response (use :meth:`capture_reconciliation`) or a raw object.
+        """
+        uid = _uid_of(obj)
+        with self._lock:
+            held = self._resources.get(uid)
+            if redacted is not None:
+                redactions = tuple(redacted)
+            else:
+                redactions = held.redactions if held is not None else ()
+            changed = self._upsert(uid, obj, redactions)
+        self._notify(changed)
+
+    def remove_resource(self, uid: str) -> bool:
+        """Drop ``uid`` and its draft now (an optimistic delete); False when it was not held."""
+        with self._lock:
+            changed = self._drop(uid)
+        self._notify(changed)
+        return bool(changed)
+
+    def capture_save(self, uid: str) -> SaveIntent | None:
+        """The save intent for ``uid``: uid, held resourceVersion and patch, or None when clean."""
+        with self._lock:
+            held = self._get(uid)
+            patch = self._patch_of(held)
+            if patch is None:
+                return None
+            version = held.server.get("metadata", {}).get("resourceVersion")
+            if not isinstance(version, str) or not version:
+                raise UnversionedResourceError(uid)
+            return SaveIntent(uid, version, patch)
+
+    def capture_reconciliation(self, uid: str) -> Reconciliation:
+        """A guard for a read of ``uid`` started after this call; see :class:`Reconciliation`."""
+        with self._lock:
+            tick = self._get(uid).tick
+            epoch = self._epoch
+
+        def accept(obj: Any, paths: Sequence[str] | None, redacted: Sequence[Redaction] | None) -> Refusal | None:
+            with self._lock:
+                refusal = self._refusal(uid, tick, epoch, obj)
+                if refusal is not None:
+                    return refusal
+                held = self._resources[uid]
+                redactions = resolve_redactions(held.redactions, paths, redacted)
+                if redactions is None:
+                    return Refusal.UNKNOWN_REDACTION
+                try:
+                    self._upsert(uid, obj, redactions)
+                except InvalidEventError:
+                    return Refusal.UNKNOWN_REDACTION
+            self._notify({uid})
+            return None
+
+        return Reconciliation(uid, accept)
+
+    def _refusal(self, uid: str, tick: int, epoch: int, obj: Any) -> Refusal | None:
+        if self._epoch != epoch:
+            return Refusal.SNAPSHOT
+        held = self._resources.get(uid)
+        if held is None:
+            return Refusal.REMOVED
+        if held.tick != tick:
+            return Refusal.NEWER_EVENT
+        try:
+            read_uid = _uid_of(obj)
+        except InvalidEventError:
+            return Refusal.INVALID_OBJECT
+        return Refusal.REPLACED if read_uid != uid else None
+
+    # -- edits -----------------------------------------------------------------------------------
+
+    def set_value(self, uid: str, path: Sequence[Any], value: Any) -> None:
+        """Set the draft's value at ``path``, creating missing maps (or a list for index 0)."""
+        with self._lock:
+            held, where = self._editable(uid, path)
+            check_value(value, in_map=isinstance(where[-1], str))
+            changed = self._commit(uid, held, set_in(held.draft, where, json_copy(value)), where)
+        self._notify(changed)
+
+    def add_key(self, uid: str, path: Sequence[Any], value: Any = "") -> None:
+        """Add the map key ``path[-1]`` with ``value``; raises KeyExistsError if it is there."""
+        with self._lock:
+            held, where = self._editable(uid, path)
+            if not isinstance(where[-1], str):
+                raise PathTypeError(where, "add_key adds a map key; the last segment is an index")
+            parent = get_at(held.draft, where[:-1])
+            if isinstance(parent, dict) and where[-1] in parent:
+                raise KeyExistsError(where, "the key already exists")
+            check_value(value, in_map=True)
+            changed = self._commit(uid, held, set_in(held.draft, where, json_copy(value)), where)
+        self._notify(changed)
+
+    def remove_key(self, uid: str, path: Sequence[Any]) -> None:
+        """Remove the map key at ``path`` from the draft (nothing happens if it is absent)."""
+        with self._lock:
+            held, where = self._editable(uid, path)
+            changed = self._commit(uid, held, delete_in(held.draft, where), where)
+        self._notify(changed)
+
+    def rename_key(self, uid: str, path: Sequence[Any], new_key: str) -> None:
+        """Rename the map key at ``path`` to ``new_key`` in place; both keys must be editable."""
+        with self._lock:
+            held, where = self._editable(uid, path)
+            if not isinstance(new_key, str):
+                raise MalformedPathError(new_key, "a map key is a string")
+            target = where[:-1] + (new_key,)
+            if not held.regions.editable_in(held.draft, target):
+                raise ReadOnlyPathError(target, "read-only path")
+            draft = rename_in(held.draft, where, new_key)
+            changed = self._commit(uid, held, draft, where, target)
+        self._notify(changed)
+
+    def revert(self, uid: str, path: Sequence[Any] | None = None) -> None:
+        """Give ``path`` (or the whole object) the server's value again; its conflicts clear."""
+        with self._lock:
+            held = self._get(uid)
+            if path is None:
+                had_conflicts = bool(held.conflicts)
+                held.conflicts = {}
+                changed = self._commit(uid, held, held.server) | ({uid} if had_conflicts else set())
+            else:
+                changed = self._commit(uid, held, self._reverted(held, as_path(path)), as_path(path))
+        self._notify(changed)
+
+    def _reverted(self, held: _Resource, where: Path) -> Any:
+        if where and held.regions.editable_in(held.draft, where):
+            return self._revert_at(held, held.draft, where)
+        if not held.regions.container(where):
+            raise ReadOnlyPathError(where, "read-only path")
+        draft = held.draft
+        for change in changes(held.regions, held.server, held.draft):
+            if _prefix(where, change.path):
+                draft = self._revert_at(held, draft, change.path)
+        return draft
+
+    def take_theirs(self, uid: str, path: Sequence[Any]) -> None:
+        """Resolve a conflict by taking the server's value at ``path`` (the same as :meth:`revert`)."""
+        self.revert(uid, as_path(path))
+
+    def keep_mine(self, uid: str, path: Sequence[Any]) -> None:
+        """Resolve the conflicts at, under or around ``path`` by keeping the draft; the next Save sends it."""
+        with self._lock:
+            held = self._get(uid)
+            where = as_path(path)
+            if not (held.regions.editable_in(held.draft, where) or held.regions.container(where)):
+                raise ReadOnlyPathError(where, "read-only path")
+            kept = {p: c for p, c in held.conflicts.items() if not (_prefix(p, where) or _prefix(where, p))}
+            if len(kept) == len(held.conflicts):
+                return
+            held.conflicts = kept
+        self._notify({uid})
+
+    def _revert_at(self, held: _Resource, draft: Any, path: Path) -> Any:
+        """``draft`` with the server's value at ``path``, widening to the enclosing value if needed."""
+        where = path
+        while True:
+            theirs = get_at(held.server, where)
+            try:
+                return delete_in(draft, where) if theirs is MISSING else set_in(draft, where, theirs)
+            except PathTypeError:
+                parent = where[:-1]
+                if not parent or not held.regions.editable_in(draft, parent):
+                    raise
+                where = parent
+
+    def _editable(self, uid: str, path: Sequence[Any]) -> tuple[_Resource, Path]:
+        held = self._get(uid)
+        where = as_path(path)
+        if not where or not held.regions.editable_in(held.draft, where):
+            raise ReadOnlyPathError(where, "read-only path")
+        return held, where
+
+    def _commit(self, uid: str, held: _Resource, draft: dict[str, Any], *edited: Path) -> set[str]:
+        """Install an edited draft, drop the conflicts it settled, keep a recovery copy.
+
+        Returns the uids to notify (none when nothing changed).
+        """
+        unchanged = draft is held.draft
+        held.draft = draft
+        settled = [
+            p
+            for p in held.conflicts
+            if any(_prefix(p, e) or _prefix(e, p) for e in edited)
+            and json_equal(get_at(draft, p), get_at(held.server, p))
+        ]
+        for p in settled:
+            del held.conflicts[p]
+        if unchanged and not settled:
+            return set()
+        if self.recovery is not None:
+            self.recovery.record(identity_of(held.server), draft, self._patch_of(held))
+        return {uid}
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def uids(self) -> list[str]:
+        """The uids held, in arrival order."""
+        with self._lock:
+            return list(self._resources)
+
+    def server(self, uid: str) -> dict[str, Any] | None:
+        """A copy of the server object held for ``uid``, or None."""
+        with self._lock:
+            held = self._resources.get(uid)
+            return None if held is None else json_copy(held.server)
+
+    def draft(self, uid: str) -> dict[str, Any] | None:
+        """A copy of the person's draft of ``uid``, or None."""
+        with self._lock:
+            held = self._resources.get(uid)
+            return None if held is None else json_copy(held.draft)
+
+    def redactions(self, uid: str) -> tuple[Redaction, ...]:
+        """The withheld paths of ``uid`` with their stream revisions."""
+        with self._lock:
+            return self._get(uid).redactions
+
+    def is_read_only(self, uid: str, path: Sequence[Any]) -> bool:
+        """Whether an edit at ``path`` would be refused with :class:`ReadOnlyPathError`."""
+        with self._lock:
+            held = self._get(uid)
+            where = as_path(path)
+            return not where or not held.regions.editable_in(held.draft, where)
+
+    def changes(self, uid: str) -> list[Change]:
+        """The person's editable changes (copies), derived from draft vs server now."""
+        with self._lock:
+            held = self._get(uid)
+            return [
+                replace(c, old=json_copy(c.old), new=json_copy(c.new))
+                for c in changes(held.regions, held.server, held.draft)
+            ]
+
+    def dirty(self, uid: str) -> list[Path]:
+        """The paths the person changed (an array counts as one path)."""
+        with self._lock:
+            held = self._get(uid)
+            return [c.path for c in changes(held.regions, held.server, held.draft)]
+
+    def is_dirty(self, uid: str, path: Sequence[Any] = ()) -> bool:
+        """Whether the person changed ``path`` (or, for a container such as ``()``, anything beneath)."""
+        with self._lock:
+            held = self._get(uid)
+            where = as_path(path)
+            if where and held.regions.editable_in(held.draft, where):
+                return not json_equal(get_at(held.draft, where), get_at(held.server, where))
+            if not held.regions.container(where):
+                return False
+            return any(_prefix(where, c.path) for c in changes(held.regions, held.server, held.draft))
+
+    def conflicts(self, uid: str) -> list[Conflict]:
+        """The disagreements to resolve, each with the server's value (a copy)."""
+        with self._lock:
+            held = self._get(uid)
+            return [
+                replace(c, theirs=json_copy(c.theirs))
+                for p, c in held.conflicts.items()
+                if not json_equal(get_at(held.draft, p), get_at(held.server, p))
+            ]
+
+    def flashed(self, uid: str) -> list[Path]:
+        """The paths the last server change moved without touching an edit (for highlighting)."""
+        with self._lock:
+            return list(self._get(uid).flashed)
+
+    def patch(self, uid: str) -> dict[str, Any] | None:
+        """The RFC 7386 merge patch of the person's editable changes, or None."""
+        with self._lock:
+            return self._patch_of(self._get(uid))
+
+    def _patch_of(self, held: _Resource) -> dict[str, Any] | None:
+        return merge_patch(changes(held.regions, held.server, held.draft))
+
+    def _get(self, uid: str) -> _Resource:
+        held = self._resources.get(uid)
+        if held is None:
+            raise UnknownResourceError(uid)
+        return held
+
+    # -- notifications ---------------------------------------------------------------------------
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(changed_uids)`` after every change; returns the unsubscribe function."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _notify(self, changed: set[str]) -> None:
+        if not changed:
+            return
+        frozen = frozenset(changed)
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            callback(frozen)
