@@ -15,6 +15,7 @@ from typing import Any, Final, Literal
 
 import jsonpatch
 
+from ..store import apply_merge_patch
 from .outcomes import pointer_path
 
 Operation = Literal["patch", "create", "delete"]
@@ -83,20 +84,6 @@ class AuditRecord:
         )
 
 
-def merge_patched(obj: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
-    """RFC 7386: ``obj`` with the merge ``patch`` applied (a new object; neither input changes)."""
-    out = copy.deepcopy(dict(obj))
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, Mapping):
-            current = out.get(key)
-            out[key] = merge_patched(current if isinstance(current, Mapping) else {}, value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 def diff(before: Mapping[str, Any], after: Mapping[str, Any], redacted_paths: Iterable[str] = ()) -> tuple[dict[str, Any], ...]:
     """RFC 6902 operations turning ``before`` into ``after``, with redacted values withheld."""
     ops = jsonpatch.make_patch(dict(before), dict(after)).patch
@@ -111,7 +98,7 @@ def patch_diff(
     metadata = patch.get("metadata")
     if isinstance(metadata, Mapping):
         patch["metadata"] = {k: v for k, v in metadata.items() if k not in ("uid", "resourceVersion")}
-    return diff(before, merge_patched(before, patch), redacted_paths)
+    return diff(before, apply_merge_patch(before, patch), redacted_paths)
 
 
 def create_diff(body: Mapping[str, Any], redacted_paths: Iterable[str] = ()) -> tuple[dict[str, Any], ...]:
@@ -122,6 +109,30 @@ def create_diff(body: Mapping[str, Any], redacted_paths: Iterable[str] = ()) -> 
 def delete_diff() -> tuple[dict[str, Any], ...]:
     """A delete: one ``remove`` at the root."""
     return ({"op": "remove", "path": ""},)
+
+
+def merge_patch_ops(patch: Mapping[str, Any], redacted_paths: Iterable[str] = ()) -> tuple[dict[str, Any], ...]:
+    """A merge patch as RFC 6902 operations when the object it was applied to is unknown.
+
+    ``null`` becomes ``remove``, any other leaf ``add`` (which replaces an existing member);
+    the ``metadata.uid`` and ``metadata.resourceVersion`` preconditions are not changes.
+    """
+    ops: list[dict[str, Any]] = []
+
+    def walk(node: Mapping[str, Any], prefix: str, top: bool) -> None:
+        for key, value in node.items():
+            if top and prefix == "/metadata" and key in ("uid", "resourceVersion"):
+                continue
+            pointer = prefix + "/" + str(key).replace("~", "~0").replace("/", "~1")
+            if isinstance(value, Mapping) and value:
+                walk(value, pointer, top and prefix == "")
+            elif value is None:
+                ops.append({"op": "remove", "path": pointer})
+            elif not isinstance(value, Mapping):
+                ops.append({"op": "add", "path": pointer, "value": copy.deepcopy(value)})
+
+    walk(patch, "", True)
+    return withhold(ops, redacted_paths)
 
 
 def secret_value_paths(obj: Mapping[str, Any], patch: Mapping[str, Any] | None = None) -> tuple[str, ...]:

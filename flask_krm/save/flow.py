@@ -47,8 +47,13 @@ class Intent(Protocol):
     def patch(self) -> Mapping[str, Any]: ...
 
 
-class Reconciliation(Protocol):
-    """A reconciliation guard captured before a read (``store.capture_reconciliation(uid)``)."""
+class Guard(Protocol):
+    """A reconciliation guard captured before a read (``flask_krm.store.Reconciliation``).
+
+    After a refused call, ``refusal`` names why (``"newer-event"``, ``"snapshot"``, ...).
+    """
+
+    refusal: Any
 
     def __call__(self, obj: Mapping[str, Any], redacted_paths: Sequence[str] | None = None) -> bool: ...
 
@@ -66,7 +71,7 @@ class EditorStore(Protocol):
 
     def capture_save(self, uid: str) -> Intent | None: ...
 
-    def capture_reconciliation(self, uid: str) -> Any: ...
+    def capture_reconciliation(self, uid: str) -> Guard: ...
 
 
 class Phase(str, Enum):
@@ -103,7 +108,7 @@ class Read:
     """
 
     reason: ReadReason
-    guard: Any
+    guard: Guard
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,14 +267,16 @@ class SaveFlow:
         """The host stopped waiting for the echo: a guarded read decides. ``None`` if nothing is pending."""
         if self.phase is not Phase.CONFIRMING:
             return None
-        if self.uid not in store.uids():
-            return self._unavailable()
         return self._start_read(store, ReadReason.CONFIRM)
 
     # ---- after the guarded read ---------------------------------------------------------------
 
     def read(self, store: EditorStore, step: Read, result: ReadResult) -> Done:
-        """Apply a guarded read's result through the step's guard, unless it is for another uid."""
+        """Apply a guarded read's result through the step's guard, unless it is for another uid.
+
+        A guard refused because a newer event for the object arrived counts as refreshed: the live
+        stream already advanced the base. Any other refusal leaves the flow recovering.
+        """
         self._require(Phase.READING)
         if result.status == "not-found":
             return self._unavailable(http_status=404)
@@ -286,7 +293,14 @@ class SaveFlow:
         if self.uid not in store.uids():
             return self._unavailable()
         if not step.guard(result.obj, result.redacted_paths):
-            return self._finish(Outcome(OutcomeKind.RECOVERING), Phase.NEEDS_READ)
+            refusal = getattr(step.guard, "refusal", None)
+            if refusal == "removed":
+                return self._unavailable()
+            if refusal != "newer-event":
+                return self._finish(Outcome(OutcomeKind.RECOVERING), Phase.NEEDS_READ)
+        return self._refreshed(store, step.reason)
+
+    def _refreshed(self, store: EditorStore, reason: ReadReason) -> Done:
         intent, self._intent = self._intent, None
         conflicts = tuple(c.path for c in store.conflicts(self.uid))
         if conflicts:
@@ -294,7 +308,7 @@ class SaveFlow:
         server = store.server(self.uid) or {}
         if intent is not None and patch_applied(server, intent.patch):
             return self._finish(Outcome(OutcomeKind.SAVED), Phase.IDLE)
-        if step.reason is ReadReason.CONFIRM:
+        if reason is ReadReason.CONFIRM:
             return self._finish(Outcome(OutcomeKind.NOT_APPLIED), Phase.IDLE)
         if not store.dirty(self.uid):
             return self._finish(Outcome(OutcomeKind.NOTHING_TO_SAVE), Phase.IDLE)
@@ -302,7 +316,9 @@ class SaveFlow:
 
     # ---- internals ---------------------------------------------------------------------------
 
-    def _start_read(self, store: EditorStore, reason: ReadReason) -> Read:
+    def _start_read(self, store: EditorStore, reason: ReadReason) -> Read | Done:
+        if self.uid not in store.uids():
+            return self._unavailable()
         guard = store.capture_reconciliation(self.uid)
         self.phase = Phase.READING
         if reason is ReadReason.AFTER_CONFLICT:

@@ -12,20 +12,13 @@ from flask_krm.save.audit import (
     create_diff,
     delete_diff,
     diff,
-    merge_patched,
+    merge_patch_ops,
     patch_diff,
     secret_value_paths,
     withhold,
 )
 
 SECRET_VALUE = "c3VwZXItc2VjcmV0"
-
-
-def test_merge_patched_follows_rfc7386() -> None:
-    before = {"a": {"b": 1, "c": 2}, "l": [1, 2], "k": "v"}
-    after = merge_patched(before, {"a": {"b": None, "d": {"e": 1}}, "l": [3], "k": None, "n": "x"})
-    assert after == {"a": {"c": 2, "d": {"e": 1}}, "l": [3], "n": "x"}
-    assert before == {"a": {"b": 1, "c": 2}, "l": [1, 2], "k": "v"}
 
 
 def test_patch_diff_is_an_rfc6902_patch_that_reproduces_the_write() -> None:
@@ -85,3 +78,13 @@ def test_log_line_names_paths_never_values() -> None:
     line = record.log_line()
     assert line == "patch Secret team/s uid=u-1 target=dev outcome=saved-pending fields=/data/token,/metadata/labels/a"
     assert SECRET_VALUE not in line and SECRET_VALUE not in repr(record)
+
+
+def test_merge_patch_ops_without_the_original_object() -> None:
+    patch = {"metadata": {"uid": "u", "resourceVersion": "3", "labels": {"a/b": "1", "gone": None}}, "data": {"token": SECRET_VALUE}, "spec": {}}
+    ops = merge_patch_ops(patch, secret_value_paths({"kind": "Secret"}, patch))
+    assert ops == (
+        {"op": "add", "path": "/metadata/labels/a~1b", "value": "1"},
+        {"op": "remove", "path": "/metadata/labels/gone"},
+        {"op": "add", "path": "/data/token", "redacted": True},
+    )

@@ -1,0 +1,520 @@
+"""Native editing: the native source (unprojected LIST then WATCH) and the native proxy.
+
+:class:`NativeWatch` reads a collection as Kubernetes serves it (Secret values, managedFields and
+status included) and turns it into store events for a dedicated native
+:class:`~flask_krm.store.LiveResourceStore`: a LIST becomes ``reset``, ``added`` per item and
+``synced``; the WATCH from the list's resourceVersion follows. It is live only once the snapshot is
+applied and the WATCH accepted. A dropped or ended watch resumes from its checkpoint (the last event
+applied, or the last bookmark) without a LIST or a new snapshot; only an expired history (HTTP or
+in-stream 410) lists again. 401, 403 and other 4xx are terminal; a paginated LIST is refused.
+
+:class:`NativeProxy` mounts API-server paths under a base such as ``/k8s`` for a browser native
+client: GET (object, list, watch) and PATCH, as the signed-in person, within the host's scope
+policy. A PATCH must be ``application/merge-patch+json`` and carry both preconditions
+(``validate_native_merge_patch``); machinery and every other method, content type, path or query
+parameter are refused. Credentials never leave the server; a write answers 204 with no object.
+
+A native object or response is never fed into a projected editor: native stores are separate.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+import gevent
+import urllib3
+from flask import Blueprint, Response, request, stream_with_context
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+from .csrf import validate_csrf
+from .events import Deleted, Event, Identity, Reset, StreamError, Synced, Upsert
+from .scope import Scope, ScopeError, ScopePolicy
+from .store import PatchRejected, validate_native_merge_patch
+from .upstream.reflector import Backoff, collection_path, iter_json_lines
+
+if TYPE_CHECKING:
+    from .extension import KrmStream
+
+logger = logging.getLogger("flask_krm.native")
+
+NATIVE: Final = "native"
+"""The projection name a native store, stream and authorization decision use."""
+MERGE_PATCH: Final = "application/merge-patch+json"
+
+
+# ---- URLs ------------------------------------------------------------------------------------
+
+
+def native_collection_url(base: str, scope: Scope) -> str:
+    """``<base>/api/v1/namespaces/<ns>/<resource>`` (or ``/apis/<group>/<version>/...``), with the
+    scope's label selector as a query."""
+    url = base.rstrip("/") + collection_path(scope)
+    if scope.label_selector:
+        from urllib.parse import urlencode
+
+        url += "?" + urlencode({"labelSelector": scope.label_selector})
+    return url
+
+
+def native_object_url(base: str, scope: Scope, name: str) -> str:
+    """The URL of object ``name`` in ``scope``'s collection under ``base``."""
+    return base.rstrip("/") + collection_path(replace(scope, label_selector="")) + "/" + name
+
+
+class NativePathError(ValueError):
+    """A proxy path that is not a plain collection or object URL of the Kubernetes API."""
+
+
+def parse_native_path(path: str, *, target: str) -> Scope:
+    """The scope (with ``name`` for an object URL) of an API-server path such as
+    ``api/v1/namespaces/app/configmaps/web``. Subresources, discovery and anything else are refused.
+    """
+    parts = [p for p in path.strip("/").split("/")]
+    if any(p in ("", ".", "..") for p in parts):
+        raise NativePathError("empty or relative path segments are not served")
+    if parts[:1] == ["api"] and len(parts) >= 3:
+        group, version, rest = "", parts[1], parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 4:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise NativePathError("only /api/<version>/... and /apis/<group>/<version>/... are served")
+    namespace = ""
+    if rest[:1] == ["namespaces"] and len(rest) >= 3:
+        namespace, rest = rest[1], rest[2:]
+    if len(rest) not in (1, 2):
+        raise NativePathError("only collections and objects are served, no subresources")
+    try:
+        return Scope(
+            target=target,
+            group=group,
+            version=version,
+            resource=rest[0],
+            namespace=namespace,
+            name=rest[1] if len(rest) == 2 else "",
+        )
+    except ScopeError as exc:
+        raise NativePathError(exc.message) from None
+
+
+# ---- the native source -----------------------------------------------------------------------
+
+
+class ConnectionState(str, Enum):
+    """A native connection's lifecycle."""
+
+    CONNECTING = "connecting"
+    SYNCING = "syncing"
+    LIVE = "live"
+    RETRYING = "retrying"
+    CLOSED = "closed"
+    TERMINAL = "terminal"
+    EXHAUSTED = "exhausted"
+
+
+@dataclass(frozen=True, slots=True)
+class StateChange:
+    """The connection entered ``state``; ``detail`` says why (value-free)."""
+
+    state: ConnectionState
+    detail: str = ""
+
+
+NativeItem: TypeAlias = Event | StateChange
+
+
+class _Expired(Exception):
+    """The watch history expired (410): list again."""
+
+
+class _Transient(Exception):
+    """A dropped connection or a transient refusal: resume (or retry) after a pause."""
+
+
+class _Terminal(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+TRANSIENT: Final = frozenset({408, 429, 500, 502, 503, 504})
+
+
+@dataclass
+class NativeWatch:
+    """The native LIST-then-WATCH source of one collection, as one principal.
+
+    Iterate :meth:`items` on a greenlet and apply each :class:`~flask_krm.events.Event` to the
+    native store; :class:`StateChange` items report the lifecycle. :attr:`checkpoint` is where a
+    resume starts.
+
+    :param api: the principal's client.
+    :param scope: the collection (a named scope watches one object).
+    :param max_attempts: consecutive failed attempts before giving up (``EXHAUSTED``).
+    :param watch_seconds: the server-side timeout of each WATCH request.
+    """
+
+    api: ApiClient
+    scope: Scope
+    backoff: Backoff = field(default_factory=Backoff)
+    max_attempts: int = 8
+    watch_seconds: int = 300
+    connect_timeout: float = 10.0
+    sleep: Callable[[float], None] = gevent.sleep
+    rng: Callable[[], float] = random.random
+    checkpoint: str | None = None
+    state: ConnectionState = ConnectionState.CONNECTING
+
+    def items(self) -> Iterator[NativeItem]:
+        """Events and state changes until a terminal refusal or exhaustion."""
+        attempt = 0
+        while True:
+            try:
+                if self.checkpoint is None:
+                    yield from self._set(ConnectionState.SYNCING if self.state is ConnectionState.CONNECTING else self.state)
+                    yield from self._list()
+                response = self._open_watch()
+                attempt = 0
+                yield from self._set(ConnectionState.LIVE)
+                opened = time.monotonic()
+                delivered = yield from self._follow(response)
+                if not delivered and time.monotonic() - opened < 1.0:
+                    raise _Transient("the watch closed at once")
+                yield from self._set(ConnectionState.RETRYING, "the watch ended; resuming")
+            except _Expired:
+                self.checkpoint = None
+                yield from self._set(ConnectionState.RETRYING, "the watch history expired; listing again")
+            except _Transient as exc:
+                attempt += 1
+                if attempt >= self.max_attempts:
+                    yield from self._set(ConnectionState.EXHAUSTED, str(exc))
+                    return
+                yield from self._set(ConnectionState.RETRYING, str(exc))
+                self.sleep(self.backoff.delay(attempt - 1, self.rng))
+            except _Terminal as exc:
+                yield StreamError(exc.code, exc.message, terminal=True)  # type: ignore[arg-type]
+                yield from self._set(ConnectionState.TERMINAL, exc.message)
+                return
+
+    def _set(self, state: ConnectionState, detail: str = "") -> Iterator[NativeItem]:
+        if state is not self.state or detail:
+            self.state = state
+            yield StateChange(state, detail)
+
+    def _list(self) -> Iterator[NativeItem]:
+        query = self._selectors()
+        body = self._json(self._request(query, (self.connect_timeout, 60.0)))
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+        if metadata.get("continue"):
+            raise _Terminal("INTERNAL", "the LIST answer is paginated; native lists are not paginated")
+        version = metadata.get("resourceVersion")
+        if not isinstance(version, str) or not version:
+            raise _Transient("the LIST answer has no resourceVersion")
+        kind = str(body.get("kind") or "")
+        item_kind = kind[: -len("List")] if kind.endswith("List") else ""
+        api_version = str(body.get("apiVersion") or "")
+        objects = []
+        for item in body.get("items") or ():
+            if not isinstance(item, Mapping) or not _uid(item):
+                raise _Transient("the LIST answer holds an object without a uid")
+            objects.append({"apiVersion": api_version, "kind": item_kind, **item})
+        yield Reset(self.scope.to_wire(), NATIVE)
+        for obj in objects:
+            yield Upsert("added", obj)
+        yield Synced()
+        self.checkpoint = version
+
+    def _open_watch(self) -> urllib3.BaseHTTPResponse:
+        assert self.checkpoint is not None
+        query = [
+            *self._selectors(),
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", self.checkpoint),
+            ("timeoutSeconds", str(self.watch_seconds)),
+        ]
+        return self._request(query, (self.connect_timeout, self.watch_seconds + 30.0))
+
+    def _follow(self, response: urllib3.BaseHTTPResponse) -> Iterator[NativeItem]:
+        delivered = False
+        try:
+            for line in iter_json_lines(response):
+                kind = line.get("type") if isinstance(line, Mapping) else None
+                obj = line.get("object") if isinstance(line, Mapping) else None
+                if not isinstance(obj, Mapping):
+                    raise _Transient("the watch sent an event without an object")
+                if kind == "ERROR":
+                    if obj.get("code") == 410 or obj.get("reason") in ("Expired", "Gone"):
+                        raise _Expired()
+                    raise _Transient("the watch reported an error")
+                version = _resource_version(obj)
+                if kind == "BOOKMARK":
+                    if version:
+                        self.checkpoint = version
+                    continue
+                uid = _uid(obj)
+                if kind not in ("ADDED", "MODIFIED", "DELETED") or not uid:
+                    raise _Expired()  # cannot vouch for continuity: list again
+                delivered = True
+                if kind == "DELETED":
+                    yield Deleted(_identity(obj, uid))
+                else:
+                    yield Upsert("added" if kind == "ADDED" else "modified", obj)
+                if version:
+                    self.checkpoint = version  # only after the event was handed over
+        except ValueError:
+            raise _Transient("the watch sent a line that is not JSON") from None
+        except (urllib3.exceptions.HTTPError, OSError):
+            pass  # the connection dropped: resume from the checkpoint
+        finally:
+            response.release_conn()
+        return delivered
+
+    def _selectors(self) -> list[tuple[str, str]]:
+        query = []
+        if self.scope.label_selector:
+            query.append(("labelSelector", self.scope.label_selector))
+        if self.scope.name:
+            query.append(("fieldSelector", f"metadata.name={self.scope.name}"))
+        return query
+
+    def _request(self, query: list[tuple[str, str]], timeout: tuple[float, float]) -> urllib3.BaseHTTPResponse:
+        path = collection_path(replace(self.scope, name="", label_selector=""))
+        try:
+            method, url, headers, _, _ = self.api.param_serialize(
+                "GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+            )
+            response = self.api.call_api(method, url, header_params=headers, _request_timeout=timeout).response
+        except ApiException as exc:
+            raise _Transient(f"request failed ({exc.status})") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise _Transient(type(exc).__name__) from None
+        if 200 <= response.status <= 299:
+            return response
+        status = response.status
+        try:
+            response.read()
+        except (urllib3.exceptions.HTTPError, OSError):
+            pass
+        response.release_conn()
+        if status == 410:
+            raise _Expired()
+        if status in TRANSIENT or status >= 500:
+            raise _Transient(f"HTTP {status}")
+        if status == 401:
+            raise _Terminal("UNAUTHENTICATED", "the Kubernetes API server did not accept the credentials")
+        if status == 403:
+            raise _Terminal("FORBIDDEN", "access to this collection was refused")
+        raise _Terminal("INTERNAL", f"the Kubernetes API server refused the request (HTTP {status})")
+
+    def _json(self, response: urllib3.BaseHTTPResponse) -> Mapping[str, Any]:
+        try:
+            body = json.loads(response.data)
+        except ValueError:
+            raise _Transient("the LIST answer is not JSON") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise _Transient(type(exc).__name__) from None
+        finally:
+            response.release_conn()
+        if not isinstance(body, Mapping):
+            raise _Transient("the LIST answer is not an object")
+        return body
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    return uid if isinstance(uid, str) else ""
+
+
+def _resource_version(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
+    return version if isinstance(version, str) else ""
+
+
+def _identity(obj: Mapping[str, Any], uid: str) -> Identity:
+    metadata = obj.get("metadata") or {}
+    return Identity(
+        uid=uid,
+        api_version=str(obj.get("apiVersion") or ""),
+        kind=str(obj.get("kind") or ""),
+        name=str(metadata.get("name") or ""),
+        namespace=metadata.get("namespace") or None,
+    )
+
+
+# ---- the native proxy ------------------------------------------------------------------------
+
+READ_PARAMETERS: Final = frozenset(
+    {"watch", "resourceVersion", "resourceVersionMatch", "allowWatchBookmarks", "timeoutSeconds", "labelSelector"}
+)
+"""Query parameters a proxied GET may carry; anything else is refused."""
+
+FORWARDED_HEADERS: Final = frozenset({"content-type"})
+
+
+def _status(code: int, reason: str, message: str) -> Response:
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": message}
+    return Response(json.dumps(body), status=code, mimetype="application/json", headers={"Cache-Control": "no-store"})
+
+
+class NativeProxy:
+    """API-server paths under ``base`` for a browser native client, as the signed-in person.
+
+    :param krm: the extension (principal, authorizer and client loader).
+    :param target: the one target this proxy forwards to.
+    :param policy: the collections it serves (deny by default); names are not part of a policy.
+    :param base: where the blueprint is mounted (``/k8s``).
+    :param timeout: connect and read timeouts of forwarded non-watch requests.
+
+    Authorization asks the host's authorizer with projection :data:`NATIVE` and verb ``get``,
+    ``list``, ``watch`` or ``patch``. Register with ``app.register_blueprint(proxy.blueprint())``.
+    """
+
+    def __init__(
+        self,
+        krm: KrmStream,
+        *,
+        target: str,
+        policy: ScopePolicy,
+        base: str = "/k8s",
+        timeout: tuple[float, float] = (5.0, 30.0),
+    ) -> None:
+        self.krm = krm
+        self.target = target
+        self.policy = policy
+        self.base = base.rstrip("/")
+        self.timeout = timeout
+
+    def blueprint(self, name: str = "krm_native") -> Blueprint:
+        """The proxy's blueprint: ``GET`` and ``PATCH`` on ``<base>/<api path>``; other methods get 405."""
+        bp = Blueprint(name, __name__, url_prefix=self.base)
+        bp.add_url_rule("/<path:api_path>", "read", self._read, methods=["GET"])
+        bp.add_url_rule("/<path:api_path>", "patch", self._patch, methods=["PATCH"])
+        return bp
+
+    # -- views -----------------------------------------------------------------------------
+
+    def _read(self, api_path: str) -> Response:
+        principal = self.krm.require_principal()
+        unknown = sorted(set(request.args) - READ_PARAMETERS)
+        if unknown:
+            return _status(400, "BadRequest", f"query parameter {unknown[0]!r} is not served by this proxy")
+        scope = self._scope(api_path, label_selector=request.args.get("labelSelector", ""))
+        if isinstance(scope, Response):
+            return scope
+        watching = request.args.get("watch") in ("true", "1")
+        if watching and scope.name:
+            return _status(400, "BadRequest", "watch a collection (with a name selector), not an object URL")
+        verb = "watch" if watching else "get" if scope.name else "list"
+        refused = self._authorize(principal, scope, verb)
+        if refused is not None:
+            return refused
+        api = self.krm.client_for(self.target, principal)
+        query = [(k, v) for k, v in request.args.items(multi=True)]
+        timeout = (self.timeout[0], None) if watching else self.timeout
+        try:
+            method, url, headers, _, _ = api.param_serialize(
+                "GET", collection_path(replace(scope, name="", label_selector="")) + (f"/{scope.name}" if scope.name else ""),
+                query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
+            )
+            upstream = api.call_api(method, url, header_params=headers, _request_timeout=timeout).response
+        except (ApiException, urllib3.exceptions.HTTPError, OSError):
+            return _status(502, "ServiceUnavailable", "the Kubernetes API server could not be reached")
+        content_type = upstream.headers.get("Content-Type", "application/json")
+        if not watching or not 200 <= upstream.status <= 299:
+            try:
+                data = upstream.data
+            except (urllib3.exceptions.HTTPError, OSError):
+                return _status(502, "ServiceUnavailable", "the Kubernetes API server answer was cut off")
+            finally:
+                upstream.release_conn()
+            return Response(data, status=upstream.status, content_type=content_type, headers={"Cache-Control": "no-store"})
+
+        def relay() -> Iterator[bytes]:
+            try:
+                while True:
+                    chunk = upstream.read1(65536)
+                    if not chunk:
+                        return
+                    yield chunk
+            except (urllib3.exceptions.HTTPError, OSError):
+                return
+            finally:
+                upstream.close()
+                upstream.release_conn()
+
+        return Response(
+            stream_with_context(relay()), status=upstream.status, content_type=content_type,
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    def _patch(self, api_path: str) -> Response:
+        from .save.publish import publish_native_patch
+        from .save.writer import KubeWriter, MissingPrecondition
+
+        principal = self.krm.require_principal()
+        validate_csrf()
+        if request.mimetype != MERGE_PATCH:
+            return _status(415, "UnsupportedMediaType", f"only {MERGE_PATCH} is accepted")
+        if request.args:
+            return _status(400, "BadRequest", "a proxied PATCH takes no query parameters")
+        scope = self._scope(api_path)
+        if isinstance(scope, Response):
+            return scope
+        if not scope.name:
+            return _status(405, "MethodNotAllowed", "PATCH an object URL, not a collection")
+        try:
+            patch = json.loads(request.get_data(cache=False))
+        except ValueError:
+            return _status(400, "BadRequest", "the body is not JSON")
+        if not isinstance(patch, dict):
+            return _status(400, "BadRequest", "a merge patch is a JSON object")
+        try:
+            validate_native_merge_patch(patch)
+        except PatchRejected as rejected:
+            return _status(422, "Invalid", str(rejected))
+        refused = self._authorize(principal, scope, "patch")
+        if refused is not None:
+            return refused
+        writer = KubeWriter(self.krm.client_for(self.target, principal), timeout=self.timeout)
+        try:
+            answer = writer.send_merge_patch(collection_path(replace(scope, name="")) + "/" + scope.name, patch)
+        except MissingPrecondition as exc:  # validated above; kept as a second line of defence
+            return _status(422, "Invalid", str(exc))
+        publish_native_patch(principal=principal, scope=scope, patch=patch, answer=answer)
+        if answer.ok:
+            return Response(status=204, headers={"Cache-Control": "no-store"})
+        if answer.code == 0:
+            return _status(502, "Unknown", "the write was sent but its result is unknown; read the object before writing again")
+        status = answer.status
+        if status is None:
+            return _status(answer.code, "Failure", f"the Kubernetes API server answered HTTP {answer.code}")
+        return Response(json.dumps(status), status=answer.code, mimetype="application/json", headers={"Cache-Control": "no-store"})
+
+    # -- checks ----------------------------------------------------------------------------
+
+    def _scope(self, api_path: str, *, label_selector: str = "") -> Scope | Response:
+        try:
+            scope = parse_native_path(api_path, target=self.target)
+            if label_selector:
+                scope = replace(scope, label_selector=label_selector)
+        except (NativePathError, ScopeError) as exc:
+            return _status(404, "NotFound", f"not served by this proxy: {exc}")
+        if not self.policy.permits(replace(scope, name="")):
+            return _status(403, "Forbidden", "this collection is not served by this proxy")
+        return scope
+
+    def _authorize(self, principal: Any, scope: Scope, verb: str) -> Response | None:
+        if not self.krm.is_authorized(principal, scope, NATIVE, verb):  # type: ignore[arg-type]
+            return _status(403, "Forbidden", f"you may not {verb} this resource")
+        return None

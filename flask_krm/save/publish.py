@@ -1,0 +1,107 @@
+"""Publishing audit records: one value-free log line and the signals.
+
+Every write attempt (patch, create, delete, native patch) becomes an
+:class:`~flask_krm.save.audit.AuditRecord`, sent with :data:`write_attempted`; an accepted write is
+also sent with the extension's :data:`flask_krm.signals.saved`. Receivers must return promptly and
+never raise. No record, log line or signal argument holds a redacted value.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from blinker import Namespace
+from flask import current_app, has_app_context
+
+from ..principal import Principal
+from ..scope import Scope
+from ..signals import saved
+from .audit import AuditRecord, ObjectIdentity, Operation, merge_patch_ops, secret_value_paths
+from .outcomes import OutcomeKind, classify_write
+
+logger = logging.getLogger("flask_krm.save")
+
+_signals = Namespace()
+
+#: Every write attempt and its outcome, accepted or not. Keyword arguments: ``record`` (an
+#: :class:`~flask_krm.save.audit.AuditRecord`: principal, target, operation, object identity,
+#: outcome and an RFC 6902 diff whose redacted paths are named but never valued).
+write_attempted = _signals.signal("krm-write-attempted")
+
+
+def publish(record: AuditRecord, *, principal: Principal, scope: Scope) -> None:
+    """Log ``record`` (one line, no values) and send it to the signals' receivers."""
+    sender = current_app._get_current_object() if has_app_context() else None  # type: ignore[attr-defined]
+    logger.info("%s", record.log_line())
+    write_attempted.send(sender, record=record)
+    if record.resource_version is not None or record.outcome in (OutcomeKind.CREATED, OutcomeKind.DELETED):
+        saved.send(
+            sender,
+            principal=principal,
+            target=record.target,
+            scope=scope,
+            uid=record.identity.uid,
+            resource_version=record.resource_version,
+            fields=record.fields,
+            identity=record.identity,
+            operation=record.operation,
+            outcome=record.outcome,
+            diff=record.diff,
+            redacted_paths=record.redacted_paths,
+        )
+
+
+def record_for(
+    *,
+    principal: Principal,
+    scope: Scope,
+    operation: Operation,
+    identity: ObjectIdentity,
+    outcome: str,
+    diff: tuple[Mapping[str, Any], ...],
+    redacted_paths: tuple[str, ...] = (),
+    resource_version: str | None = None,
+) -> AuditRecord:
+    """An audit record for a write in ``scope`` by ``principal``."""
+    return AuditRecord(
+        principal=principal.name,
+        target=scope.target,
+        operation=operation,
+        identity=identity,
+        outcome=str(outcome),
+        diff=diff,
+        redacted_paths=redacted_paths,
+        resource_version=resource_version,
+    )
+
+
+def publish_native_patch(*, principal: Principal, scope: Scope, patch: Mapping[str, Any], answer: Any) -> None:
+    """Audit a proxied native merge patch; Secret values in it are named, never valued."""
+    metadata = patch.get("metadata") if isinstance(patch.get("metadata"), Mapping) else {}
+    kind = "Secret" if scope.resource == "secrets" and not scope.group else ""
+    redacted = secret_value_paths({"kind": kind}, patch) if kind else ()
+    outcome = classify_write(answer.code, answer.status).value
+    version = None
+    if answer.ok and isinstance(answer.body, Mapping):
+        written = answer.body.get("metadata")
+        version = written.get("resourceVersion") if isinstance(written, Mapping) else None
+    identity = ObjectIdentity(
+        api_version=scope.api_version,
+        kind=kind or scope.resource,
+        name=scope.name,
+        namespace=scope.namespace or None,
+        uid=str(metadata.get("uid") or ""),
+    )
+    record = record_for(
+        principal=principal,
+        scope=scope,
+        operation="patch",
+        identity=identity,
+        outcome=outcome,
+        diff=merge_patch_ops(patch, redacted),
+        redacted_paths=redacted,
+        resource_version=version if isinstance(version, str) else None,
+    )
+    publish(record, principal=principal, scope=scope)
