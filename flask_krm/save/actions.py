@@ -1,0 +1,313 @@
+"""Performing saves, creates and deletes for one session store: the flow with its I/O.
+
+:func:`save_edit` runs one deliberate Save of one editor: the :class:`~flask_krm.save.flow.SaveFlow`
+decides, the save hook writes, a guarded read follows where the flow asks for one, and the attempt
+is audited. :class:`Confirmation` waits for an accepted write's echo and, when none arrives in
+time, lets a guarded read decide. :func:`save_review` writes a review list: deletes, creates, then
+edits, each with its own outcome. Everything here blocks on sockets: run it on a request or a
+greenlet of a monkey-patched process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import gevent
+from kubernetes.client import ApiClient
+
+from ..principal import Principal
+from ..scope import Scope
+from ..store import LiveResourceStore
+from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
+from .flow import Done, Read, SaveFlow, Step, Write
+from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_reason
+from .publish import publish, record_for
+from .staging import PendingCreate, PendingDelete, ReviewItem, Staging
+from .writer import KubeWriter, SaveHook, SaveRefused, WriteRequest, WriteResult, object_scope, read_result
+
+logger = logging.getLogger("flask_krm.save")
+
+
+@dataclass(frozen=True, slots=True)
+class EditorTarget:
+    """Where an editor's writes go and who makes them.
+
+    :param scope: the editor's (or list's) scope, target included.
+    :param projection: the stream's projection; ``None`` for a native store.
+    :param api: the principal's client (from the host's client loader).
+    :param hook: the save hook (:func:`~flask_krm.save.writer.default_save` or the host's).
+    """
+
+    principal: Principal
+    scope: Scope
+    projection: str | None
+    api: ApiClient
+    hook: SaveHook
+
+
+def _audit_redactions(
+    target: EditorTarget, store: LiveResourceStore, uid: str, before: Mapping[str, Any], patch: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """Paths whose values an audit withholds: the stream's redactions, or a native Secret's values."""
+    held = tuple(r.path for r in store.redactions(uid))
+    if target.projection is None:
+        return tuple(dict.fromkeys(held + secret_value_paths(before, patch)))
+    return held
+
+
+def save_edit(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow, *, live: bool) -> Outcome:
+    """One deliberate Save of ``flow.uid``. Never raises for a Kubernetes or transport failure."""
+    step: Step = flow.begin(store, live=live)
+    if isinstance(step, Read):
+        return guarded_read(target, store, flow, step, object_scope(target.scope, store.server(flow.uid) or {})).outcome
+    if isinstance(step, Done):
+        return step.outcome
+    intent = step.intent
+    before = store.server(intent.uid) or {}
+    redacted = _audit_redactions(target, store, intent.uid, before, intent.patch)
+    scope = object_scope(target.scope, before)
+    result = _call_hook(target.hook, WriteRequest("patch", target.principal, scope, target.projection, target.api, intent=intent))
+    if isinstance(result, Outcome):
+        step = flow.not_sent(result)
+        version = None
+    else:
+        step = flow.written(
+            store,
+            classify_write(result.code, result.status),
+            status=result.status,
+            code=result.code,
+            written_version=result.written_version,
+            redacted_paths=redacted,
+        )
+        version = result.written_version if 200 <= result.code <= 299 else None
+    if isinstance(step, Read):
+        step = guarded_read(target, store, flow, step, scope)
+    assert isinstance(step, Done)
+    record = record_for(
+        principal=target.principal,
+        scope=scope,
+        operation="patch",
+        identity=ObjectIdentity.of(before, uid=intent.uid),
+        outcome=step.outcome.kind.value,
+        diff=patch_diff(before, intent.patch, redacted),
+        redacted_paths=redacted,
+        resource_version=version,
+    )
+    publish(record, principal=target.principal, scope=scope)
+    return step.outcome
+
+
+def guarded_read(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow, step: Read, scope: Scope) -> Done:
+    """Read the object (projected like the stream, or native) and hand it to the step's guard."""
+    answer = KubeWriter(target.api).get(scope)
+    return flow.read(store, step, read_result(answer, target.projection))
+
+
+def _call_hook(hook: SaveHook, request: WriteRequest) -> WriteResult | Outcome:
+    """Run the save hook; a refusal is an outcome, an unexpected error an unknown result."""
+    try:
+        result = hook(request)
+    except SaveRefused as refused:
+        return Outcome(refused.kind, detail=refused.detail)
+    except Exception:  # the host's hook failed somewhere: whether it wrote is unknown
+        logger.exception("the save hook failed for %s %s", request.operation, request.scope.resource)
+        return WriteResult(0, error="save hook error")
+    if not isinstance(result, WriteResult):
+        logger.error("the save hook returned %s, not a WriteResult", type(result).__name__)
+        return WriteResult(0, error="save hook result")
+    return result
+
+
+class Confirmation:
+    """Waits for an accepted write's echo; without one within ``timeout`` seconds, a guarded read
+    decides. ``notify(outcome)`` is called once with the result (``SAVED``, ``DRAFT_CONFLICT``,
+    ``NOT_APPLIED``, ``UNAVAILABLE``, ``RECOVERING``...), on the store's or the timer's greenlet.
+    """
+
+    def __init__(
+        self,
+        target: EditorTarget,
+        store: LiveResourceStore,
+        flow: SaveFlow,
+        *,
+        timeout: float,
+        notify: Callable[[Outcome], None],
+    ) -> None:
+        self._target = target
+        self._store = store
+        self._flow = flow
+        self._timeout = timeout
+        self._notify = notify
+        self._unsubscribe: Callable[[], None] | None = None
+        self._timer: gevent.Greenlet | None = None
+        self.outcome: Outcome | None = None
+
+    def start(self) -> Confirmation:
+        """Begin waiting (returns immediately). An echo that already arrived settles it now."""
+        self._unsubscribe = self._store.subscribe(self._changed)
+        self._timer = gevent.spawn_later(self._timeout, self._expire)
+        outcome = self._flow.observe(self._store)
+        if outcome is not None:
+            self._settle(outcome)
+        return self
+
+    def cancel(self) -> None:
+        """Stop waiting without an outcome."""
+        self._stop(kill_timer=True)
+
+    def _changed(self, uids: frozenset[str]) -> None:
+        if self.outcome is None and self._flow.uid in uids:
+            outcome = self._flow.observe(self._store)
+            if outcome is not None:
+                self._settle(outcome)
+
+    def _expire(self) -> None:
+        self._stop(kill_timer=False)
+        if self.outcome is not None:
+            return
+        step = self._flow.confirm(self._store)
+        if step is None:
+            return
+        if isinstance(step, Read):
+            scope = object_scope(self._target.scope, self._store.server(self._flow.uid) or {})
+            step = guarded_read(self._target, self._store, self._flow, step, scope)
+        self._settle(step.outcome)
+
+    def _settle(self, outcome: Outcome) -> None:
+        self._stop(kill_timer=True)
+        self.outcome = outcome
+        try:
+            self._notify(outcome)
+        except Exception:
+            logger.exception("a save confirmation receiver failed")
+
+    def _stop(self, *, kill_timer: bool) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        timer, self._timer = self._timer, None
+        if kill_timer and timer is not None and timer is not gevent.getcurrent():
+            timer.kill(block=False)
+
+
+# ---- creates and deletes ---------------------------------------------------------------------
+
+
+def _identity_of_scope(scope: Scope, kind: str, name: str, uid: str = "") -> ObjectIdentity:
+    return ObjectIdentity(api_version=scope.api_version, kind=kind, name=name, namespace=scope.namespace or None, uid=uid)
+
+
+def _write_outcome(result: WriteResult, success: OutcomeKind, redacted: tuple[str, ...] = ()) -> Outcome:
+    """The outcome of a create or delete; Kubernetes categories kept (404, 409, 422, 403, 401)."""
+    verdict = classify_write(result.code, result.status)
+    if verdict is WriteVerdict.ACCEPTED:
+        return Outcome(success)
+    if verdict is WriteVerdict.INVALID:
+        return Outcome(OutcomeKind.INVALID, causes=field_causes(result.status, redacted))
+    if verdict is WriteVerdict.FORBIDDEN:
+        return Outcome(OutcomeKind.ACCESS_DENIED)
+    if verdict is WriteVerdict.UNAUTHORIZED:
+        return Outcome(OutcomeKind.SIGNED_OUT)
+    if verdict is WriteVerdict.NOT_FOUND:
+        return Outcome(OutcomeKind.UNAVAILABLE, http_status=404)
+    if verdict is WriteVerdict.REPLACED:
+        return Outcome(OutcomeKind.UNAVAILABLE, detail=status_reason(result.status, result.code))
+    if verdict is WriteVerdict.UNKNOWN:
+        return Outcome(OutcomeKind.UNKNOWN, detail=status_reason(result.status, result.code))
+    return Outcome(OutcomeKind.REJECTED, detail=status_reason(result.status, result.code), http_status=result.code)
+
+
+def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
+    """POST a pending create (already validated against the host's create policy)."""
+    body = pending.body
+    redacted = secret_value_paths(body)
+    scope = replace(target.scope, name="", label_selector="")
+    result = _call_hook(target.hook, WriteRequest("create", target.principal, scope, target.projection, target.api, body=body))
+    outcome = result if isinstance(result, Outcome) else _write_outcome(result, OutcomeKind.CREATED, redacted)
+    uid = "" if isinstance(result, Outcome) else (result.uid or "")
+    publish(
+        record_for(
+            principal=target.principal,
+            scope=scope,
+            operation="create",
+            identity=_identity_of_scope(scope, kind, pending.name, uid),
+            outcome=outcome.kind.value,
+            diff=create_diff(body, redacted),
+            redacted_paths=redacted,
+            resource_version=None if isinstance(result, Outcome) or not outcome.wrote else result.written_version,
+        ),
+        principal=target.principal,
+        scope=scope,
+    )
+    return outcome
+
+
+def delete(target: EditorTarget, pending: PendingDelete, kind: str) -> Outcome:
+    """DELETE the object the person selected, bound to its uid (and version, when captured)."""
+    scope = replace(target.scope, name=pending.name, namespace=pending.namespace or target.scope.namespace, label_selector="")
+    request = WriteRequest(
+        "delete", target.principal, scope, target.projection, target.api,
+        uid=pending.uid, resource_version=pending.resource_version,
+    )
+    result = _call_hook(target.hook, request)
+    outcome = result if isinstance(result, Outcome) else _write_outcome(result, OutcomeKind.DELETED)
+    publish(
+        record_for(
+            principal=target.principal,
+            scope=scope,
+            operation="delete",
+            identity=_identity_of_scope(scope, kind, pending.name, pending.uid),
+            outcome=outcome.kind.value,
+            diff=delete_diff(),
+        ),
+        principal=target.principal,
+        scope=scope,
+    )
+    return outcome
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewResult:
+    """One review item and what its write did."""
+
+    item: ReviewItem
+    outcome: Outcome
+
+
+def save_review(
+    target: EditorTarget,
+    store: LiveResourceStore,
+    staging: Staging,
+    flows: Callable[[str], SaveFlow],
+    *,
+    kind: str,
+    live: bool,
+) -> list[ReviewResult]:
+    """One Save for the whole review list: deletes, creates, then edits, each audited.
+
+    Successful creates and deletes leave the staging area; failed ones stay with their outcome.
+    Nothing is written while the stream is not live.
+    """
+    items = staging.review(store)
+    if not live:
+        return [ReviewResult(item, Outcome(OutcomeKind.RECONNECTING)) for item in items]
+    results = []
+    for item in items:
+        if item.kind == "delete":
+            pending_delete = next(d for d in staging.deletes() if d.uid == item.key)
+            outcome = delete(target, pending_delete, kind)
+        elif item.kind == "create":
+            pending_create = next(c for c in staging.creates() if c.draft_id == item.key)
+            outcome = create(target, pending_create, kind)
+        else:
+            results.append(ReviewResult(item, save_edit(target, store, flows(item.key), live=live)))
+            continue
+        if item.kind == "delete" and outcome.kind is OutcomeKind.UNAVAILABLE and outcome.status_code == 404:
+            staging.discard(item.key)  # already gone: nothing is left to delete
+        else:
+            staging.record(item.key, outcome)
+        results.append(ReviewResult(item, outcome))
+    return results

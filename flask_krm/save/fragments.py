@@ -1,0 +1,82 @@
+"""Outcome fragments: what a Save, create or delete answers the browser.
+
+Fragments are htmx partials (``krm/save/outcome.html``, ``krm/save/review.html``; hosts override
+them by path): the outcome region gets the message, 422 causes go to their fields' error elements,
+conflicts link to their fields. They carry no object and no redacted value; a Kubernetes message
+is shown only as a cause's message, withheld at redacted paths.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flask import current_app
+from markupsafe import Markup
+
+from ..store import RecoveryCopy, path_to_pointer
+from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
+from .staging import ReviewItem
+
+FieldId = Callable[[Sequence[Any], str], str]
+"""``field_id(path, suffix)``: the DOM id of an editor field (``Component.element_id``)."""
+
+
+def _render(name: str, **context: Any) -> Markup:
+    template = current_app.jinja_env.get_template(name)
+    return Markup(template.render(**context))
+
+
+def outcome_fragment(
+    target_id: str,
+    outcome: Outcome,
+    texts: OutcomeTexts,
+    field_id: FieldId,
+    *,
+    cleared: Sequence[Path] = (),
+    recovery: RecoveryCopy | None = None,
+) -> Markup:
+    """The outcome partials for the editor whose outcome region is ``target_id``.
+
+    ``cleared`` are paths whose error elements an earlier outcome filled; ``recovery`` is offered
+    for copy-out when the object is unavailable.
+    """
+    causes = [(cause, field_id(cause.path, "-error") if cause.path else None) for cause in outcome.causes]
+    shown = {error_id for _, error_id in causes if error_id}
+    cleared_ids = [i for i in dict.fromkeys(field_id(path, "-error") for path in cleared) if i not in shown]
+    conflicts = [(path_to_pointer(path), field_id(path, "")) for path in outcome.conflicts]
+    recovery_text = None
+    if recovery is not None and outcome.kind is OutcomeKind.UNAVAILABLE and recovery.patch:
+        recovery_text = json.dumps(recovery.patch, indent=2, sort_keys=True, ensure_ascii=False)
+    return _render(
+        "krm/save/outcome.html",
+        target_id=target_id,
+        outcome=outcome,
+        kind=outcome.kind.value,
+        message=texts.message(outcome),
+        causes=causes,
+        cleared=cleared_ids,
+        conflicts=conflicts,
+        recovery=recovery_text,
+    )
+
+
+def review_fragment(
+    target_id: str,
+    items: Sequence[ReviewItem],
+    texts: OutcomeTexts,
+    *,
+    save_url: str,
+    discard_url: str,
+    outcomes: dict[str, Outcome] | None = None,
+) -> Markup:
+    """The review list partial: every pending item with its last outcome, and one Save."""
+    outcomes = outcomes or {}
+    rows = []
+    for item in items:
+        outcome = outcomes.get(item.key) or item.outcome
+        rows.append((item, texts.message(outcome) if outcome else None, outcome.kind.value if outcome else None))
+    return _render(
+        "krm/save/review.html", target_id=target_id, items=rows, save_url=save_url, discard_url=discard_url
+    )
