@@ -1,0 +1,298 @@
+"""The WSGI application: URL layout, authentication, impersonation, authorization and dispatch."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs
+
+import gevent
+
+from . import catalog as types
+from .authentication import Authenticator, Identity, ImpersonationRequest
+from .catalog import Catalog, GroupResource, ResourceType
+from .discovery import discovery_document
+from .errors import (
+    ApiError,
+    bad_request,
+    forbidden,
+    internal,
+    method_not_allowed,
+    service_unavailable,
+    unauthorized,
+    unknown_resource,
+    unsupported_media_type,
+)
+from .faults import FaultState
+from .listing import ListOptions, list_body
+from .rbac import Attributes, RbacAuthorizer, forbidden_message
+from .registry import Preconditions, Registry
+from .reviews import review
+from .selectors import SelectorError, parse_field_selector
+from .store import ObjectStore
+from .watch import ConnectionDropped, Watcher, WatchSettings
+
+StartResponse = Callable[..., Callable[[bytes], Any]]
+HEADER_LINES = "simulator.header_lines"
+MERGE_PATCH = "application/merge-patch+json"
+HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+
+
+@dataclass(frozen=True)
+class ResourceRequest:
+    """``RequestInfo`` for a resource URL."""
+
+    verb: str
+    resource: ResourceType
+    namespace: str
+    name: str
+    subresource: str
+
+
+class ApiServer:
+    """A WSGI application serving the Kubernetes API from an ``ObjectStore``."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        store: ObjectStore,
+        registry: Registry,
+        authenticator: Authenticator,
+        authorizer: RbacAuthorizer,
+        watch_settings: WatchSettings,
+        faults: FaultState,
+    ) -> None:
+        self.catalog = catalog
+        self.store = store
+        self.registry = registry
+        self.authenticator = authenticator
+        self.authorizer = authorizer
+        self.watch_settings = watch_settings
+        self.faults = faults
+        self.watchers: set[Watcher] = set()
+        self.address = ""
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if self.faults.latency:
+            gevent.sleep(self.faults.latency)
+        try:
+            if self.faults.refusing():
+                raise service_unavailable("the server is currently unable to handle the request")
+            return self._handle(environ, start_response)
+        except ApiError as error:
+            return _respond(start_response, error.code, error.status())
+        except ConnectionDropped:
+            raise
+        except Exception as error:  # a simulator bug: answer like the apiserver's panic handler, and say where
+            traceback.print_exc()
+            failure = internal(f"{type(error).__name__}: {error}")
+            return _respond(start_response, failure.code, failure.status())
+
+    def _handle(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "") or "/"
+        method = environ["REQUEST_METHOD"]
+        if path in HEALTH_PATHS:
+            start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "2")])
+            return [b"ok"]
+        user = self.authenticator.authenticate(environ.get("HTTP_AUTHORIZATION"))
+        if user is None:
+            raise unauthorized()
+        user = self._impersonate(user, environ.get(HEADER_LINES, []))
+        query = {key: values[0] for key, values in parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).items()}
+        document = discovery_document(self.catalog, path, self.address)
+        if document is not None:
+            if method != "GET":
+                raise method_not_allowed()
+            self._authorize(Attributes(user, "get", resource_request=False, path=path))
+            return _respond(start_response, 200, document)
+        request = self._resource_request(method, path, query)
+        attributes = Attributes(
+            user, request.verb, request.resource.group, request.resource.plural, request.subresource,
+            request.namespace if request.resource.namespaced or request.resource == types.NAMESPACES else "",
+            request.name,
+        )
+        if request.verb in ("list", "watch"):
+            attributes = Attributes(**{**attributes.__dict__, "name": _selected_name(query, request.resource)})
+        self._authorize(attributes)
+        return self._dispatch(request, user, environ, query, start_response)
+
+    def _impersonate(self, requester: Identity, header_lines: list[tuple[str, str]]) -> Identity:
+        values: dict[str, list[str]] = {}
+        extra: dict[str, tuple[str, ...]] = {}
+        for name, value in header_lines:
+            lowered = name.lower()
+            if lowered.startswith("impersonate-extra-"):
+                key = lowered[len("impersonate-extra-"):]
+                extra[key] = extra.get(key, ()) + (value,)
+            elif lowered.startswith("impersonate-"):
+                values.setdefault(lowered, []).append(value)
+        impersonation = ImpersonationRequest(
+            user=(values.get("impersonate-user") or [None])[0],
+            groups=tuple(values.get("impersonate-group", [])),
+            uid=(values.get("impersonate-uid") or [None])[0],
+            extra=extra,
+        )
+        if not impersonation.requested:
+            return requester
+        if impersonation.user is None:
+            raise bad_request(f"requested {sorted(values) + sorted(extra)} without impersonating a user")
+        checks = [_impersonated_user(impersonation.user)]
+        checks += [("", "groups", "", "", group) for group in impersonation.groups]
+        checks += [("authentication.k8s.io", "userextras", key, "", value) for key, items in extra.items() for value in items]
+        if impersonation.uid is not None:
+            checks.append(("authentication.k8s.io", "uids", "", "", impersonation.uid))
+        for group, resource, subresource, namespace, name in checks:
+            attributes = Attributes(requester, "impersonate", group, resource, subresource, namespace, name)
+            self._authorize(attributes)
+        identity = impersonation.identity()
+        if impersonation.user.startswith("system:serviceaccount:") and not impersonation.groups:
+            namespace = impersonation.user.split(":")[2]
+            groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated")
+            identity = Identity(identity.name, groups, identity.uid, identity.extra)
+        return identity
+
+    def _authorize(self, attributes: Attributes) -> None:
+        allowed, _ = self.authorizer.authorize(attributes)
+        if not allowed:
+            resource = GroupResource(attributes.group, attributes.resource) if attributes.resource_request else GroupResource("", "")
+            raise forbidden(resource, attributes.name, forbidden_message(attributes))
+
+    def _resource_request(self, method: str, path: str, query: dict[str, str]) -> ResourceRequest:
+        parts = [part for part in path.split("/") if part]
+        if len(parts) >= 2 and parts[0] == "api":
+            group, version, rest = "", parts[1], parts[2:]
+        elif len(parts) >= 3 and parts[0] == "apis":
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise unknown_resource()
+        namespace = ""
+        if len(rest) >= 2 and rest[0] == "namespaces":
+            namespace = rest[1]
+            if len(rest) > 2 and rest[2] not in ("status", "finalize"):
+                rest = rest[2:]
+        if not rest or len(rest) > 3:
+            raise unknown_resource()
+        resource = self.catalog.find(group, version, rest[0])
+        if resource is None:
+            raise unknown_resource()
+        name = rest[1] if len(rest) > 1 else ""
+        subresource = rest[2] if len(rest) > 2 else ""
+        namespaced_path = bool(namespace) and resource != types.NAMESPACES
+        if namespaced_path != resource.namespaced and (namespaced_path or name):
+            raise unknown_resource()
+        if subresource and (subresource != "status" or not resource.status_subresource):
+            raise unknown_resource()
+        verb = _verb(method, name, query)
+        if verb not in resource.verbs:
+            raise method_not_allowed()
+        return ResourceRequest(verb, resource, namespace, name, subresource)
+
+    def _dispatch(
+        self, request: ResourceRequest, user: Identity, environ: dict[str, Any], query: dict[str, str], start_response: StartResponse
+    ) -> Iterable[bytes]:
+        resource, namespace, name = request.resource, request.namespace, request.name
+        list_namespace = namespace if resource.namespaced and namespace else None
+        if request.verb == "get":
+            return _respond(start_response, 200, self.registry.get(resource, namespace if resource.namespaced else "", name))
+        if request.verb == "list":
+            return _respond(start_response, 200, list_body(self.store, resource, list_namespace, ListOptions.parse(query, resource)))
+        if request.verb == "watch":
+            return self._watch(resource, list_namespace, ListOptions.parse(query, resource), start_response)
+        body = _read_json(environ)
+        scope = namespace if resource.namespaced else ""
+        if request.verb == "create" and not resource.stored:
+            return _respond(start_response, 201, review(self.authorizer, body, resource.kind, user))
+        if request.verb == "create":
+            result, code = self.registry.create(resource, scope, body), 201
+        elif request.verb == "update":
+            result, code = self.registry.replace(resource, scope, name, body, request.subresource), 200
+        elif request.verb == "patch":
+            content_type = environ.get("CONTENT_TYPE", "").split(";")[0].strip()
+            if content_type != MERGE_PATCH:
+                raise unsupported_media_type([MERGE_PATCH])
+            result, code = self.registry.patch(resource, scope, name, body, request.subresource), 200
+        else:
+            result, code = self.registry.delete(resource, scope, name, _preconditions(body))[0], 200
+        if self.faults.take_lost_write_response():
+            raise ConnectionDropped()
+        return _respond(start_response, code, result)
+
+    def _watch(self, resource: ResourceType, namespace: str | None, options: ListOptions, start_response: StartResponse) -> Iterator[bytes]:
+        watcher = Watcher(self.store, resource, namespace, options, self.watch_settings)
+        watcher.open()
+        self.watchers.add(watcher)
+        write = start_response("200 OK", [("Content-Type", "application/json"), ("Cache-Control", "no-cache, private")])
+        write(b"")  # send the headers now: a watch answers before its first event
+        return self._stream(watcher)
+
+    def _stream(self, watcher: Watcher) -> Iterator[bytes]:
+        try:
+            yield from watcher.lines()
+        finally:
+            self.watchers.discard(watcher)
+
+    def end_watches(self) -> None:
+        """Finish every open watch cleanly (server shutdown)."""
+        for watcher in list(self.watchers):
+            watcher.close()
+            watcher.end(drop=False)
+
+
+def _selected_name(query: dict[str, str], resource: ResourceType) -> str:
+    """The name a list or watch is narrowed to by ``fieldSelector=metadata.name=...`` (authorized as that name)."""
+    try:
+        return parse_field_selector(query.get("fieldSelector", ""), resource.supported_field_labels()).exact("metadata.name") or ""
+    except SelectorError:
+        return ""
+
+
+def _impersonated_user(name: str) -> tuple[str, str, str, str, str]:
+    parts = name.split(":")
+    if name.startswith("system:serviceaccount:") and len(parts) == 4:
+        return ("", "serviceaccounts", "", parts[2], parts[3])
+    return ("", "users", "", "", name)
+
+
+def _verb(method: str, name: str, query: dict[str, str]) -> str:
+    if method == "GET":
+        if name:
+            return "get"
+        return "watch" if query.get("watch", "false") in ("1", "t", "T", "true", "TRUE", "True") else "list"
+    verbs = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+    if method not in verbs or (method == "POST") == bool(name):
+        raise method_not_allowed()
+    return verbs[method]
+
+
+def _read_json(environ: dict[str, Any]) -> Any:
+    raw = environ["wsgi.input"].read()
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as error:
+        raise bad_request(f"couldn't get version/kind; json parse error: {error}") from None
+
+
+def _preconditions(body: Any) -> Preconditions:
+    if body is None:
+        return Preconditions()
+    if not isinstance(body, dict):
+        raise bad_request("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: the body is not a JSON object")
+    given = body.get("preconditions") or {}
+    return Preconditions(uid=given.get("uid"), resource_version=given.get("resourceVersion"))
+
+
+def _respond(start_response: StartResponse, code: int, body: Any) -> list[bytes]:
+    data = json.dumps(body, separators=(",", ":")).encode()
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Cache-Control", "no-cache, private"),
+        ("Content-Length", str(len(data))),
+    ]
+    start_response(f"{code} {HTTPStatus(code).phrase}", headers)
+    return [data]

@@ -1,0 +1,190 @@
+"""The resource types the simulator serves: names, scope, kinds and URL layout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GroupResource:
+    """``schema.GroupResource``; prints as ``configmaps`` or ``deployments.apps``."""
+
+    group: str
+    resource: str
+
+    def __str__(self) -> str:
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+
+@dataclass(frozen=True)
+class GroupKind:
+    """``schema.GroupKind``; prints as ``ConfigMap`` or ``Deployment.apps``."""
+
+    group: str
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+
+STORED_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One served resource (``APIResource`` plus what the server needs to store it)."""
+
+    group: str
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    custom: bool = False
+    status_subresource: bool = False
+    stored: bool = True
+    field_labels: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> GroupResource:
+        return GroupResource(self.group, self.plural)
+
+    @property
+    def group_kind(self) -> GroupKind:
+        return GroupKind(self.group, self.kind)
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def verbs(self) -> tuple[str, ...]:
+        return STORED_VERBS if self.stored else ("create",)
+
+    def supported_field_labels(self) -> tuple[str, ...]:
+        """Field selector labels (``metadata.namespace`` only for namespaced types)."""
+        scoped = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
+        return scoped + self.field_labels
+
+    def discovery(self) -> list[dict[str, Any]]:
+        """This type's entries of an ``APIResourceList`` (the resource and its status)."""
+        entry: dict[str, Any] = {
+            "name": self.plural,
+            "singularName": self.singular,
+            "namespaced": self.namespaced,
+            "kind": self.kind,
+            "verbs": sorted(self.verbs),
+        }
+        if self.short_names:
+            entry["shortNames"] = list(self.short_names)
+        entries = [entry]
+        if self.status_subresource:
+            entries.append(
+                {"name": f"{self.plural}/status", "singularName": "", "namespaced": self.namespaced,
+                 "kind": self.kind, "verbs": ["get", "patch", "update"]}
+            )
+        return entries
+
+
+NAMESPACES = ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), field_labels=("status.phase",))
+CONFIGMAPS = ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",))
+SECRETS = ResourceType("", "v1", "secrets", "secret", "Secret", True, field_labels=("type",))
+DEPLOYMENTS = ResourceType("apps", "v1", "deployments", "deployment", "Deployment", True, ("deploy",), status_subresource=True)
+RBAC_GROUP = "rbac.authorization.k8s.io"
+ROLES = ResourceType(RBAC_GROUP, "v1", "roles", "role", "Role", True)
+ROLE_BINDINGS = ResourceType(RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", True)
+CLUSTER_ROLES = ResourceType(RBAC_GROUP, "v1", "clusterroles", "clusterrole", "ClusterRole", False)
+CLUSTER_ROLE_BINDINGS = ResourceType(RBAC_GROUP, "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", False)
+AUTHORIZATION_GROUP = "authorization.k8s.io"
+SUBJECT_ACCESS_REVIEWS = ResourceType(
+    AUTHORIZATION_GROUP, "v1", "subjectaccessreviews", "subjectaccessreview", "SubjectAccessReview", False, stored=False
+)
+SELF_SUBJECT_ACCESS_REVIEWS = ResourceType(
+    AUTHORIZATION_GROUP, "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False,
+    stored=False,
+)
+FLUNDERS = ResourceType(
+    "wardle.example.com", "v1alpha1", "flunders", "flunder", "Flunder", True, custom=True, status_subresource=True
+)
+
+FLUNDER_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "flunders.wardle.example.com"},
+    "spec": {
+        "group": "wardle.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "flunders", "singular": "flunder", "kind": "Flunder", "listKind": "FlunderList"},
+        "versions": [
+            {
+                "name": "v1alpha1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "reference": {"type": "string"},
+                                    "ports": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name"],
+                                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                                        },
+                                    },
+                                },
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+"""The CustomResourceDefinition equivalent of ``FLUNDERS``, for installing the same type on a real server."""
+
+
+class Catalog:
+    """The served resource types, looked up by group, version and plural name."""
+
+    def __init__(self, types: tuple[ResourceType, ...]) -> None:
+        self.types = types
+        self._by_path = {(t.group, t.version, t.plural): t for t in types}
+
+    def find(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._by_path.get((group, version, plural))
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """Group name to its served versions, in registration order (core is ``""``)."""
+        served: dict[str, list[str]] = {}
+        for resource_type in self.types:
+            versions = served.setdefault(resource_type.group, [])
+            if resource_type.version not in versions:
+                versions.append(resource_type.version)
+        return served
+
+    def in_group_version(self, group: str, version: str) -> list[ResourceType]:
+        return [t for t in self.types if t.group == group and t.version == version]
+
+
+DEFAULT_CATALOG = Catalog(
+    (
+        NAMESPACES, CONFIGMAPS, SECRETS, DEPLOYMENTS, ROLES, ROLE_BINDINGS, CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS,
+        SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_ACCESS_REVIEWS, FLUNDERS,
+    )
+)

@@ -1,0 +1,97 @@
+"""Fault injection for tests: dropped watches, compaction, refused connections, latency, lost responses, write hooks.
+
+``FaultState`` is what the server reads on every request; ``Faults`` is the control surface a test
+holds (``kube.faults``). Controls that touch the server's greenlets run on the server's hub.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .registry import Registry, WriteHook
+from .store import ObjectStore
+from .watch import Watcher
+
+T = TypeVar("T")
+Call = Callable[[Callable[[], T]], T]
+
+
+@dataclass
+class FaultState:
+    """Faults currently in force (plain attributes: safe to read from the serving thread)."""
+
+    refuse_until: float = 0.0
+    refuse_with_503: bool = False
+    latency: float = 0.0
+    lost_write_responses: int = 0
+
+    def refusing(self) -> bool:
+        return time.monotonic() < self.refuse_until
+
+    def take_lost_write_response(self) -> bool:
+        """Consume one pending 'lose the response of the next write' request."""
+        if self.lost_write_responses <= 0:
+            return False
+        self.lost_write_responses -= 1
+        return True
+
+
+class Faults:
+    """What a test can break in a running simulator."""
+
+    def __init__(
+        self, state: FaultState, store: ObjectStore, registry: Registry, watchers: set[Watcher], call: Callable[[Callable[[], Any]], Any]
+    ) -> None:
+        self._state = state
+        self._store = store
+        self._registry = registry
+        self._watchers = watchers
+        self._call = call
+
+    def drop_watches(self) -> int:
+        """Close every open watch connection mid-stream (no final chunk); returns how many were open."""
+        return int(self._call(lambda: self._end_watches(lambda watcher: watcher.end(drop=True))))
+
+    def expire_watches(self) -> int:
+        """Send every open watch an ERROR 410 Expired event and end it, as when its history was compacted."""
+        return int(self._call(lambda: self._end_watches(Watcher.expire)))
+
+    def _end_watches(self, ending: Callable[[Watcher], None]) -> int:
+        watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher.close()
+            ending(watcher)
+        return len(watchers)
+
+    def compact(self) -> int:
+        """Forget the change history now; returns the version below which everything is 410 Expired."""
+        return int(self._call(lambda: (self._store.compact(), self._store.horizon)[1]))
+
+    def refuse_connections(self, seconds: float, *, respond_503: bool = False) -> None:
+        """For ``seconds``, close new connections at once (or answer 503 ServiceUnavailable)."""
+        self._state.refuse_with_503 = respond_503
+        self._state.refuse_until = time.monotonic() + seconds
+
+    def accept_connections(self) -> None:
+        """End a ``refuse_connections`` period early."""
+        self._state.refuse_until = 0.0
+
+    def set_latency(self, seconds: float) -> None:
+        """Delay every request by ``seconds`` before handling it (0 to stop)."""
+        self._state.latency = seconds
+
+    def lose_next_write_response(self) -> None:
+        """Apply the next write, then close its connection without a response."""
+        self._state.lost_write_responses += 1
+
+    def mutate_writes(self, hook: WriteHook) -> Callable[[], None]:
+        """Run ``hook`` on every write just before it is applied (a mutating webhook); returns its remover."""
+        self._call(lambda: self._registry.write_hooks.append(hook))
+
+        def remove() -> None:
+            self._call(lambda: self._registry.write_hooks.remove(hook) if hook in self._registry.write_hooks else None)
+
+        return remove

@@ -1,0 +1,314 @@
+"""Create, update, patch and delete with kube-apiserver's semantics on top of ``ObjectStore``.
+
+Optimistic concurrency, preconditions, two-phase deletion with finalizers, namespace lifecycle,
+subresource rules and no-op detection live here; the HTTP layer only decodes requests.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from . import catalog, strategies
+from .catalog import ResourceType
+from .errors import (
+    OPTIMISTIC_LOCK_MESSAGE,
+    FieldError,
+    already_exists,
+    bad_request,
+    conflict,
+    forbidden,
+    internal,
+    invalid,
+    not_found,
+)
+from .merge_patch import apply_merge_patch
+from .store import Object, ObjectStore
+
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def now() -> str:
+    """The current time as Kubernetes writes timestamps (RFC 3339, seconds, UTC)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class WriteRequest:
+    """A write about to be applied, as a mutating admission hook sees it.
+
+    ``new`` is the object that will be stored (hooks may modify it in place); ``old`` is the
+    stored object for updates and deletes, ``None`` for creates.
+    """
+
+    verb: str
+    resource: ResourceType
+    namespace: str
+    name: str
+    old: Object | None
+    new: Object
+
+
+WriteHook = Callable[[WriteRequest], None]
+
+
+@dataclass(frozen=True)
+class Preconditions:
+    """``DeleteOptions.preconditions``."""
+
+    uid: str | None = None
+    resource_version: str | None = None
+
+
+class Registry:
+    """Request semantics for every stored resource type."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+        self.write_hooks: list[WriteHook] = []
+
+    # reads
+
+    def get(self, resource: ResourceType, namespace: str, name: str) -> Object:
+        obj = self.store.get(resource, namespace, name)
+        if obj is None:
+            raise not_found(resource.group_resource, name)
+        return obj
+
+    # create
+
+    def create(self, resource: ResourceType, namespace: str, body: Any) -> Object:
+        """POST to a collection; returns the stored object."""
+        obj = self._decode(resource, body)
+        metadata = obj["metadata"]
+        if resource.namespaced:
+            if metadata.get("namespace", namespace) != namespace:
+                raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            metadata["namespace"] = namespace
+        else:
+            metadata.pop("namespace", None)
+        if not metadata.get("name") and metadata.get("generateName"):
+            metadata["name"] = metadata["generateName"] + "".join(random.choices(_GENERATE_ALPHABET, k=5))
+        name = metadata.get("name", "")
+        if not name:
+            raise invalid(resource.group_kind, "", [FieldError.required("metadata.name", "name or generateName is required")])
+        if resource.namespaced:
+            self._check_namespace_accepts(resource, namespace, name)
+        if metadata.get("resourceVersion"):
+            raise internal("resourceVersion should not be set on objects to be created")
+        for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "selfLink"):
+            metadata.pop(system_field, None)
+        metadata["uid"] = str(uuid.uuid4())
+        metadata["creationTimestamp"] = now()
+        strategies.prepare_for_create(resource, obj)
+        self._admit(WriteRequest("create", resource, namespace, name, None, obj))
+        self._validate(resource, name, strategies.validate(resource, obj))
+        if self.store.get(resource, namespace if resource.namespaced else "", name) is not None:
+            raise already_exists(resource.group_resource, name)
+        return self._commit(resource, obj, "ADDED")
+
+    # update and patch
+
+    def replace(self, resource: ResourceType, namespace: str, name: str, body: Any, subresource: str = "") -> Object:
+        """PUT an object (or its status); the body's uid, if any, is a precondition."""
+        existing = self.get(resource, namespace, name)
+        new = self._decode(resource, body)
+        uid = new["metadata"].get("uid")
+        if uid and uid != existing["metadata"]["uid"]:
+            cause = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
+            raise conflict(resource.group_resource, name, cause)
+        return self._update(resource, namespace, name, existing, new, subresource, "update")
+
+    def patch(self, resource: ResourceType, namespace: str, name: str, patch: Any, subresource: str = "") -> Object:
+        """Apply an RFC 7386 merge patch; ``metadata.resourceVersion`` in it is an optimistic lock."""
+        existing = self.get(resource, namespace, name)
+        if not isinstance(patch, dict):
+            raise bad_request("error decoding patch: json: cannot unmarshal into a map: the patch is not a JSON object")
+        patched = apply_merge_patch(copy.deepcopy(existing), patch)
+        try:
+            strategies.check_types(resource, patched)
+        except strategies.DecodeError as error:
+            document = json.dumps(patched, separators=(",", ":"))
+            raise invalid(catalog.GroupKind("", ""), "", [FieldError.invalid("patch", document, str(error))]) from None
+        new = strategies.canonical(resource, patched)
+        return self._update(resource, namespace, name, existing, new, subresource, "patch")
+
+    def _update(
+        self, resource: ResourceType, namespace: str, name: str, existing: Object, new: Object, subresource: str, verb: str
+    ) -> Object:
+        metadata = new["metadata"]
+        if metadata.get("name", name) != name:
+            raise bad_request(f"the name of the object ({metadata['name']}) does not match the name on the URL ({name})")
+        if resource.namespaced and metadata.get("namespace", namespace) != namespace:
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        self._admit(WriteRequest(verb, resource, namespace, name, existing, new))
+        self._check_resource_version(resource, name, metadata.get("resourceVersion"), existing)
+        old_meta = existing["metadata"]
+        metadata["name"] = name
+        if resource.namespaced:
+            metadata["namespace"] = namespace
+        metadata.setdefault("uid", old_meta["uid"])
+        if not metadata["uid"]:
+            metadata["uid"] = old_meta["uid"]
+        for kept in ("creationTimestamp", "generation", "managedFields"):
+            if kept in old_meta:
+                metadata[kept] = old_meta[kept]
+            else:
+                metadata.pop(kept, None)
+        for kept in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+            if kept in old_meta:
+                metadata[kept] = old_meta[kept]
+        strategies.prepare_for_update(resource, new, existing, subresource)
+        self._validate(resource, name, strategies.validate_update(resource, new, existing))
+        new = strategies.canonical(resource, new)
+        if resource == catalog.NAMESPACES:
+            if _without_version(new) == _without_version(existing):
+                return existing
+            committed = self._commit(resource, new, "MODIFIED")
+            return self._finish_namespace(name) or committed
+        if metadata.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            return self._remove(resource, new)
+        if _without_version(new) == _without_version(existing):
+            return existing
+        return self._commit(resource, new, "MODIFIED")
+
+    @staticmethod
+    def _check_resource_version(resource: ResourceType, name: str, requested: Any, existing: Object) -> None:
+        if requested in (None, ""):
+            if resource.custom:
+                kind = catalog.GroupKind(resource.group, resource.plural)
+                raise invalid(kind, name, [FieldError.invalid("metadata.resourceVersion", 0, "must be specified for an update")])
+            return
+        if not isinstance(requested, str) or not requested.isdigit():
+            error = FieldError.invalid("resourceVersion", requested, f'strconv.ParseUint: parsing {json.dumps(requested)}: invalid syntax')
+            raise invalid(catalog.GroupKind("", ""), "", [error])
+        if int(requested) != int(existing["metadata"]["resourceVersion"]):
+            raise conflict(resource.group_resource, name, OPTIMISTIC_LOCK_MESSAGE)
+
+    # delete
+
+    def delete(self, resource: ResourceType, namespace: str, name: str, preconditions: Preconditions) -> tuple[Object, bool]:
+        """DELETE; returns the response object and whether the object is gone (not just terminating)."""
+        existing = self.get(resource, namespace, name)
+        metadata = existing["metadata"]
+        gone_kind = catalog.GroupResource(resource.group, resource.kind)
+        if preconditions.uid is not None and preconditions.uid != metadata["uid"]:
+            raise conflict(gone_kind, name, (
+                f"the UID in the precondition ({preconditions.uid}) does not match the UID in record ({metadata['uid']}). "
+                "The object might have been deleted and then recreated"
+            ))
+        if preconditions.resource_version is not None and preconditions.resource_version != metadata["resourceVersion"]:
+            raise conflict(gone_kind, name, (
+                f"the ResourceVersion in the precondition ({preconditions.resource_version}) does not match the "
+                f"ResourceVersion in record ({metadata['resourceVersion']}). The object might have been modified"
+            ))
+        finalizers = list(metadata.get("finalizers") or [])
+        if resource == catalog.NAMESPACES:
+            finalizers += (existing.get("spec") or {}).get("finalizers") or []
+        if finalizers:
+            terminating = existing
+            if not metadata.get("deletionTimestamp"):
+                marked = copy.deepcopy(existing)
+                marked["metadata"]["deletionTimestamp"] = now()
+                marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                if resource == catalog.NAMESPACES:
+                    marked["status"] = {"phase": "Terminating"}
+                self._admit(WriteRequest("delete", resource, namespace, name, existing, marked))
+                terminating = self._commit(resource, strategies.canonical(resource, marked), "MODIFIED")
+            if resource == catalog.NAMESPACES:
+                return self._empty_namespace(name), False
+            return terminating, False
+        removed = self._remove(resource, copy.deepcopy(existing))
+        if resource == catalog.NAMESPACES:
+            return removed, True
+        details: dict[str, Any] = {"name": name}
+        if resource.group:
+            details["group"] = resource.group
+        details.update(kind=resource.plural, uid=metadata["uid"])
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}, True
+
+    def _empty_namespace(self, namespace: str) -> Object:
+        """The namespace controller's work: delete everything in a terminating namespace, then the namespace."""
+        for resource_type in catalog.DEFAULT_CATALOG.types:
+            if resource_type.namespaced and resource_type.stored:
+                for obj in self.store.items(resource_type, namespace):
+                    if not obj["metadata"].get("deletionTimestamp"):
+                        self.delete(resource_type, namespace, obj["metadata"]["name"], Preconditions())
+        return self._finish_namespace(namespace) or self.get(catalog.NAMESPACES, "", namespace)
+
+    def _finish_namespace(self, namespace: str) -> Object | None:
+        """Remove a terminating namespace once nothing is left in it; returns the removed namespace."""
+        existing = self.store.get(catalog.NAMESPACES, "", namespace)
+        if (
+            existing is None
+            or not existing["metadata"].get("deletionTimestamp")
+            or existing["metadata"].get("finalizers")
+            or self.store.namespace_has_objects(namespace)
+        ):
+            return None
+        final = copy.deepcopy(existing)
+        final["spec"] = {}
+        return self._remove(catalog.NAMESPACES, final)
+
+    # helpers
+
+    def _decode(self, resource: ResourceType, body: Any) -> Object:
+        if not isinstance(body, dict):
+            raise bad_request(f"{resource.kind} in version \"{resource.version}\" cannot be handled as a {resource.kind}: the body is not a JSON object")
+        kind, api_version = body.get("kind"), body.get("apiVersion")
+        if (kind and kind != resource.kind) or (api_version and api_version != resource.api_version):
+            raise bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({resource.api_version})"
+                if api_version and api_version != resource.api_version
+                else f"the kind in the data ({kind}) does not match the expected kind ({resource.kind})"
+            )
+        obj = copy.deepcopy(body)
+        obj.setdefault("metadata", {})
+        try:
+            strategies.check_types(resource, obj)
+        except strategies.DecodeError as error:
+            raise bad_request(
+                f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {error}'
+            ) from None
+        obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
+        return strategies.canonical(resource, obj)
+
+    def _check_namespace_accepts(self, resource: ResourceType, namespace: str, name: str) -> None:
+        existing = self.store.get(catalog.NAMESPACES, "", namespace)
+        if existing is None:
+            raise not_found(catalog.NAMESPACES.group_resource, namespace)
+        if existing["metadata"].get("deletionTimestamp"):
+            raise forbidden(resource.group_resource, name, f"unable to create new content in namespace {namespace} because it is being terminated")
+
+    def _admit(self, request: WriteRequest) -> None:
+        for hook in list(self.write_hooks):
+            hook(request)
+
+    @staticmethod
+    def _validate(resource: ResourceType, name: str, errors: list[FieldError]) -> None:
+        if errors:
+            raise invalid(resource.group_kind, name, errors)
+
+    def _commit(self, resource: ResourceType, obj: Object, event_type: str) -> Object:
+        obj["metadata"]["resourceVersion"] = str(self.store.next_version())
+        stored = strategies.canonical(resource, obj)
+        self.store.commit(resource, stored, event_type)
+        return stored
+
+    def _remove(self, resource: ResourceType, obj: Object) -> Object:
+        removed = self._commit(resource, obj, "DELETED")
+        namespace = obj["metadata"].get("namespace")
+        if namespace:
+            self._finish_namespace(namespace)
+        return removed
+
+
+def _without_version(obj: Object) -> Object:
+    return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}}
+

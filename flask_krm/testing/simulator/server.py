@@ -1,0 +1,190 @@
+"""``KubeSimulator``: the in-memory Kubernetes API server on a free loopback port."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import kubernetes.client
+import kubernetes.config
+from gevent.pywsgi import WSGIHandler, WSGIServer
+
+from .api import HEADER_LINES, ApiServer
+from .authentication import Authenticator, User
+from .catalog import DEFAULT_CATALOG, Catalog
+from .demo import DemoController
+from .faults import Faults, FaultState
+from .hub_thread import HubThread
+from .identities import DEMO_USERS, cluster_rbac_objects
+from .kubeconfig import write_kubeconfig
+from .rbac import RbacAuthorizer
+from .registry import Registry
+from .store import ObjectStore
+from .watch import ConnectionDropped, WatchSettings
+
+T = TypeVar("T")
+
+
+class _Handler(WSGIHandler):  # type: ignore[misc]
+    """pywsgi handler that can refuse connections and abort a response without finishing it."""
+
+    def handle(self) -> None:
+        application: ApiServer = self.server.application
+        if application.faults.refusing() and not application.faults.refuse_with_503:
+            return  # the server closes the socket without reading the request
+        super().handle()
+
+    def get_environ(self) -> dict[str, Any]:
+        environ: dict[str, Any] = super().get_environ()
+        environ[HEADER_LINES] = list(self.headers.items())
+        return environ
+
+    def handle_error(self, kind: type[BaseException], value: BaseException, traceback: TracebackType | None) -> None:
+        if issubclass(kind, ConnectionDropped):
+            self.close_connection = True
+            return
+        super().handle_error(kind, value, traceback)
+
+
+def build_server(
+    *,
+    catalog: Catalog = DEFAULT_CATALOG,
+    users: Sequence[User] = DEMO_USERS,
+    history_window: int = 10_000,
+    watch_settings: WatchSettings | None = None,
+) -> ApiServer:
+    """An ``ApiServer`` with its store, registry, authentication and the demo users' cluster RBAC."""
+    store = ObjectStore(history_window)
+    registry = Registry(store)
+    application = ApiServer(
+        catalog, store, registry, Authenticator(users), RbacAuthorizer(store), watch_settings or WatchSettings(), FaultState()
+    )
+    for resource_object in cluster_rbac_objects():
+        resource = next(t for t in catalog.types if t.kind == resource_object["kind"])
+        registry.create(resource, "", resource_object)
+    for namespace in ("default", "kube-system", "kube-public"):
+        registry.create(catalog.find("", "v1", "namespaces"), "", {"metadata": {"name": namespace}})  # type: ignore[arg-type]
+    return application
+
+
+class KubeSimulator:
+    """A Kubernetes API server in memory, served over plain HTTP on 127.0.0.1 from its own thread.
+
+    Use as a context manager: ``with KubeSimulator() as kube: kube.api_client("admin")``.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        users: Sequence[User] = DEMO_USERS,
+        history_window: int = 10_000,
+        bookmark_interval: float = 60.0,
+        demo: bool = False,
+        demo_tick: float | None = 1.0,
+        competing_edits: bool = False,
+        kubeconfig_path: str | Path | None = None,
+    ) -> None:
+        self._port = port
+        self._users = list(users)
+        self._history_window = history_window
+        self._watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
+        self._demo_options = (demo, demo_tick, competing_edits)
+        self._tempdir: tempfile.TemporaryDirectory[str] | None = None
+        self._kubeconfig_path = Path(kubeconfig_path) if kubeconfig_path else None
+        self._thread: HubThread | None = None
+        self._server: WSGIServer | None = None
+        self.application: ApiServer | None = None
+        self.faults: Faults | None = None
+        self.demo: DemoController | None = None
+        self.url = ""
+
+    # lifecycle
+
+    def start(self) -> KubeSimulator:
+        """Start serving; returns once the port is bound and the kubeconfig is written."""
+        if self._kubeconfig_path is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="krm-simulator-")
+            self._kubeconfig_path = Path(self._tempdir.name) / "kubeconfig"
+        self._thread = HubThread(self._serve, self._shutdown)
+        self._thread.start()
+        assert self.application is not None
+        self.faults = Faults(self.application.faults, self.application.store, self.application.registry,
+                             self.application.watchers, self.call)
+        return self
+
+    def _serve(self) -> None:
+        self.application = build_server(
+            users=self._users, history_window=self._history_window, watch_settings=self._watch_settings
+        )
+        demo, tick, competing_edits = self._demo_options
+        if demo:
+            self.demo = DemoController(self.application.registry, tick=tick, competing_edits=competing_edits)
+            self.demo.seed()
+            self.demo.start()
+        self._server = WSGIServer(("127.0.0.1", self._port), self.application, handler_class=_Handler, log=None)
+        self._server.start()
+        port = self._server.server_port
+        self.url = f"http://127.0.0.1:{port}"
+        self.application.address = f"127.0.0.1:{port}"
+        assert self._kubeconfig_path is not None
+        write_kubeconfig(self._kubeconfig_path, self.url, self._users, self._users[0].name)
+
+    def _shutdown(self) -> None:
+        if self.demo is not None:
+            self.demo.stop()
+        if self.application is not None:
+            self.application.end_watches()
+        if self._server is not None:
+            self._server.stop(timeout=0)
+
+    def stop(self) -> None:
+        """Stop serving, end open watches and remove the temporary kubeconfig."""
+        if self._thread is not None:
+            self._thread.stop()
+            self._thread = None
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+            self._tempdir = None
+
+    def __enter__(self) -> KubeSimulator:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # use
+
+    @property
+    def kubeconfig_path(self) -> str:
+        return str(self._kubeconfig_path)
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def api_client(self, user: str = "admin") -> kubernetes.client.ApiClient:
+        """An official ``ApiClient`` configured from the kubeconfig context of ``user``."""
+        configuration = kubernetes.client.Configuration()
+        kubernetes.config.load_kube_config(
+            config_file=self.kubeconfig_path, context=user, client_configuration=configuration, persist_config=False
+        )
+        return kubernetes.client.ApiClient(configuration)
+
+    def add_user(self, name: str, groups: Sequence[str] = ()) -> User:
+        """Add a token user (and its kubeconfig context); returns it."""
+        user = User(name, f"{name}-token", tuple(groups))
+        assert self.application is not None and self._kubeconfig_path is not None
+        application = self.application
+        self.call(lambda: application.authenticator.add(user))
+        self._users.append(user)
+        write_kubeconfig(self._kubeconfig_path, self.url, self._users, self._users[0].name)
+        return user
+
+    def call(self, function: Any) -> Any:
+        """Run ``function()`` on the server's hub (where the store lives) and return its result."""
+        assert self._thread is not None, "the simulator is not running"
+        return self._thread.call(function)

@@ -1,0 +1,370 @@
+"""Per-kind write rules: defaults, pruning, generation, subresource resets and validation.
+
+These mirror the registry strategies of kube-apiserver for the types the simulator serves.
+Functions take fresh (already copied) mappings and may modify the ``new`` object in place.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import re
+from typing import Any
+
+from . import catalog
+from .catalog import ResourceType
+from .errors import FieldError
+from .selectors import selector_from_match
+
+Object = dict[str, Any]
+
+METADATA_FIELDS = (
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+    "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers",
+    "managedFields",
+)
+TOP_LEVEL_FIELDS: dict[str, tuple[str, ...]] = {
+    "Namespace": ("spec", "status"),
+    "ConfigMap": ("immutable", "data", "binaryData"),
+    "Secret": ("immutable", "data", "stringData", "type"),
+    "Deployment": ("spec", "status"),
+    "Role": ("rules",),
+    "ClusterRole": ("rules", "aggregationRule"),
+    "RoleBinding": ("subjects", "roleRef"),
+    "ClusterRoleBinding": ("subjects", "roleRef"),
+}
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+DNS_LABEL_MESSAGE = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+DNS_SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+    "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+CONFIG_KEY_MESSAGE = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  "
+    "or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+)
+LABEL_VALUE_MESSAGE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+IMMUTABLE = "field is immutable"
+IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
+
+
+class DecodeError(ValueError):
+    """A body whose field types do not fit the kind (the Go decoder would refuse it)."""
+
+
+def tracks_generation(resource: ResourceType) -> bool:
+    """Whether objects of this type carry ``metadata.generation``."""
+    return resource.custom or resource == catalog.DEPLOYMENTS
+
+
+def canonical(resource: ResourceType, obj: Object) -> Object:
+    """``obj`` without unknown fields (decoding drops them), keys in the order the server writes them.
+
+    Top-level and metadata fields follow the Go struct order; maps (and every custom resource,
+    which is encoded from a map) come out with sorted keys.
+    """
+    order = ("kind", "apiVersion", "metadata") + TOP_LEVEL_FIELDS.get(resource.kind, ("spec", "status"))
+    result = {key: obj[key] for key in order if key in obj}
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        result["metadata"] = {key: metadata[key] for key in METADATA_FIELDS if key in metadata}
+    if resource.custom:
+        return _sorted(result)  # type: ignore[no-any-return]
+    for section in (result.get("metadata"), result):
+        for key in ("labels", "annotations", "data", "binaryData", "stringData"):
+            if isinstance(section, dict) and isinstance(section.get(key), dict):
+                section[key] = _sorted(section[key])
+    return result
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def _string_map(obj: Object, path: tuple[str, ...], go_field: str) -> None:
+    node: Any = obj
+    for part in path:
+        if not isinstance(node, dict) or node.get(part) is None:
+            return
+        node = node[part]
+    if not isinstance(node, dict):
+        raise DecodeError(f"json: cannot unmarshal {_json_type(node)} into Go struct field {go_field} of type map[string]string")
+    for value in node.values():
+        if not isinstance(value, str):
+            raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {go_field} of type string")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
+
+
+def check_types(resource: ResourceType, obj: Object) -> None:
+    """Raise ``DecodeError`` when a field of a built-in kind has the wrong JSON type."""
+    if not isinstance(obj.get("metadata"), dict):
+        raise DecodeError(f"json: cannot unmarshal {_json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta")
+    _string_map(obj, ("metadata", "labels"), f"{resource.kind}.metadata.labels")
+    _string_map(obj, ("metadata", "annotations"), f"{resource.kind}.metadata.annotations")
+    if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
+        _string_map(obj, ("data",), f"{resource.kind}.data")
+    if resource == catalog.SECRETS:
+        _string_map(obj, ("stringData",), "Secret.stringData")
+        for value in (obj.get("data") or {}).values():
+            try:
+                base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError) as error:
+                raise DecodeError(f"illegal base64 data at input byte {len(value)}") from error
+    if resource == catalog.DEPLOYMENTS:
+        replicas = (obj.get("spec") or {}).get("replicas")
+        if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
+            raise DecodeError(
+                f"json: cannot unmarshal {_json_type(replicas)} into Go struct field DeploymentSpec.spec.replicas of type int32"
+            )
+
+
+def prepare_for_create(resource: ResourceType, obj: Object) -> None:
+    """Apply defaults and create-time resets (status of a new object, generation, Secret stringData)."""
+    metadata = obj["metadata"]
+    if tracks_generation(resource):
+        metadata["generation"] = 1
+    if resource == catalog.NAMESPACES:
+        metadata.setdefault("labels", {})["kubernetes.io/metadata.name"] = metadata["name"]
+        obj["spec"] = {"finalizers": ["kubernetes"]}
+        obj["status"] = {"phase": "Active"}
+    elif resource == catalog.SECRETS:
+        obj.setdefault("type", "Opaque")
+        _fold_string_data(obj)
+    elif resource == catalog.DEPLOYMENTS:
+        obj["spec"] = _deployment_defaults(obj.get("spec") or {})
+        obj["status"] = {}
+    elif resource.status_subresource:
+        obj.pop("status", None)
+
+
+def prepare_for_update(resource: ResourceType, new: Object, old: Object, subresource: str) -> None:
+    """Keep what this endpoint may not change and bump ``generation`` on spec changes."""
+    if subresource == "status":
+        if resource.custom:
+            status = new.get("status")
+            metadata = new["metadata"]
+            new.clear()
+            new.update(copy.deepcopy(old))
+            new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
+            if status is None:
+                new.pop("status", None)
+            else:
+                new["status"] = status
+        else:
+            new["spec"] = copy.deepcopy(old.get("spec"))
+            _set_labels(new, old["metadata"].get("labels"))
+        return
+    if resource == catalog.SECRETS:
+        _fold_string_data(new)
+    if resource == catalog.NAMESPACES:
+        new["status"] = copy.deepcopy(old.get("status"))
+        new.setdefault("metadata", {}).setdefault("labels", {})["kubernetes.io/metadata.name"] = old["metadata"]["name"]
+    if resource.status_subresource:
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+        else:
+            new.pop("status", None)
+    if resource == catalog.DEPLOYMENTS:
+        new["spec"] = _deployment_defaults(new.get("spec") or {})
+        changed = new.get("spec") != old.get("spec") or new["metadata"].get("annotations") != old["metadata"].get("annotations")
+    elif resource.custom:
+        ignored = {"metadata", "status"} if resource.status_subresource else {"metadata"}
+        changed = {k: v for k, v in new.items() if k not in ignored} != {k: v for k, v in old.items() if k not in ignored}
+    else:
+        changed = False
+    if tracks_generation(resource):
+        new["metadata"]["generation"] = old["metadata"].get("generation", 1) + (1 if changed else 0)
+
+
+def _set_labels(obj: Object, labels: dict[str, str] | None) -> None:
+    if labels is None:
+        obj["metadata"].pop("labels", None)
+    else:
+        obj["metadata"]["labels"] = copy.deepcopy(labels)
+
+
+def _fold_string_data(secret: Object) -> None:
+    string_data = secret.pop("stringData", None) or {}
+    if string_data:
+        data = dict(secret.get("data") or {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(value.encode()).decode()
+        secret["data"] = data
+
+
+def _image_pull_policy(image: str) -> str:
+    name = image.rsplit("/", 1)[-1]
+    if "@" in name:
+        return "IfNotPresent"
+    tag = name.split(":", 1)[1] if ":" in name else "latest"
+    return "Always" if tag == "latest" else "IfNotPresent"
+
+
+def _deployment_defaults(spec: dict[str, Any]) -> dict[str, Any]:
+    """``SetDefaults_Deployment`` and the pod template defaults a real server fills in."""
+    spec = copy.deepcopy(spec)
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        rolling.setdefault("maxUnavailable", "25%")
+        rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    pod = spec.setdefault("template", {}).setdefault("spec", {})
+    for container in pod.get("containers") or []:
+        if isinstance(container, dict):
+            container.setdefault("resources", {})
+            container.setdefault("terminationMessagePath", "/dev/termination-log")
+            container.setdefault("terminationMessagePolicy", "File")
+            container.setdefault("imagePullPolicy", _image_pull_policy(str(container.get("image", ""))))
+    pod.setdefault("restartPolicy", "Always")
+    pod.setdefault("terminationGracePeriodSeconds", 30)
+    pod.setdefault("dnsPolicy", "ClusterFirst")
+    pod.setdefault("securityContext", {})
+    pod.setdefault("schedulerName", "default-scheduler")
+    return spec
+
+
+def _validate_metadata(resource: ResourceType, obj: Object) -> list[FieldError]:
+    errors: list[FieldError] = []
+    metadata = obj["metadata"]
+    name = metadata.get("name", "")
+    pattern, message = (_DNS_LABEL, DNS_LABEL_MESSAGE) if resource == catalog.NAMESPACES else (_DNS_SUBDOMAIN, DNS_SUBDOMAIN_MESSAGE)
+    if resource.group == catalog.RBAC_GROUP:
+        if "/" in name or "%" in name or name in (".", ".."):
+            errors.append(FieldError.invalid("metadata.name", name, "may not contain '/'"))
+    elif not pattern.match(name) or len(name) > (63 if resource == catalog.NAMESPACES else 253):
+        errors.append(FieldError.invalid("metadata.name", name, message))
+    for key, value in (metadata.get("labels") or {}).items():
+        prefix, _, short = key.rpartition("/")
+        if (prefix and not _DNS_SUBDOMAIN.match(prefix)) or len(short) > 63 or not _QUALIFIED_NAME.match(short):
+            errors.append(FieldError.invalid("metadata.labels", key, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"))
+        if len(value) > 63 or not _LABEL_VALUE.match(value):
+            errors.append(FieldError.invalid("metadata.labels", value, LABEL_VALUE_MESSAGE))
+    return errors
+
+
+def _validate_data_keys(obj: Object) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for section in ("data", "binaryData"):
+        for key in obj.get(section) or {}:
+            if not _CONFIG_KEY.match(key) or len(key) > 253:
+                errors.append(FieldError.invalid(f"{section}[{key}]", key, CONFIG_KEY_MESSAGE))
+    return errors
+
+
+def _validate_deployment(obj: Object) -> list[FieldError]:
+    spec = obj.get("spec") or {}
+    errors: list[FieldError] = []
+    replicas = spec.get("replicas", 1)
+    if replicas < 0:
+        errors.append(FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
+    selector = spec.get("selector")
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if not selector:
+        errors.append(FieldError.required("spec.selector"))
+    elif not selector.get("matchLabels") and not selector.get("matchExpressions"):
+        errors.append(FieldError.invalid("spec.selector", selector, "empty selector is invalid for deployment"))
+    elif not selector_from_match(selector).matches(template_labels):
+        errors.append(FieldError.invalid("spec.template.metadata.labels", template_labels, "`selector` does not match template `labels`"))
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
+    if not containers:
+        errors.append(FieldError.required("spec.template.spec.containers"))
+    else:
+        for index, container in enumerate(containers):
+            for required in ("name", "image"):
+                if not container.get(required):
+                    errors.append(FieldError.required(f"spec.template.spec.containers[{index}].{required}"))
+    return errors
+
+
+def _validate_binding(obj: Object) -> list[FieldError]:
+    role_ref = obj.get("roleRef") or {}
+    errors: list[FieldError] = []
+    if role_ref.get("kind") not in ("Role", "ClusterRole"):
+        errors.append(FieldError.not_supported("roleRef.kind", role_ref.get("kind", ""), ["ClusterRole", "Role"]))
+    if not role_ref.get("name"):
+        errors.append(FieldError.required("roleRef.name"))
+    return errors
+
+
+def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
+    """Create-time validation (also applied to the new state of every update)."""
+    errors = _validate_metadata(resource, obj)
+    if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
+        errors += _validate_data_keys(obj)
+    elif resource == catalog.DEPLOYMENTS:
+        errors += _validate_deployment(obj)
+    elif resource in (catalog.ROLE_BINDINGS, catalog.CLUSTER_ROLE_BINDINGS):
+        errors += _validate_binding(obj)
+    return errors
+
+
+def validate_update(resource: ResourceType, new: Object, old: Object) -> list[FieldError]:
+    """Update-only rules: immutable identity, no new finalizers while deleting, immutable kinds."""
+    errors: list[FieldError] = []
+    new_meta, old_meta = new["metadata"], old["metadata"]
+    if old_meta.get("deletionTimestamp"):
+        added = sorted(set(new_meta.get("finalizers") or []) - set(old_meta.get("finalizers") or []))
+        if added:
+            found = "[]string{" + ", ".join(json.dumps(item) for item in added) + "}"
+            errors.append(FieldError.forbidden(
+                "metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers {found}"
+            ))
+    if new_meta.get("uid") != old_meta.get("uid"):
+        errors.append(FieldError.invalid("metadata.uid", new_meta.get("uid"), IMMUTABLE))
+    if resource in (catalog.CONFIGMAPS, catalog.SECRETS) and old.get("immutable"):
+        if not new.get("immutable"):
+            errors.append(FieldError.forbidden("immutable", IMMUTABLE_WHEN_SET))
+        if new.get("data") != old.get("data"):
+            errors.append(FieldError.forbidden("data", IMMUTABLE_WHEN_SET))
+        if resource == catalog.CONFIGMAPS and new.get("binaryData") != old.get("binaryData"):
+            errors.append(FieldError.forbidden("binaryData", IMMUTABLE_WHEN_SET))
+    if resource == catalog.SECRETS and new.get("type") != old.get("type"):
+        errors.append(FieldError.invalid("type", new.get("type"), IMMUTABLE))
+    if resource == catalog.DEPLOYMENTS and (new.get("spec") or {}).get("selector") != (old.get("spec") or {}).get("selector"):
+        errors.append(FieldError.invalid("spec.selector", (new.get("spec") or {}).get("selector"), IMMUTABLE))
+    return errors + validate(resource, new)
+
+
+def field_values(resource: ResourceType, obj: Object) -> dict[str, str]:
+    """The values field selectors see for ``obj``."""
+    metadata = obj["metadata"]
+    values = {"metadata.name": metadata["name"]}
+    if resource.namespaced:
+        values["metadata.namespace"] = metadata.get("namespace", "")
+    if resource == catalog.SECRETS:
+        values["type"] = obj.get("type", "")
+    if resource == catalog.NAMESPACES:
+        values["status.phase"] = (obj.get("status") or {}).get("phase", "")
+    return values

@@ -1,0 +1,156 @@
+"""WATCH streams: newline-delimited ``{"type", "object"}`` events for one collection.
+
+A ``Watcher`` is registered with the store and seeded (initial events, replayed history) in one
+step without yielding to other greenlets, so it misses nothing and sees nothing twice. The HTTP
+layer iterates ``Watcher.lines()`` to write one chunk per event.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import gevent.queue
+
+from .catalog import ResourceType
+from .errors import ApiError, too_large_resource_version
+from .listing import ListOptions
+from .store import Event, Object, ObjectStore, too_old
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+class ConnectionDropped(Exception):
+    """Raised inside a response to close the connection without finishing the response."""
+
+
+@dataclass(frozen=True)
+class _End:
+    """Queue marker: finish the stream, cleanly or by dropping the connection."""
+
+    drop: bool
+
+
+@dataclass
+class WatchSettings:
+    """Server-wide watch behaviour."""
+
+    bookmark_interval: float = 60.0
+    default_timeout: float = 1800.0
+
+
+def encode_event(event_type: str, obj: Object) -> bytes:
+    return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
+
+
+def bookmark(resource: ResourceType, resource_version: int, initial_events_end: bool = False) -> Object:
+    """A BOOKMARK object: only kind, apiVersion and metadata.resourceVersion (plus the end annotation)."""
+    metadata: dict[str, Any] = {"resourceVersion": str(resource_version)}
+    if initial_events_end:
+        metadata["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": metadata}
+
+
+def _with_version(obj: Object, resource_version: int) -> Object:
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(resource_version)}}
+
+
+@dataclass(eq=False)
+class Watcher:
+    """One open watch on a collection (``namespace`` ``None`` means every namespace)."""
+
+    store: ObjectStore
+    resource: ResourceType
+    namespace: str | None
+    options: ListOptions
+    settings: WatchSettings
+    _queue: gevent.queue.Queue[bytes | _End] = field(default_factory=gevent.queue.Queue)
+    _unsubscribe: Callable[[], None] | None = None
+    last_version: int = 0
+
+    def open(self) -> None:
+        """Seed the initial events or replayed history and start receiving live events."""
+        options = self.options
+        requested = options.requested_version()
+        if requested is not None and requested > self.store.resource_version:
+            self._fail(too_large_resource_version(requested, self.store.resource_version))
+            return
+        if options.send_initial_events or (options.send_initial_events is None and requested is None):
+            for obj in self.store.items(self.resource, self.namespace):
+                if options.selects(self.resource, obj):
+                    self._queue.put(encode_event("ADDED", obj))
+            if options.send_initial_events and options.allow_watch_bookmarks:
+                self._queue.put(encode_event("BOOKMARK", bookmark(self.resource, self.store.resource_version, True)))
+        elif requested is not None:
+            try:
+                history = self.store.events_since(requested)
+            except ApiError as error:
+                self._fail(error)
+                return
+            for event in history:
+                self._offer(event)
+        self.last_version = self.store.resource_version
+        self._unsubscribe = self.store.subscribe(self._offer)
+
+    def _fail(self, error: ApiError) -> None:
+        self._queue.put(encode_event("ERROR", error.status()))
+        self._queue.put(_End(drop=False))
+
+    def _offer(self, event: Event) -> None:
+        if event.resource != self.resource:
+            return
+        namespace = event.object["metadata"].get("namespace", "")
+        if self.namespace is not None and namespace != self.namespace:
+            return
+        now_selected = event.type != "DELETED" and self.options.selects(self.resource, event.object)
+        was_selected = event.previous is not None and self.options.selects(self.resource, event.previous)
+        if now_selected or was_selected:
+            self.last_version = event.resource_version
+        if now_selected:
+            self._queue.put(encode_event("MODIFIED" if was_selected else "ADDED", event.object))
+        elif was_selected and event.previous is not None:
+            self._queue.put(encode_event("DELETED", _with_version(event.previous, event.resource_version)))
+
+    def end(self, drop: bool) -> None:
+        """Finish the stream after what is queued; ``drop`` closes the connection mid-response."""
+        self._queue.put(_End(drop))
+
+    def expire(self) -> None:
+        """End the stream with the ERROR event a watcher gets when its history was compacted away."""
+        self._fail(too_old(self.last_version, self.store.resource_version))
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def lines(self) -> Iterator[bytes]:
+        """The response body: one JSON line per event until timeout, end, or a dropped connection."""
+        timeout = self.options.timeout_seconds
+        deadline = time.monotonic() + (timeout if timeout is not None else self.settings.default_timeout)
+        next_bookmark = time.monotonic() + self.settings.bookmark_interval
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    return
+                if self.options.allow_watch_bookmarks and now >= next_bookmark:
+                    next_bookmark = now + self.settings.bookmark_interval
+                    if self._queue.empty():
+                        yield encode_event("BOOKMARK", bookmark(self.resource, self.store.resource_version))
+                        continue
+                wait = min(deadline, next_bookmark) - now if self.options.allow_watch_bookmarks else deadline - now
+                try:
+                    item = self._queue.get(timeout=max(wait, 0.0))
+                except gevent.queue.Empty:
+                    continue
+                if isinstance(item, _End):
+                    if item.drop:
+                        raise ConnectionDropped()
+                    return
+                yield item
+        finally:
+            self.close()
