@@ -1,0 +1,168 @@
+/* flask-krm page script: connection state, unsent-edit protection and write gating.
+ *
+ * Loaded after htmx and its SSE extension (krm_script() emits all three). It
+ *  - keeps fields with an unsent edit out of live morphs (data-krm-unsent joins htmx.config.morphSkip);
+ *    core htmx already keeps the focused field's value, caret and selection;
+ *  - shows the page's connection state in every live component and enables its writes only while
+ *    the page's stream and the component's own stream are both live;
+ *  - retries a failed first connect, and stops for good on the server's "krm-close" event;
+ *  - sends pending field edits before a request from a [data-krm-flush] button (Save...).
+ */
+(() => {
+    "use strict";
+
+    const UNSENT = "data-krm-unsent";    // edited, and no successful request has carried this value yet
+    const PENDING = "data-krm-pending";  // edited, and the debounced request has not been made yet
+    const TEXT = {
+        connecting: "Connecting…",
+        syncing: "Loading…",
+        live: "Live",
+        reconnecting: "Reconnecting. Your unsaved changes are still here.",
+        closed: "Disconnected. Reload the page to continue."
+    };
+
+    let connection = "connecting";
+    let closedReason = "";
+    const inFlight = new Set();
+    const idleWaiters = [];
+
+    const skip = "[" + UNSENT + "]";
+    const current = htmx.config.morphSkip;
+    if (!current) htmx.config.morphSkip = skip;
+    else if (!current.split(",").map(s => s.trim()).includes(skip)) htmx.config.morphSkip = current + "," + skip;
+
+    const componentOf = el => el instanceof Element ? el.closest("[data-krm-component]") : null;
+    const isField = el => el instanceof Element && el.matches("input[hx-post], textarea[hx-post], select[hx-post]")
+        && componentOf(el) !== null;
+    const channel = () => document.getElementById("krm-channel");
+
+    function sentValue(el, body) {
+        if (!body || typeof body.get !== "function") return undefined;
+        if (el.type === "checkbox") return body.has(el.name) ? "true" : "false";
+        return body.get(el.name);
+    }
+
+    function currentValue(el) {
+        return el.type === "checkbox" ? (el.checked ? "true" : "false") : el.value;
+    }
+
+    function edited(event) {
+        const el = event.target;
+        if (!isField(el)) return;
+        el.setAttribute(UNSENT, "");
+        el.setAttribute(PENDING, "");
+    }
+
+    document.addEventListener("input", edited, true);
+    document.addEventListener("change", edited, true);
+
+    document.addEventListener("htmx:config:request", event => {
+        const ctx = event.detail.ctx;
+        const el = ctx.sourceElement;
+        if (isField(el)) {
+            el.removeAttribute(PENDING);
+            return;
+        }
+        if (!(el instanceof Element) || !el.matches("[data-krm-flush]")) return;
+        const component = componentOf(el);
+        if (component && !isIdle(component, el)) {
+            event.preventDefault();
+            for (const field of component.querySelectorAll("[" + PENDING + "]")) htmx.trigger(field, "krm-flush");
+            idleWaiters.push({component, resume: () => el.click(), except: el});
+            setTimeout(checkIdle, 0);
+        }
+    });
+
+    function isIdle(component, except) {
+        if (component.querySelector("[" + PENDING + "]")) return false;
+        for (const ctx of inFlight) {
+            if (ctx.sourceElement !== except && component.contains(ctx.sourceElement)) return false;
+        }
+        return true;
+    }
+
+    function checkIdle() {
+        for (let i = idleWaiters.length - 1; i >= 0; i--) {
+            const waiter = idleWaiters[i];
+            if (isIdle(waiter.component, waiter.except)) {
+                idleWaiters.splice(i, 1);
+                waiter.resume();
+            }
+        }
+    }
+
+    document.addEventListener("htmx:before:request", event => {
+        if (componentOf(event.detail.ctx.sourceElement)) inFlight.add(event.detail.ctx);
+    });
+
+    document.addEventListener("htmx:after:request", event => {
+        const {sourceElement: el, request, response} = event.detail.ctx;
+        if (!isField(el) || !response || response.status >= 300) return;
+        if (sentValue(el, request.body) === currentValue(el)) el.removeAttribute(UNSENT);
+    });
+
+    document.addEventListener("htmx:finally:request", event => {
+        if (inFlight.delete(event.detail.ctx) && idleWaiters.length) setTimeout(checkIdle, 0);
+    });
+
+    // -- connection state -------------------------------------------------------------------
+
+    function setConnection(state, reason) {
+        if (connection === "closed") return;
+        connection = state;
+        if (state === "closed") closedReason = reason || "";
+        refresh();
+    }
+
+    function componentState(component) {
+        const marker = component.querySelector(".krm-body > .krm-stream");
+        const stream = marker ? marker.getAttribute("data-krm-stream") : "connecting";
+        const reason = marker ? marker.getAttribute("data-krm-reason") || "" : "";
+        if (connection === "closed") return ["terminal", closedReason || TEXT.closed];
+        if (connection !== "live") return [connection, TEXT[connection]];
+        if (stream === "terminal") return ["terminal", reason];
+        if (stream === "live") return ["live", TEXT.live];
+        if (stream === "retrying") return ["reconnecting", TEXT.reconnecting];
+        return ["syncing", TEXT.syncing];
+    }
+
+    function refresh() {
+        for (const component of document.querySelectorAll("[data-krm-component]")) {
+            const [state, text] = componentState(component);
+            if (component.getAttribute("data-krm-connection") !== state) {
+                component.setAttribute("data-krm-connection", state);
+            }
+            const status = component.querySelector(".krm-connection");
+            if (status && status.textContent !== text) status.textContent = text;
+            const writes = component.querySelector(".krm-writes");
+            if (writes) writes.disabled = state !== "live";
+        }
+    }
+
+    function onChannel(name, handler) {
+        document.addEventListener(name, event => {
+            if (event.target === channel()) handler(event);
+        });
+    }
+
+    onChannel("htmx:sse:after:connection", () => setConnection("live"));
+    onChannel("htmx:sse:before:connection", event => {
+        if (event.detail.connection && event.detail.connection.attempt > 0) setConnection("reconnecting");
+    });
+    onChannel("htmx:sse:error", () => setConnection("reconnecting"));
+    onChannel("htmx:sse:after:message", refresh);
+    onChannel("krm-close", event => setConnection("closed", event.detail && event.detail.data));
+    onChannel("htmx:sse:close", event => {
+        if (event.detail && event.detail.reason !== "message") setConnection("closed");
+    });
+    // The first connect is an ordinary request: when it fails, nothing retries it but us.
+    const retryFirstConnect = () => {
+        setConnection("reconnecting");
+        htmx.trigger(channel(), "krm-retry");
+    };
+    onChannel("htmx:response:error", retryFirstConnect);
+    onChannel("htmx:error", retryFirstConnect);
+
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", refresh);
+    else refresh();
+})();

@@ -1,0 +1,41 @@
+"""The page's scripts and stylesheet: vendored htmx, its SSE extension, and flask-krm's own."""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask import current_app, url_for
+from markupsafe import Markup
+
+from .. import config
+
+HTMX_VERSION: t.Final = "4.0.1"
+"""The vendored htmx release (``scripts/refresh-htmx`` replaces it; a test pins it)."""
+
+HTMX_FILE: t.Final = f"htmx-{HTMX_VERSION}.js"
+SSE_FILE: t.Final = f"hx-sse-{HTMX_VERSION}.js"
+SCRIPT_FILE: t.Final = "krm.js"
+STYLESHEET_FILE: t.Final = "krm.css"
+
+
+def krm_script(nonce: str | None = None) -> Markup:
+    """The ``<link>`` and ``<script>`` tags every page with live components needs, once, in ``<head>``.
+
+    Emits the vendored htmx and its SSE extension (unless ``KRM_SERVE_HTMX`` is False and the host
+    loads htmx 4 itself), then ``krm.js`` and ``krm.css``. ``nonce`` is set on every tag, for a
+    Content-Security-Policy with nonces. Template global ``krm_script``.
+    """
+    nonce_attr = Markup(' nonce="{}"').format(nonce) if nonce else Markup("")
+    files = [HTMX_FILE, SSE_FILE] if config.get(current_app, "SERVE_HTMX") else []
+    files.append(SCRIPT_FILE)
+    tags = [
+        Markup('<link rel="stylesheet" href="{}"{}>').format(
+            url_for("krm.static", filename=STYLESHEET_FILE), nonce_attr
+        )
+    ]
+    tags += [
+        Markup('<script src="{}"{}></script>').format(url_for("krm.static", filename=name), nonce_attr)
+        for name in files
+    ]
+    return Markup("\n").join(tags)
+

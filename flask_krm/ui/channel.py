@@ -1,0 +1,171 @@
+"""The page channel: one SSE connection carrying every live component of a page.
+
+``GET /ui/pages/<page_id>/channel`` (the page's ``hx-sse:connect``). The channel holds the feed of
+each component, listens to its store and its stream state, and sends one unnamed SSE message per
+wake-up with an ``<hx-partial hx-swap="innerMorph">`` for exactly the components whose rendered
+body changed since it last sent one (the first connection starts from what the page painted; a
+reconnection resends everything, since a message may have been lost with the old connection).
+Store notifications only set a flag, so a burst of changes costs one render per component.
+
+The stream never just ends: that would make the browser reconnect twice a second. It sends
+heartbeats while idle and, to stop for good, the named event ``krm-close`` carrying the reason
+(``hx-sse:close="krm-close"`` on the channel element), after which the browser stops reconnecting:
+for an unknown or expired page, a signed-out session, shutdown, or when every component's stream
+ended with a terminal error. Every answer, refusals included, is ``text/event-stream``, so the
+browser's SSE extension owns it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import typing as t
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import gevent.event
+from flask import Response, request, stream_with_context
+
+from ..sse import HEARTBEAT, heartbeat_interval, message
+from .binding import Refusal, attach, authorize, page_of, session_of
+from .page import Component, Page
+from .render import StreamStatus, body_partial, render_body
+from .state import UiState
+
+if t.TYPE_CHECKING:
+    from ..principal import Principal
+    from ..sessions import SessionDrafts
+    from ..store import LiveResourceStore
+    from .feeds import Feed
+
+CLOSE_EVENT: t.Final = "krm-close"
+SHUTDOWN_REASON: t.Final = "The server is restarting: reload the page in a moment."
+RESPONSE_HEADERS: t.Final = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+
+
+def close_frame(reason: str) -> bytes:
+    """The event that ends the page's stream for good, with the reason the page shows."""
+    return message(reason, event=CLOSE_EVENT)
+
+
+def event_stream(chunks: Iterator[bytes]) -> Response:
+    return Response(chunks, mimetype="text/event-stream", headers=RESPONSE_HEADERS)
+
+
+@dataclass(eq=False)
+class _Link:
+    """One component on the channel: its store and feed, or why it is refused."""
+
+    component: Component
+    store: LiveResourceStore | None
+    feed: Feed | None
+    refused: StreamStatus | None = None
+
+    @property
+    def status(self) -> StreamStatus:
+        if self.refused is not None:
+            return self.refused
+        assert self.feed is not None
+        return self.feed.status
+
+
+@dataclass(eq=False)
+class Channel:
+    """One open connection of one page."""
+
+    state: UiState
+    principal: Principal
+    drafts: SessionDrafts
+    page: Page
+    resend_all: bool
+    links: list[_Link] = field(default_factory=list)
+    _wake: gevent.event.Event = field(default_factory=gevent.event.Event)
+    _dirty: set[str] = field(default_factory=set)
+    _closing: str | None = None
+
+    def end_for_shutdown(self) -> None:
+        """Called by the extension's shutdown: the stream ends with a close event."""
+        self._closing = SHUTDOWN_REASON
+        self._wake.set()
+
+    def _mark(self, component_id: str) -> Callable[..., None]:
+        def mark(*_: t.Any) -> None:
+            self._dirty.add(component_id)
+            self._wake.set()
+
+        return mark
+
+    def _link_components(self) -> list[Callable[[], None]]:
+        undo: list[Callable[[], None]] = []
+        for component in self.page.components.values():
+            try:
+                authorize(self.state.krm, self.principal, component)
+                store, feed = attach(self.state, self.principal, self.drafts, component)
+            except Refusal as refusal:
+                self.links.append(_Link(component, None, None, StreamStatus("terminal", refusal.message)))
+                continue
+            self.links.append(_Link(component, store, feed))
+            undo.append(store.subscribe(self._mark(component.id)))
+            undo.append(feed.on_status(self._mark(component.id)))
+            feed.acquire()
+            undo.append(feed.release)
+        return undo
+
+    def _keep_stores(self) -> None:
+        """Mark the stores used, so the session's idle expiry never drops one a page still shows."""
+        for link in self.links:
+            if link.store is not None:
+                self.drafts.find(link.component.scope, link.component.projection)
+
+    def stream(self) -> Iterator[bytes]:
+        """The SSE byte chunks of this connection (ends only with a close event or disconnect)."""
+        krm_state = self.state.krm._get_state()
+        undo = self._link_components()
+        krm_state.streams.add(self)
+        heartbeat = heartbeat_interval(self.state.krm.setting("HEARTBEAT_INTERVAL"))
+        sent: dict[str, str] = {} if self.resend_all else dict(self.page.painted)
+        self.page.connected_once = True
+        self._dirty.update(link.component.id for link in self.links)
+        try:
+            yield b": connected\n\n"
+            while True:
+                if self._closing is not None or krm_state.shut_down:
+                    yield close_frame(self._closing or SHUTDOWN_REASON)
+                    return
+                self._wake.clear()
+                changed, self._dirty = self._dirty, set()
+                parts = []
+                for link in self.links:
+                    if link.component.id not in changed:
+                        continue
+                    body = render_body(link.component, link.store, link.status, self.state.cache)
+                    digest = hashlib.sha256(body.encode()).hexdigest()
+                    if sent.get(link.component.id) != digest:
+                        sent[link.component.id] = digest
+                        parts.append(body_partial(link.component, body))
+                if parts:
+                    yield message("\n".join(parts))
+                terminal = [link.status for link in self.links if link.status.state == "terminal"]
+                if self.links and len(terminal) == len(self.links):
+                    yield close_frame(terminal[0].reason)
+                    return
+                if not self._wake.wait(heartbeat):
+                    self._keep_stores()
+                    yield HEARTBEAT
+        finally:
+            krm_state.streams.discard(self)
+            for step in reversed(undo):
+                step()
+
+
+def channel_response(state: UiState, page_id: str) -> Response:
+    """The SSE response for page ``page_id`` of the caller's session."""
+    try:
+        principal, drafts = session_of(state.krm)
+        page = page_of(drafts, page_id)
+    except Refusal as refusal:
+        return event_stream(iter([close_frame(refusal.message)]))
+    if state.krm._get_state().shut_down:
+        return event_stream(iter([close_frame(SHUTDOWN_REASON)]))
+    resend_all = page.connected_once or "Last-Event-ID" in request.headers
+    channel = Channel(state, principal, drafts, page, resend_all)
+    return event_stream(stream_with_context(channel.stream()))

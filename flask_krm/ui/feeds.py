@@ -1,0 +1,205 @@
+"""Feeds: what keeps a session's store current, and where its stream stands.
+
+A :class:`Feed` pumps one upstream subscription (the hub's shared watch of a scope, seen through
+one projection) into one session :class:`~flask_krm.store.LiveResourceStore`, in a greenlet of the
+application's group. It runs while something needs it: every page channel showing the store
+holds it, and a freshly rendered page holds it for a short while so the channel finds it running.
+When the last holder lets go it stops after a linger, and a later holder starts a new
+subscription, which begins with a fresh snapshot (the store keeps the drafts).
+
+The feed also tracks the stream's state (:class:`~flask_krm.ui.render.StreamStatus`): ``syncing``
+from ``reset`` to ``synced``, ``live`` after it, ``retrying`` while the upstream is unavailable,
+``terminal`` with a reason after a terminal error.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+from collections.abc import Callable
+
+import gevent
+import gevent.event
+from gevent.pool import Group
+
+from ..events import Event, Reset, StreamError, Synced
+from .render import CONNECTING, StreamStatus
+
+if t.TYPE_CHECKING:
+    from ..extension import Subscription
+    from ..store import LiveResourceStore
+
+log = logging.getLogger("flask_krm")
+
+Listener: t.TypeAlias = Callable[[], None]
+
+TERMINAL_REASONS: t.Final[t.Mapping[str, str]] = {
+    "FORBIDDEN": "You may not view this.",
+    "UNAUTHENTICATED": "You are signed out: sign in again, then reload the page.",
+    "SCOPE_INVALID": "This view is not available.",
+    "SLOW_CONSUMER": "The connection fell behind: reload the page to continue.",
+    "INTERNAL": "The live view stopped because of a server error: reload the page to try again.",
+    "UPSTREAM_UNAVAILABLE": "The cluster is unavailable: reload the page to try again.",
+}
+"""What a person is told for each terminal error code (the stream's own message may say more)."""
+
+RETRYING_REASON: t.Final = "The cluster is unavailable; retrying."
+
+
+SubscriptionOpener: t.TypeAlias = Callable[[], "Subscription"]
+
+
+def terminal_reason(error: StreamError) -> str:
+    """The text shown when ``error`` ended a component's stream."""
+    return TERMINAL_REASONS.get(error.code, "The live view stopped: reload the page to try again.")
+
+
+class Feed:
+    """One store, kept current by one upstream subscription while anything holds the feed.
+
+    :param store: the session store the events are applied to.
+    :param opener: opens a new upstream subscription (called in the pump greenlet).
+    :param group: the application's greenlet group (shutdown joins and kills it).
+    :param linger: seconds the subscription stays open after the last holder let go.
+    """
+
+    def __init__(self, store: LiveResourceStore, opener: SubscriptionOpener, group: Group, linger: float) -> None:
+        self.store = store
+        self._opener = opener
+        self._group = group
+        self._linger = linger
+        self._holders = 0
+        self._pump: gevent.Greenlet | None = None
+        self._stopper: gevent.Greenlet | None = None
+        self._timers: set[gevent.Greenlet] = set()
+        self._status = CONNECTING
+        self._listeners: list[Listener] = []
+        self._changed = gevent.event.Event()
+
+    @property
+    def status(self) -> StreamStatus:
+        return self._status
+
+    @property
+    def running(self) -> bool:
+        return self._pump is not None and not self._pump.dead
+
+    # -- holders -----------------------------------------------------------------------------
+
+    def acquire(self) -> None:
+        """Hold the feed: start the subscription unless it runs already."""
+        self._holders += 1
+        if self._stopper is not None:
+            self._stopper.kill(block=False)
+            self._stopper = None
+        if not self.running:
+            self._set_status(CONNECTING)
+            self._pump = self._group.spawn(self._run)
+
+    def release(self) -> None:
+        """Let go of the feed; the last holder's release stops it after the linger."""
+        self._holders = max(0, self._holders - 1)
+        if self._holders or self._stopper is not None:
+            return
+        if self._linger <= 0:
+            self.stop()
+        else:
+            self._stopper = gevent.Greenlet(self._stop_if_unheld)
+            self._group.add(self._stopper)
+            self._stopper.start_later(self._linger)
+
+    def hold_for(self, seconds: float) -> None:
+        """Hold the feed for ``seconds`` (a rendered page, until its channel connects)."""
+        self.acquire()
+
+        def release() -> None:
+            self._timers.discard(releaser)
+            self.release()
+
+        releaser = gevent.Greenlet(release)
+        self._timers.add(releaser)
+        self._group.add(releaser)
+        releaser.start_later(seconds)
+
+    def wait_live(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the stream to be live (or terminal); True when live."""
+        deadline = gevent.Timeout(timeout, False)
+        with deadline:
+            while self._status.state not in ("live", "terminal"):
+                self._changed.clear()
+                self._changed.wait()
+        return self._status.state == "live"
+
+    def stop(self) -> None:
+        """Close the subscription now (shutdown, or nobody holds the feed)."""
+        pump, self._pump = self._pump, None
+        if pump is not None and pump is not gevent.getcurrent():
+            pump.kill(block=False)
+
+    def close(self) -> None:
+        """Stop the subscription and every pending timer (the application is shutting down)."""
+        timers = list(self._timers) + ([self._stopper] if self._stopper is not None else [])
+        self._timers.clear()
+        self._stopper = None
+        for timer in timers:
+            timer.kill(block=False)
+        self.stop()
+
+    def _stop_if_unheld(self) -> None:
+        self._stopper = None
+        if not self._holders:
+            self.stop()
+
+    # -- listeners ---------------------------------------------------------------------------
+
+    def on_status(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener()`` after every status change; returns the unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _set_status(self, status: StreamStatus) -> None:
+        if status == self._status:
+            return
+        self._status = status
+        self._changed.set()
+        for listener in list(self._listeners):
+            listener()
+
+    # -- the pump ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        subscription: Subscription | None = None
+        try:
+            subscription = self._opener()
+            for batch in subscription.batches():
+                for event in batch:
+                    self.apply(event)
+        except gevent.GreenletExit:
+            raise
+        except Exception as exc:
+            log.error("a live view's subscription failed with %s", type(exc).__name__)
+            self._set_status(StreamStatus("terminal", TERMINAL_REASONS["INTERNAL"]))
+        finally:
+            if subscription is not None:
+                subscription.close()
+
+    def apply(self, event: Event) -> None:
+        """Apply one protocol event to the store and move the status along."""
+        if isinstance(event, StreamError):
+            if event.terminal:
+                self._set_status(StreamStatus("terminal", terminal_reason(event)))
+            elif event.code == "UPSTREAM_UNAVAILABLE":
+                self._set_status(StreamStatus("retrying", RETRYING_REASON))
+            else:
+                self._set_status(StreamStatus("syncing"))
+            return
+        self.store.apply(event)
+        if isinstance(event, Reset):
+            self._set_status(StreamStatus("syncing"))
+        elif isinstance(event, Synced):
+            self._set_status(StreamStatus("live"))

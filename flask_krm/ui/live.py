@@ -1,0 +1,176 @@
+"""The template globals behind the ``krm.list`` and ``krm.editor`` macros.
+
+Each call registers a live component on the request's page (creating the page, and emitting its
+one channel element, on the first call), starts the feed that keeps the session's store current,
+and renders the component root with its current body. When the hub already holds the scope, the
+first paint shows its content: the render waits a moment (:data:`~flask_krm.ui.state.FIRST_PAINT_WAIT`)
+for a new feed to go live.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import typing as t
+from collections.abc import Mapping
+
+from flask import g, render_template, url_for
+from markupsafe import Markup
+
+from .. import csrf
+from ..scope import Scope, parse_scope
+from .actions import registered_actions
+from .binding import Refusal, attach, authorize, session_of
+from .page import (
+    Component,
+    ComponentSpecError,
+    EditorSpec,
+    ListSpec,
+    Page,
+    make_component,
+    new_page_id,
+    parse_columns,
+    parse_fields,
+    parse_policy,
+    store_page,
+)
+from .render import StreamStatus, render_body
+from .state import FIRST_PAINT_WAIT, RENDER_HOLD, ui_state
+
+PAGE_KEY: t.Final = "_krm_ui_page"
+
+PAGE_HEADER: t.Final = "X-KRM-Page"
+"""Request header naming the page of a field edit or an action (set once on the component root)."""
+
+
+def _scope(value: t.Any) -> Scope:
+    if isinstance(value, Scope):
+        return value
+    if isinstance(value, (str, bytes, Mapping)):
+        return parse_scope(value)
+    raise ComponentSpecError(f"scope {value!r} is neither a Scope, a query string nor a mapping of parameters")
+
+
+def _projection(projection: str | None) -> str:
+    state = ui_state()
+    return projection or t.cast(str, state.krm.setting("PROJECTION"))
+
+
+def live_list(
+    scope: t.Any,
+    *,
+    columns: t.Any = None,
+    projection: str | None = None,
+    link: str | None = None,
+    title: str | None = None,
+) -> Markup:
+    """Template global ``krm_live_list`` (macro ``krm.list``): a live list of every object of ``scope``.
+
+    ``columns``: RFC 6901 pointers, ``(header, pointer)`` pairs or a header->pointer mapping (default:
+    Name, and Namespace for a scope across namespaces). ``link``: a URL pattern for the first cell,
+    with ``{name}`` and ``{namespace}``. Raises ``ValueError`` for arguments that describe no list.
+    """
+    parsed = _scope(scope)
+    spec = ListSpec(
+        scope=parsed,
+        projection=_projection(projection),
+        columns=parse_columns(columns, parsed),
+        link=link,
+        title=title or (f"{parsed.resource} in {parsed.namespace}" if parsed.namespace else parsed.resource),
+    )
+    return _live(make_component(spec), "krm/list.html")
+
+
+def live_editor(
+    scope: t.Any,
+    *,
+    name: str | None = None,
+    projection: str | None = None,
+    policy: t.Any = None,
+    fields: t.Any = None,
+    title: str | None = None,
+) -> Markup:
+    """Template global ``krm_live_editor`` (macro ``krm.editor``): a live editor of one named object.
+
+    ``name`` names the object (or the scope does). ``policy``: ``"default"``, ``"read-only"``, an
+    :class:`~flask_krm.store.EditPolicy` or editable pointers; it can only narrow the default
+    policy. ``fields``: the pointers to show (default: labels, annotations and every top-level
+    member but identity). Raises ``ValueError`` for arguments that describe no editor.
+    """
+    parsed = _scope(scope)
+    if name is not None:
+        parsed = dataclasses.replace(parsed, name=name)
+    if not parsed.name:
+        raise ComponentSpecError("krm.editor needs the object's name: krm.editor(scope, 'my-config')")
+    spec = EditorSpec(
+        scope=parsed,
+        projection=_projection(projection),
+        policy=parse_policy(policy),
+        fields=parse_fields(fields),
+        title=title or parsed.name,
+    )
+    return _live(make_component(spec), "krm/editor.html")
+
+
+def current_page() -> tuple[Page, bool]:
+    """The page the current request renders, and whether this call created it."""
+    page = g.get(PAGE_KEY)
+    if isinstance(page, Page):
+        return page, False
+    page = Page(new_page_id())
+    setattr(g, PAGE_KEY, page)
+    return page, True
+
+
+def body_digest(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _live(component: Component, template: str) -> Markup:
+    state = ui_state()
+    spec = component.spec
+    title = spec.title or component.id
+    context: dict[str, t.Any] = {
+        "component": component,
+        "spec": spec,
+        "title": title,
+        "actions": [],
+        "channel": False,
+        "headers": {csrf.HEADER: csrf.csrf_token()},
+    }
+    try:
+        principal, drafts = session_of(state.krm)
+        authorize(state.krm, principal, component)
+        store, feed = attach(state, principal, drafts, component)
+    except Refusal as refusal:
+        status = StreamStatus("terminal", refusal.message)
+        context["body"] = render_body(component, None, status, state.cache)
+        return Markup(render_template(template, **context))
+
+    page, _created = current_page()
+    first = not page.components
+    page.add(component)
+    feed.hold_for(RENDER_HOLD)
+    if feed.status.state != "live" and not store.snapshot_complete:
+        feed.wait_live(FIRST_PAINT_WAIT)
+    body = render_body(component, store, feed.status, state.cache)
+    page.painted[component.id] = body_digest(body)
+    store_page(drafts, page)
+    context.update(
+        body=body,
+        channel=first,
+        channel_url=url_for("krm.ui_channel", page_id=page.id),
+        headers={csrf.HEADER: csrf.csrf_token(), PAGE_HEADER: page.id},
+        actions=[
+            {
+                "name": action.name,
+                "label": action.label,
+                "url": url_for("krm.ui_action", component_id=component.id, name=action.name),
+            }
+            for action in registered_actions()
+        ]
+        if isinstance(spec, EditorSpec)
+        else [],
+    )
+    return Markup(render_template(template, **context))
+

@@ -1,0 +1,232 @@
+"""Live components and the pages that hold them.
+
+A host page that calls the ``krm.list`` or ``krm.editor`` macro registers each component on a
+:class:`Page` while it renders. The page lives server-side in the browser session's draft
+namespace (:meth:`flask_krm.sessions.SessionDrafts.page_state`), so only that session can open
+its channel or edit through it, and it disappears with the session's drafts.
+
+A component's id is derived from what it shows (kind, scope, projection, columns or fields,
+policy), never from the page or the session: the same editor on two pages, or in two sessions,
+has the same DOM ids, so a fragment rendered for a clean object can be shared by every session
+that shows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import typing as t
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..scope import Scope
+from ..store.paths import Path, path_to_pointer, pointer_to_path
+from ..store.policy import DEFAULT_POLICY, READ_ONLY_POLICY, EditPolicy
+from .widgets import FieldSelectionError, parse_field_roots
+
+if t.TYPE_CHECKING:
+    from ..sessions import SessionDrafts
+
+Kind: t.TypeAlias = t.Literal["list", "editor"]
+
+PAGE_STATE_PREFIX: t.Final = "krm.page"
+
+
+class ComponentSpecError(ValueError):
+    """A macro argument that cannot describe a component (a bad column, field or policy)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One list column: a header and the RFC 6901 pointer of the value it shows."""
+
+    header: str
+    path: Path
+
+    @property
+    def pointer(self) -> str:
+        return path_to_pointer(self.path)
+
+
+DEFAULT_COLUMNS: t.Final = (Column("Name", ("metadata", "name")),)
+NAMESPACE_COLUMN: t.Final = Column("Namespace", ("metadata", "namespace"))
+
+
+@dataclass(frozen=True, slots=True)
+class ListSpec:
+    """A live list: every object of ``scope``, one row each."""
+
+    scope: Scope
+    projection: str
+    columns: tuple[Column, ...]
+    link: str | None = None
+    """A URL pattern for each row's first cell: ``{name}`` and ``{namespace}`` are filled in."""
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EditorSpec:
+    """A live editor of the one object ``scope`` names."""
+
+    scope: Scope
+    projection: str
+    policy: EditPolicy
+    fields: tuple[Path, ...] | None = None
+    title: str | None = None
+
+
+Spec: t.TypeAlias = ListSpec | EditorSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """A live component: its id and what it shows."""
+
+    id: str
+    spec: Spec
+
+    @property
+    def kind(self) -> Kind:
+        return "list" if isinstance(self.spec, ListSpec) else "editor"
+
+    @property
+    def scope(self) -> Scope:
+        return self.spec.scope
+
+    @property
+    def projection(self) -> str:
+        return self.spec.projection
+
+    @property
+    def body_id(self) -> str:
+        """The element every live update of this component morphs."""
+        return f"{self.id}-body"
+
+    def element_id(self, path: Sequence[t.Any], suffix: str = "") -> str:
+        """A stable DOM id for the field at ``path`` (plus an optional suffix)."""
+        digest = hashlib.sha256(json.dumps(list(path)).encode()).hexdigest()[:12]
+        return f"{self.id}-f{digest}{suffix}"
+
+
+def component_id(spec: Spec) -> str:
+    """The id of the component showing ``spec``: the same everywhere ``spec`` is shown."""
+    if isinstance(spec, ListSpec):
+        shape: list[t.Any] = ["list", [[c.header, list(c.path)] for c in spec.columns], spec.link, spec.title]
+    else:
+        fields = None if spec.fields is None else [list(p) for p in spec.fields]
+        shape = ["editor", [list(r) for r in spec.policy.roots], fields, spec.title]
+    canonical = json.dumps([spec.scope.canonical_query(spec.projection), shape], sort_keys=True)
+    return "krm-" + hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def make_component(spec: Spec) -> Component:
+    return Component(component_id(spec), spec)
+
+
+# ------------------------------------------------------------------------- macro arguments --
+
+
+def parse_columns(columns: t.Any, scope: Scope) -> tuple[Column, ...]:
+    """Columns from a macro argument: pointers, ``(header, pointer)`` pairs, or a header->pointer mapping.
+
+    ``None`` gives Name (and Namespace when the scope spans namespaces).
+    """
+    if columns is None:
+        return DEFAULT_COLUMNS if scope.namespace else (DEFAULT_COLUMNS[0], NAMESPACE_COLUMN)
+    items: Iterable[t.Any] = columns.items() if isinstance(columns, Mapping) else columns
+    if isinstance(columns, (str, bytes)):
+        raise ComponentSpecError("columns= takes a list such as ['/metadata/name', ('Image', '/spec/image')]")
+    parsed: list[Column] = []
+    for item in items:
+        if isinstance(item, str):
+            header, pointer = None, item
+        elif isinstance(item, Sequence) and len(item) == 2 and all(isinstance(x, str) for x in item):
+            header, pointer = item[0], item[1]
+        else:
+            raise ComponentSpecError(f"column {item!r} is neither a pointer nor a (header, pointer) pair")
+        if not pointer.startswith("/"):
+            raise ComponentSpecError(f"column {pointer!r} is not a JSON pointer (it starts with '/')")
+        path = pointer_to_path(pointer)
+        if not path:
+            raise ComponentSpecError("a column shows one member, not the whole object")
+        parsed.append(Column(header if header is not None else path[-1].capitalize(), path))
+    if not parsed:
+        raise ComponentSpecError("columns= needs at least one column")
+    return tuple(parsed)
+
+
+def parse_policy(policy: t.Any) -> EditPolicy:
+    """An editor policy from a macro argument.
+
+    ``None`` or ``"default"``: :data:`~flask_krm.store.policy.DEFAULT_POLICY`; ``"read-only"``; an
+    :class:`~flask_krm.store.policy.EditPolicy`; or a list of editable pointers (``["/data"]``).
+    An editor can only narrow the default policy, so every root must lie inside it.
+    """
+    if policy is None or policy == "default":
+        return DEFAULT_POLICY
+    if policy == "read-only":
+        return READ_ONLY_POLICY
+    if isinstance(policy, EditPolicy):
+        chosen = policy
+    elif isinstance(policy, (list, tuple)):
+        try:
+            roots = parse_field_roots(policy) or ()
+            chosen = EditPolicy.only(*roots)
+        except (FieldSelectionError, ValueError) as exc:
+            raise ComponentSpecError(f"policy={policy!r}: {exc}") from None
+    else:
+        raise ComponentSpecError(
+            f"policy={policy!r} is not a policy: use 'default', 'read-only', an EditPolicy "
+            "or a list of editable pointers such as ['/data', '/metadata/labels']"
+        )
+    for root in chosen.roots:
+        if not DEFAULT_POLICY.covers(root):
+            raise ComponentSpecError(
+                f"policy root {path_to_pointer(root)!r} lies outside the default editable regions "
+                "(spec, metadata.labels, metadata.annotations, data, stringData); an editor can only narrow them"
+            )
+    return chosen
+
+
+def parse_fields(fields: t.Any) -> tuple[Path, ...] | None:
+    try:
+        return parse_field_roots(fields)
+    except FieldSelectionError as exc:
+        raise ComponentSpecError(str(exc)) from None
+
+
+# ----------------------------------------------------------------------------------- pages --
+
+
+@dataclass(eq=False)
+class Page:
+    """The live components of one rendered page, and what its first paint showed."""
+
+    id: str
+    components: dict[str, Component] = field(default_factory=dict)
+    painted: dict[str, str] = field(default_factory=dict)
+    """Component id -> digest of the body the page was rendered with."""
+    connected_once: bool = False
+
+    def add(self, component: Component) -> Component:
+        """Register ``component`` (a component shown twice on one page is one component)."""
+        return self.components.setdefault(component.id, component)
+
+
+def new_page_id() -> str:
+    """An unguessable page id (128 bits, URL-safe)."""
+    return secrets.token_urlsafe(16)
+
+
+def store_page(drafts: SessionDrafts, page: Page) -> None:
+    """Keep ``page`` in the session's namespace."""
+    drafts.page_state((PAGE_STATE_PREFIX, page.id))["page"] = page
+
+
+def find_page(drafts: SessionDrafts, page_id: str) -> Page | None:
+    """The page ``page_id`` of this session, or ``None`` (unknown, expired or another session's)."""
+    if not isinstance(page_id, str) or not page_id or len(page_id) > 64:
+        return None
+    found = drafts.page_state((PAGE_STATE_PREFIX, page_id)).get("page")
+    return found if isinstance(found, Page) else None

@@ -1,0 +1,272 @@
+"""Server-side rendering of live components into HTML fragments.
+
+A component's *body* is the part live updates replace (by morphing): the list's rows, or the
+editor's fields. Bodies are rendered from the session's store with the templates
+``krm/list_body.html``, ``krm/list_row.html`` and ``krm/editor_body.html`` (hosts override them by
+path). Rendering goes straight through the application's Jinja environment, not
+``render_template``: a body depends only on the store, never on the request, which is what lets
+a fragment be shared.
+
+Sharing: a list row, and an editor whose object has no draft changes and no conflicts in this
+session, are rendered once per visible content and kept in a bounded :class:`FragmentCache`; every
+session showing the same content reuses the bytes. Only an editor holding this session's draft is
+rendered for the session alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import typing as t
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from flask import current_app, url_for
+from markupsafe import Markup
+
+from ..events import Redaction
+from ..store.paths import MISSING, Path, get_at, pointer_to_path, text_path
+from .page import Component, EditorSpec, ListSpec
+from .widgets import EditorView, ObjectState, build_editor, display_text
+
+if t.TYPE_CHECKING:
+    from ..store import LiveResourceStore
+
+StreamState: t.TypeAlias = t.Literal["connecting", "syncing", "live", "retrying", "terminal"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStatus:
+    """Where one component's stream stands; ``reason`` says why it retries or stopped."""
+
+    state: StreamState
+    reason: str = ""
+
+    @property
+    def writable(self) -> bool:
+        return self.state == "live"
+
+
+CONNECTING: t.Final = StreamStatus("connecting")
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What the editor header shows about its object."""
+
+    kind: str
+    name: str
+    namespace: str
+
+
+class FragmentCache:
+    """A bounded, least-recently-used map of rendered fragments shared across sessions."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[Hashable, Markup] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get_or_render(self, key: Hashable, render: Callable[[], Markup]) -> Markup:
+        """The fragment cached under ``key``, rendering (and caching) it on a miss."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return found
+        fragment = render()
+        with self._lock:
+            self.misses += 1
+            self._items[key] = fragment
+            self._items.move_to_end(key)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return fragment
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def content_digest(value: t.Any) -> str:
+    """A digest of JSON content, insensitive to key order."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def render_template_fragment(name: str, **context: t.Any) -> Markup:
+    """Render a flask-krm template (overridable by path) without request-time context processors."""
+    template = current_app.jinja_env.get_or_select_template(name)
+    return Markup(template.render(context))
+
+
+def edit_url(component: Component) -> str:
+    """Where field edits of ``component`` are posted (the page is named by the ``X-KRM-Page`` header)."""
+    return url_for("krm.ui_edit", component_id=component.id)
+
+
+# ----------------------------------------------------------------------------------- lists --
+
+
+def _cell_text(obj: Mapping[str, t.Any], path: Path) -> str:
+    value = get_at(obj, path)
+    if value is MISSING or value is None:
+        return ""
+    if isinstance(value, (Mapping, list)):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return display_text(value)
+
+
+def _row_href(spec: ListSpec, obj: Mapping[str, t.Any]) -> str | None:
+    if spec.link is None:
+        return None
+    metadata = obj.get("metadata") or {}
+    return spec.link.format(
+        name=quote(str(metadata.get("name", "")), safe=""),
+        namespace=quote(str(metadata.get("namespace", "")), safe=""),
+    )
+
+
+def row_id(component: Component, uid: str) -> str:
+    return f"{component.id}-r{hashlib.sha256(uid.encode()).hexdigest()[:12]}"
+
+
+def _sort_key(obj: Mapping[str, t.Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return (str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+
+
+def render_list_body(
+    component: Component, store: LiveResourceStore | None, status: StreamStatus, cache: FragmentCache
+) -> Markup:
+    """The rows of a live list (none without a store), each shared across sessions through ``cache``."""
+    spec = component.spec
+    assert isinstance(spec, ListSpec)
+    objects = []
+    for uid in store.uids() if store is not None else ():
+        obj = store.server(uid)
+        if obj is not None:
+            objects.append((uid, obj))
+    objects.sort(key=lambda item: _sort_key(item[1]))
+    rows: list[Markup] = []
+    for uid, obj in objects:
+        cells = tuple(_cell_text(obj, column.path) for column in spec.columns)
+        href = _row_href(spec, obj)
+        rid = row_id(component, uid)
+        rows.append(
+            cache.get_or_render(
+                ("row", component.id, rid, cells, href),
+                lambda cells=cells, href=href, rid=rid: render_template_fragment(  # type: ignore[misc]
+                    "krm/list_row.html", component=component, spec=spec, row_id=rid, cells=cells, href=href
+                ),
+            )
+        )
+    return render_template_fragment(
+        "krm/list_body.html", component=component, spec=spec, status=status, rows=rows
+    )
+
+
+# --------------------------------------------------------------------------------- editors --
+
+
+def find_object(store: LiveResourceStore, spec: EditorSpec) -> str | None:
+    """The uid of the object an editor shows: the newest held object with the scope's name."""
+    found = None
+    for uid in store.uids():
+        obj = store.server(uid)
+        metadata = (obj or {}).get("metadata") or {}
+        if metadata.get("name") == spec.scope.name and (
+            not spec.scope.namespace or metadata.get("namespace", "") == spec.scope.namespace
+        ):
+            found = uid
+    return found
+
+
+def _redaction_map(redactions: Sequence[Redaction]) -> dict[Path, int]:
+    out: dict[Path, int] = {}
+    for redaction in redactions:
+        try:
+            out[pointer_to_path(redaction.path)] = redaction.rev
+        except ValueError:
+            continue
+    return out
+
+
+def object_state(store: LiveResourceStore, uid: str, spec: EditorSpec) -> ObjectState:
+    """Everything the field builder needs about ``uid``, with the editor's policy applied."""
+    draft = store.draft(uid) or {}
+    server = store.server(uid) or {}
+
+    def read_only(path: Path) -> bool:
+        return store.is_read_only(uid, path) or not spec.policy.covers(text_path(path))
+
+    return ObjectState(
+        draft=draft,
+        server=server,
+        read_only=read_only,
+        dirty_paths=store.dirty(uid),
+        conflicts={c.path: (c.theirs if c.present else MISSING) for c in store.conflicts(uid)},
+        redacted=_redaction_map(store.redactions(uid)),
+    )
+
+
+def _identity(obj: Mapping[str, t.Any]) -> Identity:
+    metadata = obj.get("metadata") or {}
+    return Identity(
+        kind=str(obj.get("kind", "")),
+        name=str(metadata.get("name", "")),
+        namespace=str(metadata.get("namespace", "")),
+    )
+
+
+def _render_editor(component: Component, status: StreamStatus, state: ObjectState | None) -> Markup:
+    spec = component.spec
+    view: EditorView | None = None
+    obj: Identity | None = None
+    if state is not None:
+        view = build_editor(state, spec.fields if isinstance(spec, EditorSpec) else None)
+        obj = _identity(state.server or state.draft)
+    return render_template_fragment(
+        "krm/editor_body.html",
+        component=component,
+        spec=spec,
+        status=status,
+        obj=obj,
+        view=view,
+        edit_url=edit_url(component),
+        field_id=component.element_id,
+    )
+
+
+def render_editor_body(
+    component: Component, store: LiveResourceStore | None, status: StreamStatus, cache: FragmentCache
+) -> Markup:
+    """The fields of a live editor: shared through ``cache`` while this session has no draft changes."""
+    spec = component.spec
+    assert isinstance(spec, EditorSpec)
+    uid = find_object(store, spec) if store is not None else None
+    if store is None or uid is None:
+        return cache.get_or_render(("editor", component.id, status, None), lambda: _render_editor(component, status, None))
+    state = object_state(store, uid, spec)
+    if state.dirty_paths or state.conflicts:
+        return _render_editor(component, status, state)
+    key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]))
+    return cache.get_or_render(key, lambda: _render_editor(component, status, state))
+
+
+def render_body(
+    component: Component, store: LiveResourceStore | None, status: StreamStatus, cache: FragmentCache
+) -> Markup:
+    """A component's live body (``store`` None: nothing is held, as for a refused component)."""
+    if isinstance(component.spec, ListSpec):
+        return render_list_body(component, store, status, cache)
+    return render_editor_body(component, store, status, cache)
+
+
+def body_partial(component: Component, body: Markup) -> str:
+    """The HTML that morphs ``body`` into the component on the page."""
+    return f'<hx-partial hx-target="#{component.body_id}" hx-swap="innerMorph">{body}</hx-partial>'

@@ -1,0 +1,93 @@
+"""Per-application UI state: the shared fragment cache, the feeds, and how feeds subscribe."""
+
+from __future__ import annotations
+
+import typing as t
+import weakref
+from dataclasses import dataclass, field
+
+from flask import Flask, current_app
+
+from ..store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, LiveResourceStore
+from .feeds import Feed
+from .page import Component
+from .render import FragmentCache
+
+if t.TYPE_CHECKING:
+    from ..extension import KrmStream, Subscription
+    from ..principal import Principal
+    from ..sessions import SessionDrafts
+
+FIRST_PAINT_WAIT: t.Final = 0.3
+"""Seconds a page render waits for a new feed to go live, so a watch the hub already holds paints at once."""
+
+RENDER_HOLD: t.Final = 30.0
+"""Seconds a rendered page keeps its feeds running while its channel connects."""
+
+
+@dataclass(eq=False)
+class UiState:
+    """The UI's state for one application."""
+
+    krm: KrmStream
+    cache: FragmentCache = field(default_factory=FragmentCache)
+    feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
+
+    def store_for(self, drafts: SessionDrafts, component: Component) -> LiveResourceStore:
+        """The session's store for ``component``'s scope and projection (made on first use).
+
+        Raises :class:`~flask_krm.errors.DraftLimitReached` when the session holds too many stores
+        with unsaved edits.
+        """
+        return drafts.store(component.scope, component.projection, new_store)
+
+    def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component, app: Flask) -> Feed:
+        """The feed that keeps ``store`` current (made on first use)."""
+        feed = self.feeds.get(store)
+        if feed is None:
+            scope, projection = component.scope, component.projection
+
+            def opener() -> Subscription:
+                with app.app_context():
+                    return self.krm.subscribe(principal, scope, projection, app)
+
+            state = self.krm._get_state(app)
+            state.streams.add(self)
+            feed = Feed(store, opener, state.group, linger=float(self.krm.setting("WATCH_LINGER", app)))
+            self.feeds[store] = feed
+        return feed
+
+    def end_for_shutdown(self) -> None:
+        """Stop every feed: the application is shutting down (the extension calls this)."""
+        for feed in list(self.feeds.values()):
+            feed.close()
+
+
+def new_store() -> LiveResourceStore:
+    """A session store as the UI makes them: the default policy (editors narrow it) and the
+    built-in keyed-list schemas."""
+    return LiveResourceStore(DEFAULT_POLICY, BUILTIN_LIST_SCHEMAS)
+
+
+_states: weakref.WeakKeyDictionary[Flask, UiState] = weakref.WeakKeyDictionary()
+
+
+def init_state(app: Flask, krm: KrmStream) -> UiState:
+    """Create the UI state of ``app`` (when the blueprint is registered)."""
+    state = _states[app] = UiState(krm=krm)
+    return state
+
+
+def ui_state(app: Flask | None = None) -> UiState:
+    """The UI state of ``app`` (default: the current app). Raises ``RuntimeError`` if none."""
+    if app is None:
+        app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+    try:
+        return _states[app]
+    except KeyError:
+        raise RuntimeError(
+            "flask-krm's live UI is not registered on this app: create KrmStream(app) first"
+        ) from None
+
+
+__all__ = ["FIRST_PAINT_WAIT", "RENDER_HOLD", "UiState", "init_state", "ui_state"]

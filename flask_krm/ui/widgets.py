@@ -1,0 +1,369 @@
+"""Editor fields: which widget shows each value of a projected object, and in what state.
+
+Pure: no Flask, no gevent. :func:`build_editor` walks the draft of one object under the editor's
+field roots and returns a tree of :class:`Field` values; the templates turn them into HTML and the
+edit views use :func:`widget_for` to read a submitted value back with the same widget the field was
+rendered with. Widget choice depends only on the value, the server's value and the path, so a field
+keeps its widget (and its DOM node) while a person types.
+
+Widgets:
+
+- ``text``, ``multiline`` (a value or its server value holds a line break), ``number``, ``boolean``
+- ``structured``: an array, edited atomically as JSON text
+- ``map``: a string map (labels, annotations, ``data``, ``stringData``...) with add, remove, rename
+- ``group``: any other object, its members shown one by one
+- ``masked``: a value the projection withholds (a Secret key): the key and its revision, no value
+- ``bytes``: a ``binaryData`` value, shown as its size only
+- ``absent``: a selected field the object does not have
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import typing as t
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
+
+WidgetKind: t.TypeAlias = t.Literal[
+    "text", "multiline", "number", "boolean", "structured", "map", "group", "masked", "bytes", "absent"
+]
+
+STRING_MAP_PATHS: t.Final[frozenset[tuple[str, ...]]] = frozenset(
+    {("metadata", "labels"), ("metadata", "annotations"), ("data",), ("stringData",)}
+)
+"""Objects always edited as key/value maps (keys added, removed and renamed)."""
+
+STRING_MAP_NAMES: t.Final[frozenset[str]] = frozenset({"labels", "annotations", "matchLabels", "nodeSelector"})
+"""Members with these names are key/value maps wherever they appear (selectors, templates)."""
+
+BYTES_MAP_PATHS: t.Final[frozenset[tuple[str, ...]]] = frozenset({("binaryData",)})
+"""Maps whose values are base64 bytes, shown as their size only."""
+
+HIDDEN_METADATA: t.Final[frozenset[str]] = frozenset(
+    {"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"}
+)
+
+DEFAULT_ROOTS: t.Final[tuple[Path, ...]] = (("metadata", "labels"), ("metadata", "annotations"))
+"""Always shown first by default; every top-level member except identity follows (see :func:`default_roots`)."""
+
+_IDENTITY_KEYS: t.Final = frozenset({"apiVersion", "kind", "metadata"})
+
+
+class FieldSelectionError(ValueError):
+    """A ``fields=`` entry that is neither an RFC 6901 pointer nor a sequence of segments."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictView:
+    """Someone else's value at a field the person also changed."""
+
+    path: Path
+    theirs_text: str
+    """Their value as text (JSON for structured values); empty when they removed it."""
+    theirs_removed: bool
+
+    @property
+    def pointer(self) -> str:
+        """The RFC 6901 pointer of the conflicting path."""
+        return path_to_pointer(self.path)
+
+    @property
+    def path_json(self) -> str:
+        """The path as the edit views read it back: a JSON array of segments."""
+        return path_json(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One rendered field (or a group of them)."""
+
+    path: Path
+    label: str
+    kind: WidgetKind
+    editable: bool
+    text: str = ""
+    """The value as the widget shows it (the input's value, or the read-only text)."""
+    checked: bool = False
+    dirty: bool = False
+    conflict: ConflictView | None = None
+    children: tuple[Field, ...] = ()
+    entry: bool = False
+    """A member of a ``map``: its key is renamed and the entry removed from the map."""
+    can_add: bool = False
+    """A ``map`` that accepts new keys."""
+    revision: int | None = None
+    """``masked``: the redaction revision (it grows when the hidden value changes)."""
+    size: int | None = None
+    """``bytes``: the decoded size."""
+    integral: bool = True
+    """``number``: whether the value is an integer (the input steps by 1)."""
+
+    @property
+    def pointer(self) -> str:
+        """The RFC 6901 pointer of the field."""
+        return path_to_pointer(self.path)
+
+    @property
+    def path_json(self) -> str:
+        """The path as the edit views read it back: a JSON array of segments."""
+        return path_json(self.path)
+
+    @property
+    def key(self) -> str:
+        """The last segment as text (the key of a map entry)."""
+        return str(self.path[-1]) if self.path else ""
+
+
+@dataclass(frozen=True, slots=True)
+class EditorView:
+    """Every field of one object, plus the conflicts no field shows."""
+
+    fields: tuple[Field, ...]
+    other_conflicts: tuple[ConflictView, ...]
+    conflict_count: int
+    dirty: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectState:
+    """What the store says about one object, gathered for rendering."""
+
+    draft: Mapping[str, t.Any]
+    server: Mapping[str, t.Any]
+    read_only: Callable[[Path], bool]
+    dirty_paths: Collection[Path] = ()
+    conflicts: Mapping[Path, t.Any] = field(default_factory=dict)
+    """Path -> their value (:data:`~flask_krm.store.paths.MISSING` when they removed it)."""
+    redacted: Mapping[Path, int] = field(default_factory=dict)
+    """Redacted path (string segments) -> revision."""
+
+
+def path_json(path: Sequence[t.Any]) -> str:
+    """A path as a compact JSON array of segments (how fields name their path to the edit views)."""
+    return json.dumps(list(path), separators=(",", ":"), ensure_ascii=False)
+
+
+# ------------------------------------------------------------------------------ selection --
+
+
+def parse_field_roots(fields: Iterable[t.Any] | None) -> tuple[Path, ...] | None:
+    """Normalise a ``fields=`` argument: RFC 6901 pointers or sequences of segments.
+
+    ``None`` means the default selection. Raises :class:`FieldSelectionError` for anything else.
+    """
+    if fields is None:
+        return None
+    if isinstance(fields, (str, bytes)):
+        raise FieldSelectionError("fields= takes a list of pointers such as ['/data', '/spec/replicas']")
+    roots: list[Path] = []
+    for item in fields:
+        if isinstance(item, str):
+            if not item.startswith("/"):
+                raise FieldSelectionError(f"field {item!r} is not a JSON pointer (it starts with '/')")
+            path: Path = pointer_to_path(item)
+        elif isinstance(item, Sequence) and not isinstance(item, bytes):
+            if not all(isinstance(s, str) or (isinstance(s, int) and not isinstance(s, bool)) for s in item):
+                raise FieldSelectionError(f"field {item!r} has a segment that is neither a key nor an index")
+            path = tuple(item)
+        else:
+            raise FieldSelectionError(f"field {item!r} is neither a JSON pointer nor a sequence of segments")
+        if not path:
+            raise FieldSelectionError("the whole object cannot be one field; name its members")
+        if path not in roots:
+            roots.append(path)
+    return tuple(roots)
+
+
+def default_roots(draft: Mapping[str, t.Any], server: Mapping[str, t.Any]) -> tuple[Path, ...]:
+    """Labels, annotations, then every top-level member except ``apiVersion``, ``kind`` and ``metadata``."""
+    roots: list[Path] = list(DEFAULT_ROOTS)
+    for source in (server, draft):
+        for key in source:
+            if key not in _IDENTITY_KEYS and (key,) not in roots:
+                roots.append((key,))
+    return tuple(roots)
+
+
+# -------------------------------------------------------------------------------- widgets --
+
+
+def is_string_map_path(path: Sequence[t.Any]) -> bool:
+    """Whether the object at ``path`` is edited as a key/value map."""
+    tpath = text_path(path)
+    return tpath in STRING_MAP_PATHS or (bool(tpath) and tpath[-1] in STRING_MAP_NAMES)
+
+
+def widget_for(path: Path, value: t.Any, server_value: t.Any = MISSING) -> WidgetKind:
+    """The widget that shows ``value`` at ``path`` (its server value breaks ties for text)."""
+    tpath = text_path(path)
+    if len(tpath) >= 2 and tpath[:-1] in BYTES_MAP_PATHS:
+        return "bytes"
+    if value is MISSING:
+        value = server_value
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, list):
+        return "structured"
+    if isinstance(value, Mapping):
+        return "map" if is_string_map_path(path) or tpath in BYTES_MAP_PATHS else "group"
+    if value is MISSING:
+        return "map" if is_string_map_path(path) else "absent"
+    if _has_line_break(value) or _has_line_break(server_value):
+        return "multiline"
+    return "text"
+
+
+def _has_line_break(value: t.Any) -> bool:
+    return isinstance(value, str) and ("\n" in value or "\r" in value)
+
+
+def display_text(value: t.Any) -> str:
+    """A value as one field shows it: strings as they are, numbers plainly, the rest as JSON."""
+    if value is MISSING:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else str(value)
+    if value is None:
+        return "null"
+    return structured_text(value)
+
+
+def structured_text(value: t.Any) -> str:
+    """Arrays and objects as indented JSON text, the form the ``structured`` widget edits."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def decoded_size(value: t.Any) -> int | None:
+    """The byte count of a base64 ``binaryData`` value; ``None`` if it is not valid base64."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return len(base64.b64decode(value, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------------------- building --
+
+
+class _Builder:
+    def __init__(self, state: ObjectState) -> None:
+        self.state = state
+        self.dirty = [text_path(p) for p in state.dirty_paths]
+        self.conflicts = {text_path(p): (tuple(p), theirs) for p, theirs in state.conflicts.items()}
+        self.revisions = {text_path(p): rev for p, rev in state.redacted.items()}
+        self.placed: set[tuple[str, ...]] = set()
+
+    def conflict_at(self, path: Path) -> ConflictView | None:
+        found = self.conflicts.get(text_path(path))
+        if found is None:
+            return None
+        self.placed.add(text_path(path))
+        return conflict_view(*found)
+
+    def is_dirty(self, path: Path) -> bool:
+        tpath = text_path(path)
+        n = len(tpath)
+        return any(p[:n] == tpath or tpath[: len(p)] == p for p in self.dirty)
+
+    def masked_under(self, tpath: tuple[str, ...]) -> list[str]:
+        """Keys of the redacted direct members of the map at ``tpath``, sorted."""
+        n = len(tpath)
+        return sorted(r[-1] for r in self.revisions if len(r) == n + 1 and r[:-1] == tpath)
+
+    def build(self, path: Path, label: str) -> Field:
+        draft_value = get_at(self.state.draft, path)
+        server_value = get_at(self.state.server, path)
+        tpath = text_path(path)
+        revision = self.revisions.get(tpath)
+        if revision is not None:
+            return Field(path, label, "masked", False, revision=revision)
+        kind = widget_for(path, draft_value, server_value)
+        editable = not self.state.read_only(path)
+        value = server_value if draft_value is MISSING and not editable else draft_value
+        dirty = self.is_dirty(path)
+        conflict = self.conflict_at(path)
+
+        def leaf(kind: WidgetKind, **extra: t.Any) -> Field:
+            return Field(path, label, kind, editable, dirty=dirty, conflict=conflict, **extra)
+
+        if kind == "bytes":
+            return Field(path, label, "bytes", False, size=decoded_size(value), dirty=dirty, conflict=conflict)
+        if kind == "map":
+            members = value if isinstance(value, Mapping) else {}
+            children = [replace(self.build(path + (key,), str(key)), entry=True) for key in members]
+            children += [
+                replace(self.build(path + (key,), key), entry=True)
+                for key in self.masked_under(tpath)
+                if key not in members
+            ]
+            can_add = not self.state.read_only(path + (_PROBE_KEY,))
+            return leaf("map", children=tuple(children), can_add=can_add)
+        if kind == "group":
+            members = value if isinstance(value, Mapping) else {}
+            return leaf("group", children=tuple(self.build(path + (key,), str(key)) for key in members))
+        if kind == "boolean":
+            return leaf("boolean", text=display_text(value), checked=value is True)
+        if kind == "number":
+            return leaf("number", text=display_text(value), integral=not isinstance(value, float))
+        if kind == "structured":
+            return leaf("structured", text=structured_text(value) if value is not MISSING else "")
+        return leaf(kind, text=display_text(value))
+
+
+_PROBE_KEY: t.Final = "\x00new"
+"""A key no object has: asking whether it is editable asks whether the map accepts new keys."""
+
+
+def conflict_view(path: Path, theirs: t.Any) -> ConflictView:
+    """How a conflict's other value is shown."""
+    if theirs is MISSING:
+        return ConflictView(path, "", True)
+    if isinstance(theirs, (list, Mapping)):
+        return ConflictView(path, structured_text(theirs), False)
+    return ConflictView(path, display_text(theirs), False)
+
+
+def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> EditorView:
+    """The fields of one object under ``roots`` (default: :func:`default_roots`)."""
+    builder = _Builder(state)
+    selected = roots if roots is not None else default_roots(state.draft, state.server)
+    fields: list[Field] = []
+    for root in selected:
+        if (
+            roots is None
+            and get_at(state.draft, root) is MISSING
+            and get_at(state.server, root) is MISSING
+            and not builder.conflicts.get(text_path(root))
+            and not builder.masked_under(text_path(root))
+        ):
+            continue
+        fields.append(builder.build(tuple(root), label_for(root)))
+    others = tuple(conflict_view(*found) for tp, found in builder.conflicts.items() if tp not in builder.placed)
+    return EditorView(
+        fields=tuple(fields),
+        other_conflicts=others,
+        conflict_count=len(builder.conflicts),
+        dirty=bool(builder.dirty),
+    )
+
+
+def label_for(path: Sequence[t.Any]) -> str:
+    """A root field's label: its path without ``metadata``, segments joined by ' › '."""
+    shown = [str(s) for s in path]
+    if len(shown) > 1 and shown[0] == "metadata":
+        shown = shown[1:]
+    return " › ".join(shown)
