@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import typing as t
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from flask import Flask, Response, current_app, g, has_app_context
+import gevent
+import gevent.queue
+from flask import Flask, Response, current_app, g, has_app_context, request
 from gevent.pool import Group
 
-from . import config, csrf, sessions
+from . import config, csrf, sessions, signals
 from .errors import ScopeDenied, Unauthenticated
+from .events import Event, StreamError
+from .ops import Failure, SourceOp
 from .principal import Principal, flask_login_principal
+from .sse import HEARTBEAT, FrameSequencer, heartbeat_interval
+from .stream import StreamEngine
 
 if t.TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
     from .scope import Scope, ScopePolicy
     from .upstream.clients import ApiClients
+    from .upstream.hub import Hub, HubObserver
 
 logger = logging.getLogger("flask_krm")
 
@@ -28,8 +36,22 @@ Verb: t.TypeAlias = t.Literal["get", "list", "watch", "create", "patch", "delete
 
 PrincipalLoader: t.TypeAlias = Callable[[], "Principal | None"]
 Authorizer: t.TypeAlias = Callable[["Principal", "Scope", str, str], bool]
-ClientLoader: t.TypeAlias = Callable[[str, "Principal"], "ApiClient"]
+ClientLoader: t.TypeAlias = Callable[[str, "Principal"], "ApiClient | None"]
 SaveHook: t.TypeAlias = Callable[..., t.Any]
+OpsSource: t.TypeAlias = Callable[["Scope", str, "Principal"], Iterable[SourceOp]]
+"""A plugged source: ``source(scope, projection, principal)`` returns one connection's operations.
+
+It is called once per subscription, in a greenlet of the application; iterating may block on
+gevent primitives. When the iteration ends the stream ends, as the connection of a replayed
+fixture does.
+"""
+
+SHUTDOWN_ERROR: t.Final = StreamError("INTERNAL", "the server is shutting down", terminal=True)
+SOURCE_FAILED: t.Final = Failure("INTERNAL", "the stream source failed", terminal=True)
+
+_preauthorized: contextvars.ContextVar[tuple[Principal, Scope, str] | None] = contextvars.ContextVar(
+    "krm_preauthorized", default=None
+)
 
 T_principal_loader = t.TypeVar("T_principal_loader", bound=PrincipalLoader)
 T_authorizer = t.TypeVar("T_authorizer", bound=Authorizer)
@@ -47,8 +69,30 @@ class _State:
     group: Group = field(default_factory=Group)
     drafts: sessions.DraftRegistry = field(default_factory=sessions.DraftRegistry)
     streams: set[t.Any] = field(default_factory=set)
+    """Open streams with an ``end_for_shutdown()`` method (page channels, plugged subscriptions)."""
+    sources: dict[str, OpsSource] = field(default_factory=dict)
     clients: ApiClients | None = None
+    hub: Hub | None = None
     shut_down: bool = False
+
+
+class Subscription(t.Protocol):
+    """One stream of one scope under one projection, as :meth:`KrmStream.subscribe` returns it.
+
+    Iterate it for SSE bytes (``seq`` from 1, heartbeats while idle) or use :meth:`batches` for
+    protocol events; either ends after a terminal error or when the source ends, and closes the
+    subscription. :class:`flask_krm.upstream.hub.Subscriber` is one.
+    """
+
+    def __iter__(self) -> Iterator[bytes]: ...
+
+    def batches(self, timeout: float | None = None) -> Iterator[list[Event]]:
+        """Events as they arrive; an empty batch after each idle ``timeout``."""
+        ...
+
+    def close(self) -> None:
+        """Stop being served. Idempotent."""
+        ...
 
 
 class KrmStream:
@@ -112,12 +156,7 @@ class KrmStream:
 
     def _get_state(self, app: Flask | None = None) -> _State:
         """The per-app state; ``app`` defaults to ``current_app``. :meta private:"""
-        if app is None:
-            if not has_app_context():
-                raise RuntimeError(
-                    "Working outside of application context: pass the app, or push an app context."
-                )
-            app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+        app = self._app(app)
         try:
             return self._states[app]
         except KeyError:
@@ -152,8 +191,10 @@ class KrmStream:
         """Decorator: register ``f(target, principal) -> kubernetes.client.ApiClient``.
 
         The client the upstream watches and writes use for the principal: per-user credentials or
-        impersonation (see :meth:`api_clients`), or one shared identity with the authorizer as the
-        only boundary. Required for Kubernetes targets. Returns ``f`` unchanged.
+        impersonation (``krm.api_clients().acting_as(target, Impersonation(principal.name))``), or
+        ``None`` for the target's own service identity, one watch shared by every principal with
+        the authorizer as the only boundary (re-asked on a timer). Required for Kubernetes
+        targets. Returns ``f`` unchanged.
         """
         self._client_loader = f
         return f
@@ -181,15 +222,19 @@ class KrmStream:
         other than a :class:`~flask_krm.principal.Principal` or ``None``; exceptions of the loader
         propagate.
         """
-        if "_krm_principal" not in g:
-            principal = self._principal_loader()
-            if principal is not None and not isinstance(principal, Principal):
-                raise TypeError(
-                    "the @krm.principal_loader function must return a flask_krm.Principal or None,"
-                    f" got {type(principal).__name__}"
-                )
-            g._krm_principal = principal
-        return t.cast("Principal | None", g._krm_principal)
+        # Keyed by the request: an outer app context (a test's) shares ``g`` between requests.
+        current = request._get_current_object()  # type: ignore[attr-defined]
+        cached = g.get("_krm_principal")
+        if cached is not None and cached[0] is current:
+            return t.cast("Principal | None", cached[1])
+        principal = self._principal_loader()
+        if principal is not None and not isinstance(principal, Principal):
+            raise TypeError(
+                "the @krm.principal_loader function must return a flask_krm.Principal or None,"
+                f" got {type(principal).__name__}"
+            )
+        g._krm_principal = (current, principal)
+        return principal
 
     def require_principal(self) -> Principal:
         """The current principal. Raises :class:`~flask_krm.errors.Unauthenticated` (401) if none."""
@@ -199,29 +244,72 @@ class KrmStream:
         return principal
 
     def is_authorized(self, principal: Principal, scope: Scope, projection: str, verb: Verb) -> bool:
-        """Ask the host's authorizer. Raises ``RuntimeError`` naming ``@krm.authorizer`` if none."""
+        """Ask the host's authorizer: ``True`` only when it returns ``True``.
+
+        An authorizer may also refuse by raising
+        :class:`flask_krm.upstream.authz.AccessDenied` (which gives ``False`` here); any other
+        exception propagates. Raises ``RuntimeError`` naming ``@krm.authorizer`` if none is
+        registered.
+        """
+        from .upstream.authz import AccessDenied
+
+        authorizer = self._require_authorizer()
+        try:
+            return authorizer(principal, scope, projection, verb) is True
+        except AccessDenied:
+            return False
+
+    def authorize(self, principal: Principal, scope: Scope, projection: str, verb: Verb) -> None:
+        """Raise :class:`~flask_krm.errors.ScopeDenied` (403) unless the authorizer allows it."""
+        from .upstream.authz import AccessDenied
+
+        authorizer = self._require_authorizer()
+        try:
+            allowed = authorizer(principal, scope, projection, verb) is True
+        except AccessDenied as denied:
+            raise ScopeDenied(denied.message) from None
+        if not allowed:
+            raise ScopeDenied(f"You may not {verb} this resource with the {projection} view.")
+
+    def _stream_refusal(self, principal: Principal, scope: Scope, projection: str) -> StreamError | None:
+        """The terminal error refusing a stream, or ``None`` when it is allowed. :meta private:
+
+        Mirrors the hub: ``False`` is ``FORBIDDEN``, ``AccessDenied`` carries its own code and
+        message, any other failure of the authorizer is ``INTERNAL`` (never an allow).
+        """
+        from .upstream.authz import AccessDenied
+
+        authorizer = self._require_authorizer()
+        try:
+            allowed = authorizer(principal, scope, projection, "watch") is True
+        except AccessDenied as denied:
+            return StreamError(denied.code, denied.message, terminal=True)
+        except Exception:
+            logger.exception("the authorizer failed; the stream is refused")
+            return StreamError("INTERNAL", "the authorization check failed", terminal=True)
+        if not allowed:
+            return StreamError("FORBIDDEN", "this stream is not permitted for the signed-in principal", terminal=True)
+        return None
+
+    def _require_authorizer(self) -> Authorizer:
         if self._authorizer is None:
             raise RuntimeError(
                 "flask-krm needs an authorizer: decorate a function (principal, scope, projection,"
                 " verb) -> bool with @krm.authorizer, or pass authorizer= to KrmStream()."
             )
-        return self._authorizer(principal, scope, projection, verb) is True
+        return self._authorizer
 
-    def authorize(self, principal: Principal, scope: Scope, projection: str, verb: Verb) -> None:
-        """Raise :class:`~flask_krm.errors.ScopeDenied` (403) unless the authorizer allows it."""
-        if not self.is_authorized(principal, scope, projection, verb):
-            raise ScopeDenied(f"You may not {verb} this resource with the {projection} view.")
-
-    def client_for(self, target: str, principal: Principal) -> ApiClient:
+    def client_for(self, target: str, principal: Principal) -> ApiClient | None:
         """The ``ApiClient`` for ``principal`` on ``target``, from the host's client loader.
 
+        ``None`` means the target's own service identity, shared by every principal.
         Raises ``RuntimeError`` naming ``@krm.client_loader`` if none is registered.
         """
         if self._client_loader is None:
             raise RuntimeError(
                 "flask-krm needs a client loader for Kubernetes targets: decorate a function"
-                " (target, principal) -> kubernetes.client.ApiClient with @krm.client_loader, or"
-                " pass client_loader= to KrmStream()."
+                " (target, principal) -> kubernetes.client.ApiClient | None with"
+                " @krm.client_loader, or pass client_loader= to KrmStream()."
             )
         return self._client_loader(target, principal)
 
@@ -250,7 +338,7 @@ class KrmStream:
         signed in.
         """
         principal = self.require_principal()
-        app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+        app = self._app(None)
         state = self._get_state(app)
         session_id = sessions.session_key(state.drafts, principal.name)
         limits = sessions.Limits(
@@ -266,8 +354,7 @@ class KrmStream:
 
     def setting(self, key: str, app: Flask | None = None) -> t.Any:
         """The validated value of ``KRM_<key>`` for ``app`` (default: the current app)."""
-        if app is None:
-            app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+        app = self._app(app)
         self._get_state(app)
         return config.get(app, key)
 
@@ -285,6 +372,95 @@ class KrmStream:
 
         return stream_response(self, scope, projection)
 
+    # ------------------------------------------------------------------------- subscriptions --
+
+    def plug_source(self, target: str, source: OpsSource, app: Flask | None = None) -> None:
+        """Serve ``target`` of ``app`` from ``source`` instead of a Kubernetes API server.
+
+        For tests, demos and hosts with their own backend: each subscription calls
+        ``source(scope, projection, principal)`` for its own operations (nothing is shared between
+        subscriptions) and runs them through its own stream engine. A plugged target needs no
+        ``KRM_TARGETS`` entry, but the scope policy must still list it.
+        """
+        self._get_state(app).sources[target] = source
+
+    def subscribe(
+        self, scope: Scope, projection: str, principal: Principal, app: Flask | None = None
+    ) -> Subscription:
+        """A new subscription to ``scope`` under ``projection``, acting for ``principal``.
+
+        The caller has checked the scope policy. The authorizer is asked (a refusal or a failure
+        gives a subscription that yields only the terminal error); a Kubernetes target is served by
+        the application's shared hub with the client from the client loader, a plugged target by
+        its source. ``app`` defaults to the current application or, in a greenlet without an
+        application context, to the only application this extension is registered on.
+
+        Raises ``RuntimeError`` when a Kubernetes target is requested in a process that gevent has
+        not monkey-patched, or after :meth:`shutdown`.
+        """
+        if app is None and not has_app_context() and len(self._states) == 1:
+            app = next(iter(self._states.keys()))
+        app = self._app(app)
+        state = self._get_state(app)
+        if state.shut_down:
+            raise RuntimeError("flask-krm was shut down for this application; it opens no new streams")
+        source = state.sources.get(scope.target)
+        if source is not None:
+            preauthorized = _preauthorized.get() == (principal, scope, projection)
+            refusal = None if preauthorized else self._stream_refusal(principal, scope, projection)
+            return _PluggedSubscription(
+                state,
+                StreamEngine(scope, projection),
+                principal,
+                source,
+                heartbeat=heartbeat_interval(config.get(app, "HEARTBEAT_INTERVAL")),
+                queue_depth=config.get(app, "QUEUE_DEPTH"),
+                refusal=refusal,
+            )
+        hub = self._hub(app, state)
+        return hub.subscribe(scope, projection, principal, client=self.client_for(scope.target, principal))
+
+    def _subscribe_authorized(
+        self, principal: Principal, scope: Scope, projection: str, app: Flask
+    ) -> Subscription:
+        """:meth:`subscribe` when the caller has just asked the authorizer. :meta private:"""
+        token = _preauthorized.set((principal, scope, projection))
+        try:
+            return self.subscribe(scope, projection, principal, app)
+        finally:
+            _preauthorized.reset(token)
+
+    def serves_target(self, target: str, app: Flask | None = None) -> bool:
+        """Whether ``target`` is configured in ``KRM_TARGETS`` or plugged with :meth:`plug_source`."""
+        state = self._get_state(app)
+        return target in state.sources or target in state.targets
+
+    def _hub(self, app: Flask, state: _State) -> Hub:
+        if state.hub is None:
+            from .upstream.hub import Hub, HubObserver
+
+            def authorize(principal: Principal, scope: Scope, projection: str) -> bool:
+                if _preauthorized.get() == (principal, scope, projection):
+                    return True
+                return self._require_authorizer()(principal, scope, projection, "watch") is True
+
+            state.hub = Hub(
+                self.api_clients(app),
+                authorize,
+                queue_depth=config.get(app, "QUEUE_DEPTH"),
+                linger=config.get(app, "WATCH_LINGER"),
+                heartbeat=config.get(app, "HEARTBEAT_INTERVAL"),
+                observer=t.cast("HubObserver", _SignalObserver(app)),
+            )
+        return state.hub
+
+    def _app(self, app: Flask | None) -> Flask:
+        if app is not None:
+            return app
+        if not has_app_context():
+            raise RuntimeError("Working outside of application context: pass the app, or push an app context.")
+        return t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+
     # ------------------------------------------------------------------------------ shutdown --
 
     def shutdown(self, app: Flask | None = None, *, timeout: float | None = None) -> None:
@@ -292,10 +468,9 @@ class KrmStream:
 
         Waits up to ``timeout`` seconds (default ``KRM_SHUTDOWN_TIMEOUT``) for greenlets to finish,
         then kills the rest. Call it from the server's exit path (gunicorn ``worker_exit``, a
-        SIGTERM handler). After it, streams of ``app`` are refused.
+        SIGTERM handler). Afterwards the application's streams are refused.
         """
-        if app is None:
-            app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+        app = self._app(app)
         state = self._get_state(app)
         if state.shut_down:
             return
@@ -304,7 +479,154 @@ class KrmStream:
             timeout = config.get(app, "SHUTDOWN_TIMEOUT")
         for stream in list(state.streams):
             stream.end_for_shutdown()
+        if state.hub is not None:
+            state.hub.shutdown(timeout)
         state.group.join(timeout=timeout)
         state.group.kill(block=True, timeout=1)
         if state.clients is not None:
             state.clients.close()
+
+
+class _Last:
+    """The final batch of a plugged subscription (possibly empty)."""
+
+    __slots__ = ("events",)
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+
+
+class _PluggedSubscription:
+    """A subscription served by a plugged source, through its own engine. :meta private:
+
+    A pump greenlet in the application's group feeds the source's operations to the engine and
+    queues the events; the bounded queue holds the source back when the reader is slow (nothing
+    is shared, so nobody else waits).
+    """
+
+    def __init__(
+        self,
+        state: _State,
+        engine: StreamEngine,
+        principal: Principal,
+        source: OpsSource,
+        *,
+        heartbeat: float,
+        queue_depth: int,
+        refusal: StreamError | None,
+    ) -> None:
+        self._state = state
+        self.engine = engine
+        self.principal = principal
+        self._heartbeat = heartbeat
+        self._queue: gevent.queue.Queue[list[Event] | _Last] = gevent.queue.Queue(maxsize=queue_depth)
+        self._ended = False
+        self._closed = False
+        self._pump: gevent.Greenlet | None = None
+        if refusal is not None:
+            self._queue.put_nowait(_Last([refusal]))
+            return
+        state.streams.add(self)
+        self._pump = state.group.spawn(self._run, source)
+
+    def __iter__(self) -> Iterator[bytes]:
+        sequencer = FrameSequencer()
+        try:
+            while True:
+                events = self.take(self._heartbeat)
+                if events is None:
+                    return
+                if not events:
+                    yield HEARTBEAT
+                    continue
+                yield b"".join([sequencer.frame(event) for event in events])
+        finally:
+            self.close()
+
+    def batches(self, timeout: float | None = None) -> Iterator[list[Event]]:
+        wait = self._heartbeat if timeout is None else timeout
+        try:
+            while True:
+                events = self.take(wait)
+                if events is None:
+                    return
+                yield events
+        finally:
+            self.close()
+
+    def take(self, timeout: float | None) -> list[Event] | None:
+        """The next events, ``[]`` after ``timeout`` idle seconds, ``None`` once over."""
+        if self._closed or self._ended:
+            self.close()
+            return None
+        try:
+            item = self._queue.get(timeout=timeout)
+        except gevent.queue.Empty:
+            return []
+        if isinstance(item, _Last):
+            self._ended = True
+            return item.events or self.take(timeout)
+        return item
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._state.streams.discard(self)
+        if self._pump is not None and self._pump is not gevent.getcurrent():
+            self._pump.kill(block=True)
+
+    def end_for_shutdown(self) -> None:
+        """End with a terminal error as the next event; what was queued is dropped."""
+        if self._closed or self._ended:
+            return
+        if self._pump is not None:
+            self._pump.kill(block=True)
+        while not self._queue.empty():
+            self._queue.get_nowait()
+        self._queue.put_nowait(_Last([SHUTDOWN_ERROR] if not self.engine.closed else []))
+
+    def _run(self, source: OpsSource) -> None:
+        engine = self.engine
+        ops: Iterable[SourceOp] = ()
+        try:
+            ops = source(engine.scope, engine.projection, self.principal)
+            for op in ops:
+                events = engine.feed(op)
+                if engine.closed:
+                    self._queue.put(_Last(events))
+                    return
+                if events:
+                    self._queue.put(events)
+            self._queue.put(_Last([]))
+        except Exception:
+            logger.exception("a plugged stream source failed; its stream ends")
+            self._queue.put(_Last(engine.feed(SOURCE_FAILED)))
+        finally:
+            close = getattr(ops, "close", None)
+            if callable(close):
+                close()
+
+
+class _SignalObserver:
+    """Sends the hub's lifecycle events as :mod:`flask_krm.signals`. :meta private:"""
+
+    def __init__(self, app: Flask) -> None:
+        self._app = weakref.ref(app)
+
+    def _send(self, signal: t.Any, **kwargs: t.Any) -> None:
+        app = self._app()
+        if app is not None:
+            signal.send(app, **kwargs)
+
+    def watch_started(self, scope: Scope) -> None:
+        self._send(signals.watch_started, target=scope.target, scope=scope)
+
+    def watch_stopped(self, scope: Scope) -> None:
+        self._send(signals.watch_stopped, target=scope.target, scope=scope)
+
+    def watch_failed(self, scope: Scope, failure: Failure) -> None:
+        self._send(signals.watch_failed, target=scope.target, scope=scope, failure=failure)
+
+    def subscriber_overflowed(self, scope: Scope) -> None:
+        self._send(signals.subscriber_overflowed, scope=scope)

@@ -17,8 +17,8 @@ _signals = Namespace()
 stream_opened = _signals.signal("krm-stream-opened")
 
 #: A stream ended. Keyword arguments: ``principal``, ``scope``, ``projection`` and ``reason``:
-#: ``"client-closed"``, ``"source-ended"``, ``"terminal"`` (a terminal error was the last event) or
-#: ``"shutdown"``.
+#: ``"client-closed"`` (the consumer went away), ``"ended"`` (a terminal error was the last event,
+#: or the source ended) or ``"shutdown"``.
 stream_closed = _signals.signal("krm-stream-closed")
 
 #: An upstream watch opened. Keyword arguments: ``target``, ``scope``.
@@ -28,14 +28,17 @@ watch_started = _signals.signal("krm-watch-started")
 #: arguments: ``target``, ``scope``.
 watch_stopped = _signals.signal("krm-watch-stopped")
 
-#: An upstream watch failed. Keyword arguments: ``target``, ``scope``, ``exc``.
+#: An upstream watch reported a failure, terminal or retrying. Keyword arguments: ``target``,
+#: ``scope``, ``failure`` (a :class:`flask_krm.ops.Failure`).
 watch_failed = _signals.signal("krm-watch-failed")
 
 #: A subscriber fell too far behind its bounded queue and is being resnapshotted. Keyword
 #: argument: ``scope``.
 subscriber_overflowed = _signals.signal("krm-subscriber-overflowed")
 
-#: A save reached the API server and succeeded (for audit). Keyword arguments: ``principal``,
-#: ``target``, ``scope``, ``uid``, ``resource_version`` (the new one) and ``fields`` (the RFC 6901
-#: paths the patch touched; never their values).
+#: A write (save, create or delete) was accepted by the API server, for audit. Keyword arguments:
+#: ``principal``, ``target``, ``scope``, ``uid``, ``resource_version`` (the new one, if known),
+#: ``fields`` (the RFC 6901 paths written), ``identity``, ``operation``, ``outcome``, ``diff`` (RFC
+#: 6902 operations in which redacted paths are named but never valued) and ``redacted_paths``.
+#: Sent by :mod:`flask_krm.save`.
 saved = _signals.signal("krm-saved")

@@ -2,46 +2,44 @@
 
 A stream request is handled in the reference gateway's order: authenticate, parse the scope,
 check it against ``KRM_SCOPE_POLICY``, pick the projection, authorize the principal for the exact
-scope and projection, then stream. A refused request still gets HTTP 200 and SSE headers, then
+scope and projection, then stream. A refused request still gets HTTP 200 and the SSE headers, then
 exactly one terminal error event with ``seq`` 1 (a browser ``EventSource`` cannot read a non-200
 body); no ``reset`` is ever sent. Authentication comes first, so an anonymous caller learns
-nothing about which scopes exist.
+nothing about which scopes exist. Refusals send no signal: :data:`~flask_krm.signals.stream_opened`
+marks a stream that passed every check.
 """
 
 from __future__ import annotations
 
 import logging
 import typing as t
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterator, Mapping
 
-from flask import Blueprint, Flask, Response, request
+from flask import Blueprint, Flask, Response, current_app, request
 
-from . import config, csrf
+from . import config, csrf, signals
 from .events import ErrorCode, StreamError, encode_body, frame
 from .projection import PROJECTIONS
 from .scope import Scope, ScopeError, parse_scope
+from .sse import HEADERS
 
 if t.TYPE_CHECKING:
-    from .extension import KrmStream
+    from .extension import KrmStream, Subscription
+    from .principal import Principal
 
 logger = logging.getLogger("flask_krm")
 
-STREAM_HEADERS: t.Final[Mapping[str, str]] = {
-    "X-KRM-Stream-Protocol": "1",
-    "Cache-Control": "no-cache, no-transform",
-    "Connection": "keep-alive",
-    "X-Accel-Buffering": "no",
-}
-
 UNIDENTIFIED_MESSAGE: t.Final = "the caller could not be identified"
 UNAUTHENTICATED_MESSAGE: t.Final = "sign in to open this stream"
-FORBIDDEN_MESSAGE: t.Final = "this stream is not permitted for the signed-in principal"
-AUTHORIZER_FAILED_MESSAGE: t.Final = "the authorization check failed"
 SHUTDOWN_MESSAGE: t.Final = "the server is shutting down"
 
 
 def make_blueprint(krm: KrmStream, app: Flask) -> Blueprint:
-    """Build the ``krm`` blueprint for ``app``: the JSON stream endpoint and CSRF protection."""
+    """Build the ``krm`` blueprint for ``app``: the JSON stream endpoint, CSRF protection on every
+    state-changing request, and the live UI's routes, templates and static files."""
+    from . import ui
+
     bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
     bp.before_request(csrf.protect)
 
@@ -49,19 +47,24 @@ def make_blueprint(krm: KrmStream, app: Flask) -> Blueprint:
     def resource_stream() -> Response:
         return stream_response(krm, request.args, request.args.get("projection") or None)
 
+    ui.register(bp, krm)
     return bp
 
 
 def refusal(code: ErrorCode, message: str) -> Response:
     """An SSE response carrying one terminal error event with ``seq`` 1, over HTTP 200."""
     body = frame(1, encode_body(StreamError(code, message, terminal=True)))
-    return Response(body, status=200, mimetype="text/event-stream", headers=dict(STREAM_HEADERS))
+    return Response(body, status=200, headers=list(HEADERS))
 
 
 def stream_response(
     krm: KrmStream, scope: Scope | Mapping[str, t.Any] | str, projection: str | None
 ) -> Response:
-    """Authenticate, validate and authorize a stream request, then stream it (see the module doc)."""
+    """Authenticate, validate and authorize a stream request, then stream it (see the module doc).
+
+    Everything the stream needs is captured here: the generator runs without a request context.
+    """
+    app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
     try:
         principal = krm.current_principal()
     except Exception:
@@ -69,34 +72,67 @@ def stream_response(
         return refusal("FORBIDDEN", UNIDENTIFIED_MESSAGE)
     if principal is None:
         return refusal("UNAUTHENTICATED", UNAUTHENTICATED_MESSAGE)
-    state = krm._get_state()
     try:
         if not isinstance(scope, Scope):
             scope = parse_scope(scope)
-        state.policy.check(scope)
+        krm.scope_policy(app).check(scope)
     except ScopeError as exc:
         return refusal("SCOPE_INVALID", exc.message)
+    if not krm.serves_target(scope.target, app):
+        return refusal("SCOPE_INVALID", f"target {scope.target!r} is not served here")
     if projection is None:
-        projection = t.cast(str, config.get(_app(), "PROJECTION"))
+        projection = t.cast(str, config.get(app, "PROJECTION"))
     if projection not in PROJECTIONS:
         return refusal(
             "SCOPE_INVALID", f"projection {projection!r} is unknown; use one of {', '.join(PROJECTIONS)}"
         )
-    try:
-        allowed = krm.is_authorized(principal, scope, projection, "watch")
-    except RuntimeError:
-        raise
-    except Exception:
-        logger.exception("the authorizer failed; the stream is refused")
-        return refusal("INTERNAL", AUTHORIZER_FAILED_MESSAGE)
-    if not allowed:
-        return refusal("FORBIDDEN", FORBIDDEN_MESSAGE)
-    if state.shut_down:
+    denied = krm._stream_refusal(principal, scope, projection)
+    if denied is not None:
+        return refusal(denied.code, denied.message)
+    if krm._get_state(app).shut_down:
         return refusal("INTERNAL", SHUTDOWN_MESSAGE)
-    raise NotImplementedError("streaming is wired to the upstream hub next")
+    subscription = krm._subscribe_authorized(principal, scope, projection, app)
+    connection = _Connection(app, subscription, principal, scope, projection)
+    signals.stream_opened.send(app, principal=principal, scope=scope, projection=projection)
+    response = Response(connection.chunks(), status=200, headers=list(HEADERS))
+    response.call_on_close(connection.client_closed)
+    return response
 
 
-def _app() -> Flask:
-    from flask import current_app
+class _Connection:
+    """One open JSON stream: its chunks, and the ``stream_closed`` signal sent exactly once."""
 
-    return t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+    def __init__(
+        self, app: Flask, subscription: Subscription, principal: Principal, scope: Scope, projection: str
+    ) -> None:
+        self._app = weakref.ref(app)
+        self._subscription = subscription
+        self._principal = principal
+        self._scope = scope
+        self._projection = projection
+        self._finished = False
+
+    def chunks(self) -> Iterator[bytes]:
+        reason = "client-closed"
+        try:
+            yield from self._subscription
+            app = self._app()
+            shut_down = app is not None and app.extensions["krm"]._get_state(app).shut_down
+            reason = "shutdown" if shut_down else "ended"
+        finally:
+            self._finish(reason)
+
+    def client_closed(self) -> None:
+        """The WSGI server closed the response (also when the body was never iterated)."""
+        self._finish("client-closed")
+
+    def _finish(self, reason: str) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        self._subscription.close()
+        app = self._app()
+        if app is not None:
+            signals.stream_closed.send(
+                app, principal=self._principal, scope=self._scope, projection=self._projection, reason=reason
+            )

@@ -1,0 +1,83 @@
+"""Registration: factory pattern, double registration, several apps, unregistered use, shutdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from flask_krm import KrmStream
+from flask_krm.extension import _State
+
+from .conftest import make_app
+
+
+def test_factory_pattern_registers_under_krm(tmp_path: Path) -> None:
+    krm = KrmStream()
+    app = make_app(tmp_path)
+    krm.init_app(app)
+    assert app.extensions["krm"] is krm
+    assert "krm" in app.blueprints
+    assert {r.rule for r in app.url_map.iter_rules() if r.endpoint == "krm.resource_stream"} == {
+        "/krm/resource-stream/v1"
+    }
+    assert app.jinja_env.globals["krm_csrf_token"] is not None
+
+
+def test_url_prefix_is_configurable(tmp_path: Path) -> None:
+    app = make_app(tmp_path, KRM_URL_PREFIX="/live")
+    KrmStream(app)
+    rules = {r.rule for r in app.url_map.iter_rules() if r.endpoint == "krm.resource_stream"}
+    assert rules == {"/live/resource-stream/v1"}
+
+
+def test_registering_twice_on_one_app_is_an_error(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    KrmStream(app)
+    with pytest.raises(RuntimeError, match="already been registered"):
+        KrmStream(app)
+
+
+def test_one_instance_serves_two_apps_with_separate_state(tmp_path: Path) -> None:
+    krm = KrmStream()
+    first = make_app(tmp_path / "a", KRM_URL_PREFIX="/one")
+    second = make_app(tmp_path / "b", KRM_URL_PREFIX="/two")
+    krm.init_app(first)
+    krm.init_app(second)
+    assert krm._get_state(first) is not krm._get_state(second)
+    assert krm._get_state(first).url_prefix == "/one"
+    with second.app_context():
+        assert krm._get_state().url_prefix == "/two"
+    assert first.test_client().get("/two/resource-stream/v1").status_code == 404
+    assert second.test_client().get("/two/resource-stream/v1").status_code == 200
+
+
+def test_unregistered_app_is_a_clear_error(tmp_path: Path) -> None:
+    krm = KrmStream()
+    app = Flask("other", instance_path=str(tmp_path))
+    with app.app_context(), pytest.raises(RuntimeError, match="forget to call 'init_app'"):
+        krm._get_state()
+    with pytest.raises(RuntimeError, match="application context"):
+        krm._get_state()
+
+
+def test_init_app_spawns_nothing(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    krm = KrmStream(app)
+    state: _State = krm._get_state(app)
+    assert len(state.group) == 0
+    assert len(state.drafts) == 0
+
+
+def test_shutdown_is_idempotent_and_refuses_later_streams(app: Flask, krm: KrmStream) -> None:
+    krm.shutdown(app)
+    krm.shutdown(app)
+    assert krm._get_state(app).shut_down
+    client = app.test_client()
+    client.get("/login/admin")
+    response = client.get("/krm/resource-stream/v1?target=demo&version=v1&resource=configmaps&namespace=app")
+    assert response.data == (
+        b'data: {"seq":1,"type":"error","code":"INTERNAL","message":"the server is shutting down",'
+        b'"terminal":true}\n\n'
+    )

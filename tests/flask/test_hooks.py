@@ -1,0 +1,135 @@
+"""Host hooks: decorators, required hooks, and the Flask-Login default principal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from flask_krm import KrmStream, Principal, Scope, Unauthenticated
+
+from .conftest import make_app
+
+SCOPE = Scope(target="demo", version="v1", resource="configmaps", namespace="app")
+
+
+def test_decorators_return_the_function_unchanged() -> None:
+    krm = KrmStream()
+
+    def load() -> Principal | None:
+        return None
+
+    def allow(principal: Principal, scope: Scope, projection: str, verb: str) -> bool:
+        return True
+
+    def client(target: str, principal: Principal) -> object:
+        return object()
+
+    def save(*args: object) -> None:
+        return None
+
+    assert krm.principal_loader(load) is load
+    assert krm.authorizer(allow) is allow
+    assert krm.client_loader(client) is client  # type: ignore[arg-type]
+    assert krm.save_hook(save) is save
+    assert krm.saver is save
+
+
+def test_missing_authorizer_names_the_decorator(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    krm = KrmStream(app)
+    with pytest.raises(RuntimeError, match=r"@krm\.authorizer"):
+        krm.is_authorized(Principal("admin"), SCOPE, "krm-full/v1", "watch")
+
+
+def test_missing_authorizer_fails_a_stream_request_loudly(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    KrmStream(app)
+    client = app.test_client()
+    client.get("/login/admin")
+    with pytest.raises(RuntimeError, match=r"@krm\.authorizer"):
+        client.get("/krm/resource-stream/v1?target=demo&version=v1&resource=configmaps&namespace=app")
+
+
+def test_missing_client_loader_names_the_decorator(app: Flask, krm: KrmStream) -> None:
+    with pytest.raises(RuntimeError, match=r"@krm\.client_loader"):
+        krm.client_for("demo", Principal("admin"))
+
+
+def test_client_loader_receives_target_and_principal(app: Flask, krm: KrmStream) -> None:
+    seen: list[tuple[str, Principal]] = []
+    sentinel = object()
+
+    @krm.client_loader
+    def load(target: str, principal: Principal) -> object:
+        seen.append((target, principal))
+        return sentinel
+
+    assert krm.client_for("demo", Principal("editor")) is sentinel
+    assert seen == [("demo", Principal("editor"))]
+
+
+def test_no_save_hook_means_the_default_save_flow(krm: KrmStream) -> None:
+    assert krm.saver is None
+
+
+def test_default_principal_comes_from_flask_login(app: Flask, krm: KrmStream) -> None:
+    client = app.test_client()
+    with client:
+        client.get("/logout")
+        assert krm.current_principal() is None
+    with client:
+        client.get("/login/editor")
+        principal = krm.current_principal()
+        assert principal == Principal("editor")
+        assert principal is not None and principal.user.get_id() == "editor"
+
+
+def test_without_flask_login_nobody_is_signed_in(tmp_path: Path) -> None:
+    app = Flask("plain", instance_path=str(tmp_path))
+    krm = KrmStream(app)
+    with app.test_request_context():
+        assert krm.current_principal() is None
+        with pytest.raises(Unauthenticated):
+            krm.require_principal()
+
+
+def test_custom_principal_loader_is_called_once_per_request(app: Flask, krm: KrmStream) -> None:
+    calls: list[int] = []
+
+    @krm.principal_loader
+    def load() -> Principal:
+        calls.append(1)
+        return Principal("svc", groups=("ops",))
+
+    with app.test_request_context():
+        assert krm.current_principal() == Principal("svc", groups=("ops",))
+        assert krm.require_principal().groups == ("ops",)
+    assert calls == [1]
+
+
+def test_principal_loader_must_return_a_principal(app: Flask, krm: KrmStream) -> None:
+    krm.principal_loader(lambda: "admin")  # type: ignore[arg-type,return-value]
+    with app.test_request_context(), pytest.raises(TypeError, match="must return a flask_krm.Principal or None"):
+        krm.current_principal()
+
+
+def test_principal_needs_a_name() -> None:
+    with pytest.raises(ValueError, match="non-empty string name"):
+        Principal("")
+
+
+def test_authorize_raises_forbidden_with_the_verb(app: Flask, krm: KrmStream, authorizer: object) -> None:
+    from flask_krm import ScopeDenied
+
+    authorizer.denied_users.add("viewer")  # type: ignore[attr-defined]
+    krm.authorize(Principal("editor"), SCOPE, "krm-full/v1", "patch")
+    with pytest.raises(ScopeDenied, match="You may not patch") as caught:
+        krm.authorize(Principal("viewer"), SCOPE, "krm-full/v1", "patch")
+    assert caught.value.code == 403
+
+
+def test_only_a_true_result_allows(app: Flask, krm: KrmStream) -> None:
+    krm.authorizer(lambda *args: "yes")  # type: ignore[arg-type,return-value]
+    assert krm.is_authorized(Principal("editor"), SCOPE, "krm-full/v1", "watch") is False
