@@ -22,7 +22,7 @@ class SaveIntent:
 
     def conditional_patch(self) -> dict[str, Any]:
         """The patch with the ``metadata.uid`` and ``metadata.resourceVersion`` preconditions added."""
-        patch = json_copy(self.patch)
+        patch: dict[str, Any] = json_copy(self.patch)
         metadata = patch.get("metadata")
         patch["metadata"] = {
             **(metadata if isinstance(metadata, dict) else {}),

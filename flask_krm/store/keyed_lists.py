@@ -113,15 +113,12 @@ _POD_SPEC: Final = {
     },
 }
 _TEMPLATE: Final = {"type": "object", "properties": {"spec": _POD_SPEC}}
-_WORKLOAD: Final = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"template": _TEMPLATE}}}}
+_WORKLOAD_SPEC: Final = {"type": "object", "properties": {"template": _TEMPLATE}}
+_WORKLOAD: Final = {"type": "object", "properties": {"spec": _WORKLOAD_SPEC}}
+_JOB_TEMPLATE: Final = {"type": "object", "properties": {"spec": _WORKLOAD_SPEC}}
 _CRON_JOB: Final = {
     "type": "object",
-    "properties": {
-        "spec": {
-            "type": "object",
-            "properties": {"jobTemplate": {"type": "object", "properties": {"spec": _WORKLOAD["properties"]["spec"]}}},
-        }
-    },
+    "properties": {"spec": {"type": "object", "properties": {"jobTemplate": _JOB_TEMPLATE}}},
 }
 
 BUILTIN_LIST_SCHEMAS: Final[Mapping[tuple[str, str], Schema]] = {

@@ -167,10 +167,11 @@ class _Merger:
             index = by_ours.get(identity)
             o = MISSING if index is None else ours[index]
             item_path = path + (len(out),)
-            if MISSING in (b, o, t):
-                merged = self.item(path, item_path, None if index is None else ours_path + (index,), b, o, t, theirs)
+            our_item_path = None if index is None else ours_path + (index,)
+            if our_item_path is None or b is MISSING or t is MISSING:
+                merged = self.item(path, item_path, our_item_path, b, o, t, theirs)
             else:
-                merged = self.editable(item_path, ours_path + (index,), b, o, t)
+                merged = self.editable(item_path, our_item_path, b, o, t)
             if merged is not MISSING:
                 out.append(merged)
         if not out and theirs is MISSING:

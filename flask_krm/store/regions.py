@@ -27,10 +27,10 @@ class Regions:
 
     def __init__(self, policy: EditPolicy, obj: Any, redacted: Iterable[Sequence[str]] = ()) -> None:
         blocked = set(ALWAYS_READ_ONLY)
-        for path in redacted:
-            blocked.add(text_path(_through_lists(obj, path)))
-        for path in opaque_paths(obj):
-            blocked.add(text_path(_through_lists(obj, path)))
+        for redacted_path in redacted:
+            blocked.add(text_path(_through_lists(obj, redacted_path)))
+        for opaque_path in opaque_paths(obj):
+            blocked.add(text_path(_through_lists(obj, opaque_path)))
         self.policy = policy
         self.blocked: tuple[tuple[str, ...], ...] = tuple(sorted(blocked))
 

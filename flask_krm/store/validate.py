@@ -81,7 +81,8 @@ def parse_merge_patch(patch: Any) -> dict[str, Any]:
     if not isinstance(patch, Mapping):
         raise PatchRejected("", "a merge patch is a JSON object")
     _check_json(patch, ())
-    return _plain(patch)
+    parsed: dict[str, Any] = _plain(patch)
+    return parsed
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

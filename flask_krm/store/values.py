@@ -169,13 +169,13 @@ def _set(node: Any, path: Path, depth: int, value: Any) -> Any:
         return out
     if type(node) is list:
         index = _index(node, path, depth, allow_end=True)
-        out = list(node)
+        items = list(node)
         child = _set(node[index] if index < len(node) else MISSING, path, depth + 1, value)
         if index == len(node):
-            out.append(child)
+            items.append(child)
         else:
-            out[index] = child
-        return out
+            items[index] = child
+        return items
     raise PathTypeError(path, f"segment {depth} indexes into a {type_name(node)}")
 
 
@@ -218,9 +218,9 @@ def _delete(node: Any, path: Path, depth: int) -> Any:
         child = _delete(node[segment], path, depth + 1)
         if child is node[segment]:
             return node
-        out = list(node)
-        out[segment] = child
-        return out
+        items = list(node)
+        items[segment] = child
+        return items
     if type(node) is list:
         raise PathTypeError(path, "only a map key can be removed; set the whole list instead")
     raise PathTypeError(path, f"segment {depth} indexes into a {type_name(node)}")
