@@ -385,7 +385,7 @@ class KrmStream:
         self._get_state(app).sources[target] = source
 
     def subscribe(
-        self, scope: Scope, projection: str, principal: Principal, app: Flask | None = None
+        self, principal: Principal, scope: Scope, projection: str, app: Flask | None = None
     ) -> Subscription:
         """A new subscription to ``scope`` under ``projection``, acting for ``principal``.
 
@@ -426,7 +426,7 @@ class KrmStream:
         """:meth:`subscribe` when the caller has just asked the authorizer. :meta private:"""
         token = _preauthorized.set((principal, scope, projection))
         try:
-            return self.subscribe(scope, projection, principal, app)
+            return self.subscribe(principal, scope, projection, app)
         finally:
             _preauthorized.reset(token)
 
