@@ -18,7 +18,9 @@ What it guarantees (inventory sections C, D and E):
   ``reset`` at once and :attr:`~StreamEngine.needs_snapshot` becomes true.
 * While a snapshot is awaited, live changes are dropped: the snapshot supersedes them.
 * Per-object monotonicity within a cycle: an upsert or delete older than the uid's high-water
-  resourceVersion is dropped silently; equal passes. Strict ordering ends the stream with a terminal
+  resourceVersion is dropped silently; equal passes. A deleted uid keeps its deletion's
+  resourceVersion as the mark (for the last :data:`MAX_REMEMBERED_DELETIONS` deletions), so a
+  replayed older state cannot resurrect it. Strict ordering ends the stream with a terminal
   ``INTERNAL`` error on any resourceVersion it cannot order (empty ones included); lenient ordering
   passes them through.
 * Suppression: an upsert whose visible content (projected object without
@@ -55,7 +57,7 @@ from .projection import DEFAULT_PROJECTION, RedactionRevisions, check_projection
 from .scope import Scope
 from .versions import Ordering, compare, is_decimal, unorderable_message
 
-__all__ = ["StreamEngine", "Ordering", "PARTIAL_KINDS", "TERMINAL_CODES"]
+__all__ = ["StreamEngine", "Ordering", "PARTIAL_KINDS", "TERMINAL_CODES", "MAX_REMEMBERED_DELETIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,9 @@ _DEFAULT_MESSAGES: Final[dict[str, str]] = {
     "SLOW_CONSUMER": "the consumer could not keep up with the stream",
     "INTERNAL": "internal error",
 }
+
+MAX_REMEMBERED_DELETIONS: Final = 4096
+"""How many deleted uids a cycle remembers, to drop replays of their older states."""
 
 _SYNCED: Final = Synced()
 _INTERNAL_FAILURE: Final = StreamError(
@@ -105,6 +110,7 @@ class StreamEngine:
         "_reset",
         "_revisions",
         "_high_water",
+        "_deleted",
         "_delivered",
         "_members",
         "_cycles",
@@ -126,6 +132,7 @@ class StreamEngine:
         self._reset = Reset(scope=scope.to_wire(), projection=projection)
         self._revisions = RedactionRevisions()
         self._high_water: dict[str, Any] = {}
+        self._deleted: dict[str, Any] = {}
         self._delivered: dict[str, bytes] = {}
         self._members: set[str] = set()
         self._cycles = 0
@@ -278,7 +285,12 @@ class StreamEngine:
         if self._order(uid, metadata.get("resourceVersion"), out) == _STALE:
             return
         out.append(Deleted(Identity(uid, api_version, kind, name, namespace or None)))
-        self._high_water.pop(uid, None)
+        # A deleted uid never returns, so a later event for it is a replay of an older state: its
+        # deletion resourceVersion stays the high-water mark (bounded; a new cycle clears it).
+        self._deleted.pop(uid, None)
+        self._deleted[uid] = self._high_water.pop(uid, None)
+        if len(self._deleted) > MAX_REMEMBERED_DELETIONS:
+            del self._deleted[next(iter(self._deleted))]
         self._delivered.pop(uid, None)
         self._members.discard(uid)
         self._revisions.forget(uid)
@@ -297,6 +309,8 @@ class StreamEngine:
         if strict and not is_decimal(rv):
             self._terminal(out, StreamError("INTERNAL", unorderable_message(rv), terminal=True))
         high_water = self._high_water.get(uid)
+        if high_water is None:
+            high_water = self._deleted.get(uid)
         if high_water is not None:
             order = compare(rv, high_water)
             if order is not None and order < 0:
@@ -313,6 +327,7 @@ class StreamEngine:
         self._cycles += 1
         self._awaiting = True
         self._high_water.clear()
+        self._deleted.clear()
         self._delivered.clear()
         self._members.clear()
 
