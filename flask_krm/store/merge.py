@@ -12,6 +12,9 @@ Editable paths follow this table (equality is deep and ignores key order; an abs
 Maps recurse key by key; other values (arrays included) are atomic, except keyed lists, which
 merge item by item by key. Read-only regions always follow the server. The merge never mutates its
 inputs: the result shares every subtree it can with ``theirs`` or ``ours``.
+
+:func:`flashed_paths` tells, after the fact, which values the server moved where the person had
+not edited (for highlighting); it is computed only when asked for.
 """
 
 from __future__ import annotations
@@ -40,11 +43,10 @@ class Conflict:
 
 @dataclass(frozen=True, slots=True)
 class MergeResult:
-    """The merged draft, the complete conflict map after the merge, and the paths the server moved."""
+    """The merged draft and the complete conflict map after the merge."""
 
     draft: Any
     conflicts: dict[Path, Conflict]
-    flashed: tuple[Path, ...]
 
 
 def three_way_merge(
@@ -62,7 +64,31 @@ def three_way_merge(
     """
     merger = _Merger(regions, lists, conflicts or {})
     draft = merger.node((), base, ours, theirs)
-    return MergeResult(draft, merger.conflicts, tuple(merger.flashed))
+    return MergeResult(draft, merger.conflicts)
+
+
+def flashed_paths(base: Any, ours: Any, theirs: Any) -> list[Path]:
+    """The values the server moved (``base`` to ``theirs``) where ``ours`` had not edited them.
+
+    Maps recurse; any other value, an array included, counts as one.
+    """
+    found: list[Path] = []
+    _flashed((), base, ours, theirs, found)
+    return found
+
+
+def _flashed(path: Path, base: Any, ours: Any, theirs: Any, found: list[Path]) -> None:
+    if base is theirs:
+        return
+    if type(base) is dict and type(theirs) is dict:
+        mine = ours if type(ours) is dict else {}
+        for key, value in theirs.items():
+            _flashed(path + (key,), base.get(key, MISSING), mine.get(key, MISSING), value, found)
+        for key, value in base.items():
+            if key not in theirs:
+                _flashed(path + (key,), value, mine.get(key, MISSING), MISSING, found)
+    elif (ours is base or json_equal(base, ours)) and not json_equal(base, theirs):
+        found.append(path)
 
 
 def _same_entries(merged: dict[str, Any], reference: Any) -> bool:
@@ -80,7 +106,6 @@ class _Merger:
         self.previous = previous
         self.prefixes = {path[:i] for path in previous for i in range(len(path) + 1)}
         self.conflicts: dict[Path, Conflict] = {}
-        self.flashed: list[Path] = []
 
     def node(self, path: Path, base: Any, ours: Any, theirs: Any) -> Any:
         """Above the editable regions, where draft and output paths coincide."""
@@ -88,7 +113,6 @@ class _Merger:
             return self.editable(path, path, base, ours, theirs)
         if ours is not base and self.regions.container(path) and dict in (type(base), type(ours), type(theirs)):
             return self.container(path, base, ours, theirs)
-        self.flash(path, base, theirs)
         return theirs
 
     def container(self, path: Path, base: Any, ours: Any, theirs: Any) -> Any:
@@ -106,7 +130,6 @@ class _Merger:
 
     def editable(self, path: Path, ours_path: Path, base: Any, ours: Any, theirs: Any) -> Any:
         if ours is base:
-            self.flash(path, base, theirs)
             return theirs
         if theirs is base:
             self.carry(ours_path, path)
@@ -138,7 +161,6 @@ class _Merger:
 
     def atomic(self, path: Path, ours_path: Path, base: Any, ours: Any, theirs: Any) -> Any:
         if json_equal(base, ours):
-            self.flash(path, base, theirs)
             return theirs
         if json_equal(base, theirs):
             self.carry(ours_path, path)
@@ -185,8 +207,6 @@ class _Merger:
     ) -> Any:
         """A keyed item missing on some side, merged as one value."""
         if json_equal(base, ours):
-            if not json_equal(base, theirs):
-                self.flashed.append(list_path)
             return theirs
         if json_equal(base, theirs):
             if ours_path is not None:
@@ -213,14 +233,3 @@ class _Merger:
             if old_path[:depth] == ours_path:
                 new_path = path + old_path[depth:]
                 self.conflicts[new_path] = replace(conflict, path=new_path)
-
-    def flash(self, path: Path, base: Any, theirs: Any) -> None:
-        """Record each leaf the server moved (a list counts as one leaf)."""
-        if base is theirs:
-            return
-        if type(base) is dict and type(theirs) is dict:
-            for key, value in theirs.items():
-                self.flash(path + (key,), base.get(key, MISSING), value)
-            self.flashed.extend(path + (key,) for key in base if key not in theirs)
-        elif not json_equal(base, theirs):
-            self.flashed.append(path)

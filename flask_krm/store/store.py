@@ -27,7 +27,7 @@ from .errors import (
 )
 from .intents import SaveIntent
 from .keyed_lists import KeyedLists, Schema
-from .merge import Conflict, three_way_merge
+from .merge import Conflict, flashed_paths, three_way_merge
 from .patch import Change, changes, merge_patch
 from .paths import MISSING, Path, as_path, get_at, pointer_to_path
 from .policy import DEFAULT_POLICY, EditPolicy
@@ -47,7 +47,7 @@ class _Resource:
     regions: Regions
     lists: KeyedLists | None
     conflicts: dict[Path, Conflict]
-    flashed: tuple[Path, ...]
+    previous: tuple[dict[str, Any], dict[str, Any]] | None
     tick: int
 
 
@@ -150,18 +150,18 @@ class LiveResourceStore:
             server = json_copy(obj)
             lists = self._keyed_lists(server)
             regions = Regions(self.policy, server, paths)
-            self._resources[uid] = _Resource(server, server, redactions, regions, lists, {}, (), self._tick)
+            self._resources[uid] = _Resource(server, server, redactions, regions, lists, {}, None, self._tick)
             return {uid}
         held.tick = self._tick
         theirs = share(obj, held.server)
         if theirs is held.server and redactions == held.redactions:
-            held.flashed = ()
             return set()
         regions = Regions(self.policy, theirs, paths)
         lists = self._keyed_lists(theirs)
         merged = three_way_merge(held.server, held.draft, theirs, regions, lists, held.conflicts)
+        held.previous = (held.server, held.draft)
         held.server, held.draft, held.redactions = theirs, merged.draft, redactions
-        held.regions, held.lists, held.conflicts, held.flashed = regions, lists, merged.conflicts, merged.flashed
+        held.regions, held.lists, held.conflicts = regions, lists, merged.conflicts
         return {uid}
 
     def _keyed_lists(self, obj: Mapping[str, Any]) -> KeyedLists | None:
@@ -448,9 +448,15 @@ class LiveResourceStore:
             ]
 
     def flashed(self, uid: str) -> list[Path]:
-        """The paths the last server change moved without touching an edit (for highlighting)."""
+        """The paths the last server change moved where the person had not edited (to highlight).
+
+        Empty after a re-delivered (unchanged) object; an array counts as one path.
+        """
         with self._lock:
-            return list(self._get(uid).flashed)
+            held = self._get(uid)
+            if held.previous is None:
+                return []
+            return flashed_paths(held.previous[0], held.previous[1], held.server)
 
     def patch(self, uid: str) -> dict[str, Any] | None:
         """The RFC 7386 merge patch of the person's editable changes, or None."""

@@ -17,14 +17,18 @@ from typing import Any
 from .errors import InvalidValueError, KeyExistsError, MissingKeyError, PathTypeError
 from .paths import MISSING, Path, Segment
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
 
 def json_copy(value: Any) -> Any:
     """A deep copy of a JSON tree; mappings become ``dict`` and tuples ``list``."""
     kind = type(value)
+    if kind in _SCALARS:
+        return value
     if kind is dict or isinstance(value, Mapping):
-        return {k: json_copy(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else json_copy(v) for k, v in value.items()}
     if kind is list or kind is tuple:
-        return [json_copy(v) for v in value]
+        return [v if type(v) in _SCALARS else json_copy(v) for v in value]
     return value
 
 
@@ -54,6 +58,8 @@ def share(new: Any, old: Any) -> Any:
     Returns ``old`` itself when nothing changed, so ``result is old`` means "unchanged".
     """
     kind = type(new)
+    if kind in _SCALARS:
+        return old if type(old) is kind and old == new else new
     if kind is dict or isinstance(new, Mapping):
         if type(old) is not dict:
             return json_copy(new)
@@ -62,7 +68,12 @@ def share(new: Any, old: Any) -> Any:
         old_keys = iter(old)
         for key, value in new.items():
             previous = old.get(key, MISSING)
-            merged = json_copy(value) if previous is MISSING else share(value, previous)
+            if type(value) in _SCALARS:
+                merged = previous if type(previous) is type(value) and previous == value else value
+            elif previous is MISSING:
+                merged = json_copy(value)
+            else:
+                merged = share(value, previous)
             if same and (merged is not previous or next(old_keys) != key):
                 same = False
             out[key] = merged
@@ -74,9 +85,7 @@ def share(new: Any, old: Any) -> Any:
         if len(items) == len(old) and all(x is y for x, y in zip(items, old)):
             return old
         return items
-    if type(old) is kind and old == new:
-        return old
-    return new
+    return old if type(old) is kind and old == new else new
 
 
 def is_plain_scalar(value: Any) -> bool:

@@ -8,7 +8,7 @@ import pytest
 
 from flask_krm.store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, LiveResourceStore
 from flask_krm.store.keyed_lists import KeyedLists, identities
-from flask_krm.store.merge import Conflict, three_way_merge
+from flask_krm.store.merge import Conflict, flashed_paths, three_way_merge
 from flask_krm.store.paths import MISSING
 from flask_krm.store.regions import Regions
 
@@ -17,10 +17,14 @@ from .objects import CM_UID, configmap, deployment, modified, store_with, with_c
 CONTAINERS = ("spec", "template", "spec", "containers")
 
 
+def wrap(value: Any) -> dict[str, Any]:
+    return {"metadata": {"uid": "u"}, "spec": {} if value is MISSING else {"v": value}}
+
+
 def merge(base: Any, ours: Any, theirs: Any, **kwargs: Any) -> Any:
-    wrap = lambda value: {"metadata": {"uid": "u"}, "spec": {} if value is MISSING else {"v": value}}  # noqa: E731
     result = three_way_merge(wrap(base), wrap(ours), wrap(theirs), Regions(DEFAULT_POLICY, wrap(theirs)), **kwargs)
-    return result.draft["spec"].get("v", MISSING), result.conflicts, result.flashed
+    flashed = flashed_paths(wrap(base), wrap(ours), wrap(theirs))
+    return result.draft["spec"].get("v", MISSING), result.conflicts, flashed
 
 
 @pytest.mark.parametrize(
@@ -86,11 +90,16 @@ def test_existing_conflicts_stay_until_settled() -> None:
 
 def test_read_only_regions_follow_the_server_and_flash() -> None:
     store = store_with(deployment())
-    store.apply(modified(with_changes(deployment(), "2", {("status", "readyReplicas"): 2})))
+    assert store.flashed("deploy-1") == []
+    store.set_value("deploy-1", ("spec", "replicas"), 5)
+    event = modified(with_changes(deployment(), "2", {("status", "readyReplicas"): 2, ("spec", "replicas"): 3}))
+    store.apply(event)
     assert store.draft("deploy-1")["status"] == {"readyReplicas": 2}
-    assert ("status", "readyReplicas") in store.flashed("deploy-1")
-    assert ("metadata", "resourceVersion") in store.flashed("deploy-1")
-    assert store.dirty("deploy-1") == []
+    flashed = store.flashed("deploy-1")
+    assert set(flashed) == {("status", "readyReplicas"), ("metadata", "resourceVersion")}  # not the edited replicas
+    store.apply(event)  # a re-delivery changes nothing, flashes included
+    assert store.flashed("deploy-1") == flashed
+    assert store.dirty("deploy-1") == [("spec", "replicas")]
 
 
 def test_a_path_that_becomes_read_only_follows_the_server() -> None:
