@@ -121,6 +121,17 @@ def _call_hook(hook: SaveHook, request: WriteRequest) -> WriteResult | Outcome:
     return result
 
 
+def confirm_now(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow) -> Outcome | None:
+    """Stop waiting for an echo: a guarded read decides. ``None`` when no write awaits confirmation."""
+    step = flow.confirm(store)
+    if step is None:
+        return None
+    if isinstance(step, Read):
+        scope = object_scope(target.scope, store.server(flow.uid) or {})
+        step = guarded_read(target, store, flow, step, scope)
+    return step.outcome
+
+
 class Confirmation:
     """Waits for an accepted write's echo; without one within ``timeout`` seconds, a guarded read
     decides. ``notify(outcome)`` is called once with the result (``SAVED``, ``DRAFT_CONFLICT``,
@@ -166,15 +177,10 @@ class Confirmation:
 
     def _expire(self) -> None:
         self._stop(kill_timer=False)
-        if self.outcome is not None:
-            return
-        step = self._flow.confirm(self._store)
-        if step is None:
-            return
-        if isinstance(step, Read):
-            scope = object_scope(self._target.scope, self._store.server(self._flow.uid) or {})
-            step = guarded_read(self._target, self._store, self._flow, step, scope)
-        self._settle(step.outcome)
+        if self.outcome is None:
+            outcome = confirm_now(self._target, self._store, self._flow)
+            if outcome is not None:
+                self._settle(outcome)
 
     def _settle(self, outcome: Outcome) -> None:
         self._stop(kill_timer=True)

@@ -104,11 +104,12 @@ class Write:
 class Read:
     """GET the object (projected, uncached), then call :meth:`SaveFlow.read`.
 
-    The guard was captured before this step was handed out.
+    The guard was captured before this step was handed out; it is ``None`` when the object had
+    already left the store (the read then only names a replacement).
     """
 
     reason: ReadReason
-    guard: Guard
+    guard: Guard | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +291,7 @@ class SaveFlow:
         if read_uid != self.uid:
             self.replacement_uid = read_uid
             return self._unavailable(replacement_uid=read_uid)
-        if self.uid not in store.uids():
+        if step.guard is None or self.uid not in store.uids():
             return self._unavailable()
         if not step.guard(result.obj, result.redacted_paths):
             refusal = getattr(step.guard, "refusal", None)
@@ -318,8 +319,11 @@ class SaveFlow:
 
     def _start_read(self, store: EditorStore, reason: ReadReason) -> Read | Done:
         if self.uid not in store.uids():
-            return self._unavailable()
-        guard = store.capture_reconciliation(self.uid)
+            if reason is not ReadReason.AFTER_CONFLICT:
+                return self._unavailable()
+            guard = None  # removed meanwhile: read once anyway, to name a replacement
+        else:
+            guard = store.capture_reconciliation(self.uid)
         self.phase = Phase.READING
         if reason is ReadReason.AFTER_CONFLICT:
             self._intent = None

@@ -80,7 +80,7 @@ def object_scope(scope: Scope, obj: Mapping[str, Any]) -> Scope:
     metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     return replace(
         scope,
-        name=str(metadata.get("name") or ""),
+        name=str(metadata.get("name") or scope.name),
         namespace=str(metadata.get("namespace") or scope.namespace),
         label_selector="",
     )

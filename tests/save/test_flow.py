@@ -294,3 +294,14 @@ def test_patch_applied() -> None:
     assert not patch_applied(obj, {"data": {"x": "2"}})
     assert not patch_applied(obj, {"list": [1]})
     assert not patch_applied(obj, {"spec": {"replicas": 1}})
+
+
+def test_a_conflict_after_the_object_left_the_store_still_names_the_replacement(store: LiveResourceStore) -> None:
+    flow = SaveFlow(UID)
+    store.set_value(UID, ("data", "a"), "2")
+    begin_write(flow, store)
+    store.apply(Deleted(Identity(UID, "v1", "ConfigMap", "app", "team")))
+    step = flow.written(store, WriteVerdict.CONFLICT)
+    assert isinstance(step, Read) and step.guard is None
+    done = flow.read(store, step, ReadResult("object", cm("30", {"a": "new"}, uid="uid-3"), ()))
+    assert done.outcome.kind is OutcomeKind.UNAVAILABLE and done.outcome.replacement_uid == "uid-3"

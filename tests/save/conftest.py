@@ -1,0 +1,129 @@
+"""The simulator, namespaces with the demo RBAC, and live store feeds for the save tests.
+
+A live feed runs the real watch (``Reflector``) and the real stream engine on a thread and applies
+every protocol event to a ``LiveResourceStore``, as a session's stream would. Threads, not
+greenlets: this pytest process is not monkey-patched, and the store is thread-safe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import kubernetes.client
+import pytest
+
+from flask_krm.events import StreamError
+from flask_krm.principal import Principal
+from flask_krm.save.actions import EditorTarget
+from flask_krm.save.writer import KubeWriter, SaveHook, default_save
+from flask_krm.scope import Scope
+from flask_krm.store import LiveResourceStore, RecoveryCopies
+from flask_krm.stream import StreamEngine
+from flask_krm.testing.simulator import KubeSimulator, cluster_rbac_objects, namespace_rbac_objects
+from flask_krm.upstream.reflector import Reflector, WatchSettings
+
+_names = itertools.count(1)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{next(_names)}-{int(time.time() * 1000) % 100000}"
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def kube() -> Iterator[KubeSimulator]:
+    with KubeSimulator(bookmark_interval=0.3) as simulator:
+        admin = KubeWriter(simulator.api_client("admin"))
+        for obj in cluster_rbac_objects():
+            kind = obj["kind"].lower() + "s"
+            answer = admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/{kind}", body=obj)
+            assert answer.ok or answer.code == 409, answer  # the simulator may seed them
+        yield simulator
+
+
+@pytest.fixture
+def namespace(kube: KubeSimulator) -> str:
+    """A fresh namespace where ``editor`` may edit."""
+    name = unique("save")
+    admin = KubeWriter(kube.api_client("admin"))
+    assert admin.request("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}).ok
+    for obj in namespace_rbac_objects(name):
+        assert admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{name}/rolebindings", body=obj).ok
+    return name
+
+
+@dataclass
+class LiveFeed:
+    """A projected watch applied to ``store`` on a thread; ``live`` once the first cycle synced."""
+
+    store: LiveResourceStore
+    scope: Scope
+    projection: str
+    api: kubernetes.client.ApiClient
+    errors: list[StreamError] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> LiveFeed:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        wait_for(lambda: self.store.snapshot_complete, what="the first snapshot")
+        return self
+
+    @property
+    def live(self) -> bool:
+        return self.store.snapshot_complete and not self._stop.is_set()
+
+    def _run(self) -> None:
+        engine = StreamEngine(self.scope, self.projection)
+        reflector = Reflector(self.api, self.scope, settings=WatchSettings(watch_seconds=5), sleep=time.sleep)
+        for op in reflector.ops():
+            if self._stop.is_set():
+                return
+            for event in engine.feed(op):
+                if isinstance(event, StreamError):
+                    self.errors.append(event)
+                self.store.apply(event)
+            if engine.closed:
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+@pytest.fixture
+def feeds() -> Iterator[Callable[..., LiveFeed]]:
+    started: list[LiveFeed] = []
+
+    def start(store: LiveResourceStore, scope: Scope, api: kubernetes.client.ApiClient, projection: str = "krm-full/v1") -> LiveFeed:
+        feed = LiveFeed(store, scope, projection, api).start()
+        started.append(feed)
+        return feed
+
+    yield start
+    for feed in started:
+        feed.stop()
+
+
+def new_store() -> LiveResourceStore:
+    return LiveResourceStore(recovery=RecoveryCopies(lifetime=600))
+
+
+def editor_target(
+    kube: KubeSimulator, scope: Scope, *, user: str = "editor", projection: str | None = "krm-full/v1", hook: SaveHook = default_save
+) -> EditorTarget:
+    return EditorTarget(Principal(user), scope, projection, kube.api_client(user), hook)

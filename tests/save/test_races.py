@@ -1,0 +1,209 @@
+"""Save races against the simulator over HTTP: every outcome reached through real requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_krm.save.actions import confirm_now, save_edit
+from flask_krm.save.flow import Phase, SaveFlow
+from flask_krm.save.outcomes import OutcomeKind
+from flask_krm.save.writer import KubeWriter, WriteRequest, WriteResult, default_save
+from flask_krm.scope import Scope
+from flask_krm.testing.simulator import KubeSimulator, WriteRequest as SimulatorWrite
+
+from .conftest import editor_target, new_store, wait_for
+
+
+def create_configmap(kube: KubeSimulator, namespace: str, name: str, data: dict[str, str]) -> dict[str, Any]:
+    answer = KubeWriter(kube.api_client("admin")).request(
+        "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+        body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data},
+    )
+    assert answer.ok and answer.body is not None
+    return dict(answer.body)
+
+
+def read(kube: KubeSimulator, namespace: str, name: str) -> dict[str, Any] | None:
+    answer = KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/configmaps/{name}")
+    return dict(answer.body) if answer.ok and answer.body else None
+
+
+def admin_patch(kube: KubeSimulator, namespace: str, name: str, patch: dict[str, Any]) -> None:
+    answer = KubeWriter(kube.api_client("admin")).request(
+        "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/{name}", body=patch, content_type="application/merge-patch+json"
+    )
+    assert answer.ok, answer
+
+
+def editor_scope(namespace: str, name: str) -> Scope:
+    return Scope(target="dev", version="v1", resource="configmaps", namespace=namespace, name=name)
+
+
+def test_a_write_between_capture_and_patch_is_a_409_then_refreshed_then_saved(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1", "b": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+
+    def colleague_first(request: WriteRequest) -> WriteResult:
+        admin_patch(kube, namespace, "app", {"data": {"b": "colleague"}})
+        return default_save(request)
+
+    flow = SaveFlow(uid)
+    store.set_value(uid, ("data", "a"), "mine")
+    outcome = save_edit(editor_target(kube, scope, hook=colleague_first), store, flow, live=feed.live)
+    assert outcome.kind is OutcomeKind.VERSION_STALE and outcome.status_code == 409
+    assert store.draft(uid)["data"] == {"a": "mine", "b": "colleague"}
+    assert read(kube, namespace, "app")["data"] == {"a": "1", "b": "colleague"}
+
+    outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
+    assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)  # SAVED when the echo won the race
+    assert read(kube, namespace, "app")["data"] == {"a": "mine", "b": "colleague"}
+    wait_for(lambda: flow.observe(store) or flow.phase is Phase.IDLE, what="the echo")
+    assert flow.last is not None and flow.last.kind is OutcomeKind.SAVED
+    assert store.dirty(uid) == []
+
+
+def test_deleted_and_recreated_under_the_same_name_is_unavailable_and_the_replacement_untouched(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+    admin = KubeWriter(kube.api_client("admin"))
+    replacement: dict[str, Any] = {}
+
+    def replaced_first(request: WriteRequest) -> WriteResult:
+        assert admin.delete(Scope(version="v1", resource="configmaps", namespace=namespace, name="app"), uid=uid).ok
+        replacement.update(create_configmap(kube, namespace, "app", {"a": "replacement"}))
+        return default_save(request)
+
+    flow = SaveFlow(uid)
+    store.set_value(uid, ("data", "a"), "mine")
+    outcome = save_edit(editor_target(kube, scope, hook=replaced_first), store, flow, live=feed.live)
+    assert outcome.kind is OutcomeKind.UNAVAILABLE
+    assert outcome.replacement_uid == replacement["metadata"]["uid"] != uid
+    current = read(kube, namespace, "app")
+    assert current["data"] == {"a": "replacement"}
+    assert current["metadata"]["resourceVersion"] == replacement["metadata"]["resourceVersion"]
+    # the old draft is never applied to the replacement, and a later Save writes nothing
+    wait_for(lambda: uid not in store.uids(), what="the delete event")
+    again = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
+    assert again.kind is OutcomeKind.UNAVAILABLE
+    assert read(kube, namespace, "app")["metadata"]["resourceVersion"] == replacement["metadata"]["resourceVersion"]
+    assert store.recovery is not None and store.recovery.for_uid(uid).patch == {"data": {"a": "mine"}}
+
+
+def test_a_webhook_restoring_the_field_gives_no_echo_and_a_guarded_read_decides(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+
+    def restore(write: SimulatorWrite) -> None:
+        if write.verb == "patch" and write.namespace == namespace and write.old is not None:
+            write.new["data"] = dict(write.old["data"])
+
+    remove = kube.faults.mutate_writes(restore)
+    try:
+        flow = SaveFlow(uid)
+        store.set_value(uid, ("data", "a"), "mine")
+        target = editor_target(kube, scope)
+        assert save_edit(target, store, flow, live=feed.live).kind is OutcomeKind.SAVED_PENDING
+        assert flow.observe(store) is None and flow.phase is Phase.CONFIRMING
+        outcome = confirm_now(target, store, flow)
+    finally:
+        remove()
+    assert outcome is not None and outcome.kind is OutcomeKind.NOT_APPLIED
+    assert store.draft(uid)["data"]["a"] == "mine" and store.dirty(uid) == [("data", "a")]
+    assert read(kube, namespace, "app")["data"] == {"a": "1"}
+
+
+def test_a_lost_response_is_unknown_and_the_next_save_reads_instead_of_writing_again(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+    writes: list[str] = []
+
+    def count(write: SimulatorWrite) -> None:
+        if write.namespace == namespace and write.verb == "patch":
+            writes.append(write.name)
+
+    remove = kube.faults.mutate_writes(count)
+    try:
+        flow = SaveFlow(uid)
+        store.set_value(uid, ("data", "a"), "mine")
+        kube.faults.lose_next_write_response()
+        outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
+        assert outcome.kind is OutcomeKind.UNKNOWN and outcome.status_code == 502
+        assert flow.phase is Phase.NEEDS_READ
+        second = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
+    finally:
+        remove()
+    assert second.kind is OutcomeKind.SAVED
+    assert writes == ["app"]
+    assert read(kube, namespace, "app")["data"] == {"a": "mine"}
+    assert store.dirty(uid) == []
+
+
+def test_422_causes_are_shown_at_their_fields_never_as_a_conflict(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+    flow = SaveFlow(uid)
+    store.set_value(uid, ("metadata", "labels"), {"tier": "not a valid value!"})
+    outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
+    assert outcome.kind is OutcomeKind.INVALID and outcome.status_code == 422
+    assert [cause.path for cause in outcome.causes] == [("metadata", "labels")]
+    assert outcome.causes[0].message and "not a valid value!" in outcome.causes[0].message
+    assert outcome.conflicts == () and flow.phase is Phase.IDLE
+    assert store.draft(uid)["metadata"]["labels"] == {"tier": "not a valid value!"}
+
+
+def test_revoked_access_is_explained_not_retried_and_not_a_conflict(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+    store.set_value(uid, ("data", "a"), "mine")
+    admin = KubeWriter(kube.api_client("admin"))
+    assert admin.request("DELETE", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/krm-demo-edit-editor").ok
+    flow = SaveFlow(uid)
+    outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
+    assert outcome.kind is OutcomeKind.ACCESS_DENIED and outcome.status_code == 403
+    assert outcome.conflicts == () and flow.phase is Phase.IDLE
+    assert store.draft(uid)["data"]["a"] == "mine"
+    assert read(kube, namespace, "app")["data"] == {"a": "1"}
+
+
+def test_a_signed_out_principal_is_told_so(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+    store.set_value(uid, ("data", "a"), "mine")
+    target = editor_target(kube, scope)
+    target.api.configuration.refresh_api_key_hook = None
+    target.api.configuration.api_key = {"BearerToken": "Bearer expired-token"}
+    outcome = save_edit(target, store, SaveFlow(uid), live=feed.live)
+    assert outcome.kind is OutcomeKind.SIGNED_OUT and outcome.status_code == 401
+
+
+def test_no_write_while_the_stream_is_not_live(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feeds(store, scope, kube.api_client("editor"))
+    store.set_value(uid, ("data", "a"), "mine")
+    outcome = save_edit(editor_target(kube, scope), store, SaveFlow(uid), live=False)
+    assert outcome.kind is OutcomeKind.RECONNECTING
+    assert read(kube, namespace, "app")["data"] == {"a": "1"}
