@@ -194,10 +194,11 @@ _encode_string: Callable[[str], str] = json.encoder.encode_basestring  # type: i
 _FLOAT_HINT: Final = re.compile(r"\.0(?:[,\]}]|$)|[0-9]e[-+][0-9]")
 
 
-def _utf8_replace(error: UnicodeError) -> tuple[str, int]:
+def _utf8_replace(error: UnicodeError) -> tuple[bytes, int]:
     # A lone surrogate (from a JSON "\ud800" escape) has no UTF-8 form; Go decodes it as U+FFFD.
-    assert isinstance(error, UnicodeEncodeError)
-    return "\ufffd", error.end
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return "\ufffd".encode() * (error.end - error.start), error.end
 
 
 codecs.register_error("flask_krm.utf8_replace", _utf8_replace)

@@ -181,6 +181,22 @@ class SSEDecoder:
             self._line(line, out)
         return out
 
+    def close(self) -> list[SSEMessage]:
+        """The end of the stream: a CR still waiting for an LF ends its line; an incomplete frame
+        is dropped. The decoder can be fed again afterwards, as a fresh stream."""
+        out: list[SSEMessage] = []
+        if self._pending_cr:
+            self._pending_cr = False
+            *lines, self._buffer = (self._buffer + "\n").split("\n")
+            for line in lines:
+                self._line(line, out)
+        self._buffer = ""
+        self._data = []
+        self._event = None
+        self._started = False
+        self._utf8.reset()
+        return out
+
     def _line(self, line: str, out: list[SSEMessage]) -> None:
         if not line:
             if self._data:
@@ -211,8 +227,17 @@ class EventDecoder:
         self._sse = SSEDecoder()
 
     def feed(self, chunk: bytes | str) -> list[dict[str, Any]]:
+        """The events completed by ``chunk``."""
+        return self._parse(self._sse.feed(chunk))
+
+    def close(self) -> list[dict[str, Any]]:
+        """The end of the stream (see :meth:`SSEDecoder.close`)."""
+        return self._parse(self._sse.close())
+
+    @staticmethod
+    def _parse(messages: list[SSEMessage]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for msg in self._sse.feed(chunk):
+        for msg in messages:
             try:
                 value = json.loads(msg.data)
             except ValueError:
@@ -223,5 +248,6 @@ class EventDecoder:
 
 
 def decode_events(data: bytes | str) -> list[dict[str, Any]]:
-    """Every complete protocol event in ``data``."""
-    return EventDecoder().feed(data)
+    """Every complete protocol event in ``data`` (a whole stream)."""
+    decoder = EventDecoder()
+    return decoder.feed(data) + decoder.close()

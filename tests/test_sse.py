@@ -1,0 +1,274 @@
+"""SSE: headers, framing, heartbeats, coalescing, the decoder, and the Go-exact event encoding."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flask_krm.events import (
+    RESYNC_REQUIRED,
+    Deleted,
+    Identity,
+    Redaction,
+    Reset,
+    StreamError,
+    Synced,
+    Upsert,
+    dumps_sorted,
+    encode_body,
+    frame,
+    from_json,
+    to_json,
+)
+from flask_krm.sse import (
+    DEFAULT_HEARTBEAT_INTERVAL,
+    HEADERS,
+    HEARTBEAT,
+    EventDecoder,
+    FrameSequencer,
+    SSEDecoder,
+    SSEMessage,
+    coalesce,
+    comment,
+    decode_events,
+    heartbeat_interval,
+    message,
+)
+from flask_krm.upstream.scripted import ScriptedFixture
+from tests.corpus import CORPUS, bodies, fixture_params, golden_sse
+
+# --------------------------------------------------------------------------------- writing --
+
+
+def test_response_headers() -> None:
+    assert dict(HEADERS) == {
+        "Content-Type": "text/event-stream",
+        "X-KRM-Stream-Protocol": "1",
+        "Cache-Control": "no-store",
+        "X-Accel-Buffering": "no",
+    }
+    assert "connection" not in {name.lower() for name, _ in HEADERS}  # hop-by-hop: not a WSGI app's
+
+
+def test_the_header_names_the_published_protocol_version() -> None:
+    published = json.loads((CORPUS / "protocol.json").read_text())["protocolVersion"]
+    assert dict(HEADERS)["X-KRM-Stream-Protocol"] == str(published)
+
+
+def test_heartbeat() -> None:
+    assert HEARTBEAT == b": heartbeat\n\n" == comment("heartbeat")
+    assert DEFAULT_HEARTBEAT_INTERVAL == 20.0
+    for value in (None, 0, -5, 0.0, True, float("nan")):
+        assert heartbeat_interval(value) == 20.0  # type: ignore[arg-type]
+    assert heartbeat_interval(2.5) == 2.5 and heartbeat_interval(1) == 1.0
+
+
+def test_comments_frame_every_line() -> None:
+    assert comment("connection 1") == b": connection 1\n\n"
+    assert comment("a\r\nb\rc\nd") == b": a\n: b\n: c\n: d\n\n"
+    assert comment("a\n\nb") == b": a\n:\n: b\n\n"
+
+
+def test_messages_frame_every_line() -> None:
+    assert message("x") == b"data: x\n\n"
+    assert message("<div>\r\n  a\r</div>\n", event="fragment") == (
+        b"event: fragment\ndata: <div>\ndata:   a\ndata: </div>\ndata:\n\n"
+    )
+    with pytest.raises(ValueError):
+        message("x", event="a\nb")
+    assert SSEDecoder().feed(message("<div>\r\n  a\r</div>", event="fragment")) == [
+        SSEMessage("<div>\n  a\n</div>", "fragment")
+    ]
+
+
+def test_coalesce_joins_frames_into_one_write() -> None:
+    frames = [frame(n, encode_body(Synced())) for n in range(1, 4)]
+    assert coalesce(frames) == b"".join(frames)
+    assert coalesce([]) == b""
+
+
+def test_coalesce_takes_lazily_up_to_a_budget() -> None:
+    taken: list[int] = []
+
+    def queued() -> Iterator[bytes]:
+        for n in range(1, 100):
+            taken.append(n)
+            yield frame(n, encode_body(Synced()))
+
+    chunk = coalesce(queued(), max_bytes=60)
+    assert [e["seq"] for e in decode_events(chunk)] == [1, 2]
+    assert taken == [1, 2]  # the rest stay queued
+    assert coalesce(iter([b"x" * 100, b"y"]), max_bytes=10) == b"x" * 100  # a frame is never split
+
+
+def test_the_sequencer_numbers_from_1_and_stops_after_a_terminal_error() -> None:
+    sequencer = FrameSequencer()
+    reset = Reset(scope={"target": "", "version": "v1", "resource": "configmaps"}, projection="krm-full/v1")
+    assert sequencer.frame(reset).startswith(b'data: {"seq":1,"type":"reset",')
+    assert sequencer.frame(RESYNC_REQUIRED).startswith(b'data: {"seq":2,"type":"error"')
+    shared = encode_body(Synced())
+    assert sequencer.frame(Synced(), shared) == b'data: {"seq":3,"type":"synced"}\n\n'
+    assert not sequencer.closed
+    assert sequencer.frame(StreamError("FORBIDDEN", "no", True)).startswith(b'data: {"seq":4,')
+    assert sequencer.closed
+    assert sequencer.frame(Synced()) == b"" and sequencer.seq == 4
+
+
+@pytest.mark.parametrize("fixture", fixture_params("gateway"))
+def test_no_id_event_or_retry_lines_are_ever_written(fixture: dict[str, Any]) -> None:
+    rendered = ScriptedFixture.load(fixture, bodies()).render()
+    for line in rendered.split(b"\n"):
+        assert line == b"" or line.startswith((b"data: ", b": ")), line
+
+
+# ---------------------------------------------------------------------------------- decoding --
+
+
+@pytest.mark.parametrize("fixture", fixture_params("gateway"))
+def test_every_golden_decodes_the_same_one_byte_at_a_time(fixture: dict[str, Any]) -> None:
+    data = golden_sse(fixture["id"])
+    decoder = EventDecoder()
+    one_by_one = [event for i in range(len(data)) for event in decoder.feed(data[i : i + 1])]
+    assert one_by_one == decode_events(data)
+    assert len(one_by_one) == len(fixture["events"])
+    for event in one_by_one:
+        assert to_json(from_json(event)) == {k: v for k, v in event.items() if k != "seq"}
+
+
+def test_crlf_and_cr_are_line_ends_even_split_across_chunks() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: a\r") == []
+    assert decoder.feed(b"\n\r") == []
+    assert decoder.feed(b"\ndata: b\r\r") == [SSEMessage("a")]
+    assert decoder.feed(b"") == []  # the last CR may still be the start of a CR LF
+    assert decoder.close() == [SSEMessage("b")]  # at the end of the stream it is a line end
+    lone_crs = SSEDecoder()
+    assert lone_crs.feed(b"data: x\rdata: y\r\r") == []
+    assert lone_crs.close() == [SSEMessage("x\ny")]
+    assert SSEDecoder().feed(b"data: x\r\ndata: y\r\n\r\n") == [SSEMessage("x\ny")]
+
+
+def test_a_cr_at_the_end_of_a_chunk_waits_for_its_lf() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: a\r") == []
+    assert decoder.feed(b"\n") == []  # the CR LF was one line end, not two
+    assert decoder.feed(b"\r\n") == [SSEMessage("a")]
+
+
+def test_comments_heartbeats_and_unknown_fields_are_not_events() -> None:
+    data = b": heartbeat\n\n:x\nid: 7\nretry: 10\nfoo: bar\ndata:  two spaces\ndata\n\n"
+    assert SSEDecoder().feed(data) == [SSEMessage(" two spaces\n")]
+    assert SSEDecoder().feed(HEARTBEAT * 3) == []
+
+
+def test_an_incomplete_frame_yields_nothing() -> None:
+    decoder = EventDecoder()
+    assert decoder.feed(b'data: {"seq":1,"type":"synced"}\n') == []
+    assert decoder.close() == []
+    truncated = SSEDecoder()
+    assert truncated.feed(b'data: {"seq":1,"type":"sync') == [] and truncated.close() == []
+
+
+def test_a_frame_that_is_not_a_json_object_is_skipped() -> None:
+    data = b'data: {not json\n\ndata: [1]\n\ndata: {"seq":2,"type":"synced"}\n\n'
+    assert decode_events(data) == [{"seq": 2, "type": "synced"}]
+
+
+def test_utf8_split_across_chunks_and_a_leading_bom() -> None:
+    encoded = "\ufeffdata: é€😀\n\n".encode()
+    decoder = SSEDecoder()
+    out = [m for i in range(len(encoded)) for m in decoder.feed(encoded[i : i + 1])]
+    assert out == [SSEMessage("é€😀")]
+    assert SSEDecoder().feed("data: text in\n\n") == [SSEMessage("text in")]
+
+
+# ---------------------------------------------------------------------------------- encoding --
+
+
+def _reference_body(event: Any) -> bytes:
+    """The original encoding (a JSON round trip to sort object keys), for float-free objects."""
+    wire = to_json(event)
+    if "object" in wire:
+        wire["object"] = json.loads(json.dumps(wire["object"], sort_keys=True))
+    text = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text[1:].encode()
+
+
+json_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | json_text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(json_text, children, max_size=4),
+    max_leaves=15,
+)
+
+
+@given(st.dictionaries(json_text, json_values, max_size=6), st.lists(json_text, max_size=3), st.sampled_from(["added", "modified"]))
+def test_the_encoding_equals_the_reference_round_trip(obj: dict[str, Any], paths: list[str], kind: str) -> None:
+    event = Upsert(kind, obj, tuple(Redaction(p, n + 1) for n, p in enumerate(paths)))  # type: ignore[arg-type]
+    assert encode_body(event) == _reference_body(event)
+    decoded = json.loads(b"{" + encode_body(event))
+    assert decoded["object"] == obj
+
+
+def test_html_and_line_separators_are_escaped_other_unicode_is_raw() -> None:
+    assert dumps_sorted({"b": "<a href='x'>&</a>", "a": "é\u2028\u2029😀"}) == (
+        '{"a":"é\\u2028\\u2029😀","b":"\\u003ca href=\'x\'\\u003e\\u0026\\u003c/a\\u003e"}'
+    )
+
+
+def test_control_characters_are_escaped_like_go() -> None:
+    assert dumps_sorted("\b\f\n\r\t\x01\x1f\"\\\x7f") == '"\\b\\f\\n\\r\\t\\u0001\\u001f\\"\\\\\x7f"'
+
+
+@pytest.mark.parametrize(
+    ("value", "go"),
+    [
+        (1.0, "1"),
+        (-0.0, "-0"),
+        (0.5, "0.5"),
+        (100.0, "100"),
+        (1e-7, "1e-7"),
+        (1.5e-10, "1.5e-10"),
+        (1e-6, "0.000001"),
+        (1e-5, "0.00001"),
+        (0.0001, "0.0001"),
+        (1e16, "10000000000000000"),
+        (1.5e16, "15000000000000000"),
+        (1e20, "100000000000000000000"),
+        (1e21, "1e+21"),
+        (2.5e300, "2.5e+300"),
+        (123456789.123, "123456789.123"),
+        (0.1, "0.1"),
+    ],
+)
+def test_floats_are_written_as_go_writes_a_float64(value: float, go: str) -> None:
+    assert dumps_sorted({"x": [value]}) == '{"x":[' + go + "]}"
+    assert encode_body(Upsert("added", {"v": value, "s": "1.0,"})) == (
+        b'"type":"added","object":{"s":"1.0,","v":' + go.encode() + b'},"redacted":[]}'
+    )
+
+
+def test_a_lone_surrogate_becomes_the_replacement_character() -> None:
+    body = encode_body(Upsert("added", {"k": "a\ud800\udfffb"}))
+    assert body == '"type":"added","object":{"k":"a\ufffd\ufffdb"},"redacted":[]}'.encode()
+
+
+def test_envelopes_keep_the_protocol_order() -> None:
+    reset = Reset(scope={"target": "", "version": "v1", "resource": "namespaces"}, projection="krm-raw/v1")
+    assert frame(1, encode_body(reset)) == (
+        b'data: {"seq":1,"type":"reset","scope":{"target":"","version":"v1","resource":"namespaces"},'
+        b'"projection":"krm-raw/v1"}\n\n'
+    )
+    deleted = Deleted(Identity("u", "v1", "Namespace", "n"))
+    assert encode_body(deleted) == b'"type":"deleted","identity":{"uid":"u","apiVersion":"v1","kind":"Namespace","name":"n"}}'
+    error = StreamError("UPSTREAM_UNAVAILABLE", "down & out", False, 250)
+    assert encode_body(error) == (
+        b'"type":"error","code":"UPSTREAM_UNAVAILABLE","message":"down \\u0026 out","retryAfterMs":250,"terminal":false}'
+    )
