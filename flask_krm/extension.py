@@ -566,7 +566,7 @@ class _PluggedSubscription:
         if isinstance(item, _Last):
             self._ended = True
             return item.events or self.take(timeout)
-        return item
+        return t.cast("list[Event]", item)
 
     def close(self) -> None:
         if self._closed:

@@ -42,7 +42,7 @@ def flask_login_principal() -> Principal | None:
         return None
     from flask_login import current_user
 
-    user = current_user._get_current_object()  # type: ignore[attr-defined]
+    user = current_user._get_current_object()
     if user is None or not user.is_authenticated:
         return None
     return Principal(name=str(user.get_id()), user=user)

@@ -38,7 +38,7 @@ POLICY: t.Final = ScopePolicy(
 )
 
 
-class User(UserMixin):
+class User(UserMixin):  # type: ignore[misc]
     def __init__(self, name: str) -> None:
         self.id = name
 
@@ -68,7 +68,7 @@ def make_app(tmp_path: Path, **config: t.Any) -> Flask:
     app.config.update(config)
     login = LoginManager(app)
 
-    @login.user_loader
+    @login.user_loader  # type: ignore[untyped-decorator]
     def load_user(name: str) -> User | None:
         return User(name) if name in USERS else None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing as t
+
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ def test_decorators_return_the_function_unchanged() -> None:
     def allow(principal: Principal, scope: Scope, projection: str, verb: str) -> bool:
         return True
 
-    def client(target: str, principal: Principal) -> object:
+    def client(target: str, principal: Principal) -> t.Any:
         return object()
 
     def save(*args: object) -> None:
@@ -31,7 +33,7 @@ def test_decorators_return_the_function_unchanged() -> None:
 
     assert krm.principal_loader(load) is load
     assert krm.authorizer(allow) is allow
-    assert krm.client_loader(client) is client  # type: ignore[arg-type]
+    assert krm.client_loader(client) is client
     assert krm.save_hook(save) is save
     assert krm.saver is save
 
@@ -62,7 +64,7 @@ def test_client_loader_receives_target_and_principal(app: Flask, krm: KrmStream)
     sentinel = object()
 
     @krm.client_loader
-    def load(target: str, principal: Principal) -> object:
+    def load(target: str, principal: Principal) -> t.Any:
         seen.append((target, principal))
         return sentinel
 
@@ -110,7 +112,7 @@ def test_custom_principal_loader_is_called_once_per_request(app: Flask, krm: Krm
 
 
 def test_principal_loader_must_return_a_principal(app: Flask, krm: KrmStream) -> None:
-    krm.principal_loader(lambda: "admin")  # type: ignore[arg-type,return-value]
+    krm.principal_loader(lambda: "admin")  # type: ignore[type-var]
     with app.test_request_context(), pytest.raises(TypeError, match="must return a flask_krm.Principal or None"):
         krm.current_principal()
 
@@ -131,5 +133,5 @@ def test_authorize_raises_forbidden_with_the_verb(app: Flask, krm: KrmStream, au
 
 
 def test_only_a_true_result_allows(app: Flask, krm: KrmStream) -> None:
-    krm.authorizer(lambda *args: "yes")  # type: ignore[arg-type,return-value]
+    krm.authorizer(lambda *args: "yes")  # type: ignore[type-var]
     assert krm.is_authorized(Principal("editor"), SCOPE, "krm-full/v1", "watch") is False

@@ -1,0 +1,92 @@
+"""Streams a Kubernetes target through the hub against the simulator, in a monkey-patched process.
+
+Run by ``test_kubernetes_target.py`` as ``python -m tests.flask.kube_probe``: the hub needs a
+gevent-patched process, and the test process is deliberately not patched. Prints one JSON line
+describing what happened.
+"""
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import json  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import typing as t  # noqa: E402
+
+import gevent  # noqa: E402
+from flask import Flask  # noqa: E402
+from flask_login import LoginManager, UserMixin, login_user  # noqa: E402
+
+from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy, signals  # noqa: E402
+from flask_krm.sse import decode_events  # noqa: E402
+from flask_krm.testing import KubeSimulator  # noqa: E402
+
+
+class User(UserMixin):  # type: ignore[misc]
+    def __init__(self, name: str) -> None:
+        self.id = name
+
+
+def main() -> int:
+    seen: dict[str, t.Any] = {"signals": []}
+    with KubeSimulator(demo=True, demo_tick=None) as kube:
+        app = Flask("probe", instance_path=tempfile.mkdtemp())
+        app.config.update(
+            SECRET_KEY="probe",
+            KRM_TARGETS={"sim": {"kubeconfig": kube.kubeconfig_path, "context": "admin"}},
+            KRM_SCOPE_POLICY=ScopePolicy(
+                targets=frozenset({"sim"}),
+                resources=(AllowedResource(group="", resource="configmaps"),),
+                namespaces=frozenset({"demo"}),
+            ),
+            KRM_WATCH_LINGER=0,
+        )
+        login = LoginManager(app)
+        login.user_loader(User)
+
+        @app.get("/login/<name>")
+        def sign_in(name: str) -> str:
+            login_user(User(name))
+            return "ok"
+
+        krm = KrmStream(app)
+        asked: list[tuple[str, str]] = []
+
+        @krm.authorizer
+        def authorize(principal: Principal, scope: Scope, projection: str, verb: str) -> bool:
+            asked.append((principal.name, verb))
+            return principal.name != "viewer"
+
+        @krm.client_loader
+        def client(target: str, principal: Principal) -> None:
+            return None  # the target's own identity, shared
+
+        for name in ("watch_started", "watch_stopped", "stream_opened", "stream_closed"):
+            getattr(signals, name).connect(
+                lambda sender, _name=name, **kw: seen["signals"].append(_name), app, weak=False
+            )
+
+        http = app.test_client()
+        http.get("/login/editor")
+        with gevent.Timeout(10):
+            response = http.get("/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo")
+            events: list[dict[str, t.Any]] = []
+            chunks = response.iter_encoded()
+            while not any(e["type"] == "synced" for e in events):
+                events += decode_events(next(chunks))
+            seen["first_cycle"] = [e["type"] for e in events]
+            seen["names"] = sorted(e["object"]["metadata"]["name"] for e in events if e["type"] == "added")
+            seen["seqs"] = [e["seq"] for e in events]
+            seen["watches_open"] = krm._get_state(app).hub.watch_count  # type: ignore[union-attr]
+            krm.shutdown(app)
+            rest = decode_events(b"".join(chunks))
+        seen["after_shutdown"] = [(e["type"], e.get("code"), e.get("terminal"), e["seq"]) for e in rest]
+        seen["asked"] = asked
+        seen["greenlets_left"] = len(krm._get_state(app).group) + len(krm._get_state(app).hub.group)  # type: ignore[union-attr]
+    print(json.dumps(seen))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

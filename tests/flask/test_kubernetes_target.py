@@ -1,0 +1,35 @@
+"""A Kubernetes target end to end: the endpoint, the shared hub and the simulator's real watch.
+
+The hub needs a gevent-patched process and this one is not patched (see ``conftest.py``), so the
+scenario runs in a child process (``kube_probe.py``) that patches first and reports in JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_kubernetes_target_streams_through_the_hub_and_shuts_down_cleanly() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.flask.kube_probe"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["first_cycle"] == ["reset", "added", "added", "synced"]
+    assert seen["names"] == ["app-config", "feature-flags"]
+    assert seen["seqs"] == [1, 2, 3, 4]
+    assert seen["watches_open"] == 1
+    assert seen["asked"] == [["editor", "watch"]], "the authorizer is asked once when the stream opens"
+    assert seen["after_shutdown"] == [["error", "INTERNAL", True, 5]]
+    assert seen["signals"] == ["watch_started", "stream_opened", "watch_stopped", "stream_closed"]
+    assert seen["greenlets_left"] == 0
