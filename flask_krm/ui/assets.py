@@ -12,6 +12,8 @@ from .. import config
 HTMX_VERSION: t.Final = "4.0.1"
 """The vendored htmx release (``scripts/refresh-htmx`` replaces it; a test pins it)."""
 
+STATIC_DIR: t.Final = "krm/"
+"""The package's static files live in ``flask_krm/static/krm/`` (``url_for("krm.static", filename="krm/...")``)."""
 HTMX_FILE: t.Final = f"htmx-{HTMX_VERSION}.js"
 SSE_FILE: t.Final = f"hx-sse-{HTMX_VERSION}.js"
 SCRIPT_FILE: t.Final = "krm.js"
@@ -30,11 +32,11 @@ def krm_script(nonce: str | None = None) -> Markup:
     files.append(SCRIPT_FILE)
     tags = [
         Markup('<link rel="stylesheet" href="{}"{}>').format(
-            url_for("krm.static", filename=STYLESHEET_FILE), nonce_attr
+            url_for("krm.static", filename=STATIC_DIR + STYLESHEET_FILE), nonce_attr
         )
     ]
     tags += [
-        Markup('<script src="{}"{}></script>').format(url_for("krm.static", filename=name), nonce_attr)
+        Markup('<script src="{}"{}></script>').format(url_for("krm.static", filename=STATIC_DIR + name), nonce_attr)
         for name in files
     ]
     return Markup("\n").join(tags)

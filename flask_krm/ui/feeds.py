@@ -182,7 +182,7 @@ class Feed:
         except gevent.GreenletExit:
             raise
         except Exception as exc:
-            log.error("a live view's subscription failed with %s", type(exc).__name__)
+            log.exception("a live view's subscription failed with %s", type(exc).__name__)
             self._set_status(StreamStatus("terminal", TERMINAL_REASONS["INTERNAL"]))
         finally:
             if subscription is not None:

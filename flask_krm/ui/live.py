@@ -14,7 +14,7 @@ import hashlib
 import typing as t
 from collections.abc import Mapping
 
-from flask import g, render_template, url_for
+from flask import g, render_template, request, url_for
 from markupsafe import Markup
 
 from .. import csrf
@@ -112,14 +112,16 @@ def live_editor(
     return _live(make_component(spec), "krm/editor.html")
 
 
-def current_page() -> tuple[Page, bool]:
-    """The page the current request renders, and whether this call created it."""
-    page = g.get(PAGE_KEY)
-    if isinstance(page, Page):
-        return page, False
+def current_page() -> Page:
+    """The page the current request renders (made on the first call of the request)."""
+    # Keyed by the request: an outer application context (a test's) shares ``g`` between requests.
+    current = request._get_current_object()  # type: ignore[attr-defined]
+    held = g.get(PAGE_KEY)
+    if held is not None and held[0] is current:
+        return t.cast(Page, held[1])
     page = Page(new_page_id())
-    setattr(g, PAGE_KEY, page)
-    return page, True
+    setattr(g, PAGE_KEY, (current, page))
+    return page
 
 
 def body_digest(body: str) -> str:
@@ -147,7 +149,7 @@ def _live(component: Component, template: str) -> Markup:
         context["body"] = render_body(component, None, status, state.cache)
         return Markup(render_template(template, **context))
 
-    page, _created = current_page()
+    page = current_page()
     first = not page.components
     page.add(component)
     feed.hold_for(RENDER_HOLD)

@@ -179,13 +179,16 @@ def parse_field_roots(fields: Iterable[t.Any] | None) -> tuple[Path, ...] | None
     return tuple(roots)
 
 
-def default_roots(draft: Mapping[str, t.Any], server: Mapping[str, t.Any]) -> tuple[Path, ...]:
-    """Labels, annotations, then every top-level member except ``apiVersion``, ``kind`` and ``metadata``."""
+def default_roots(
+    draft: Mapping[str, t.Any], server: Mapping[str, t.Any], redacted: Iterable[Path] = ()
+) -> tuple[Path, ...]:
+    """Labels, annotations, then every top-level member except ``apiVersion``, ``kind`` and
+    ``metadata`` (a member whose values are all withheld included)."""
     roots: list[Path] = list(DEFAULT_ROOTS)
-    for source in (server, draft):
-        for key in source:
-            if key not in _IDENTITY_KEYS and (key,) not in roots:
-                roots.append((key,))
+    keys = [*server, *draft, *(str(p[0]) for p in redacted if p)]
+    for key in keys:
+        if key not in _IDENTITY_KEYS and (key,) not in roots:
+            roots.append((key,))
     return tuple(roots)
 
 
@@ -340,7 +343,7 @@ def conflict_view(path: Path, theirs: t.Any) -> ConflictView:
 def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> EditorView:
     """The fields of one object under ``roots`` (default: :func:`default_roots`)."""
     builder = _Builder(state)
-    selected = roots if roots is not None else default_roots(state.draft, state.server)
+    selected = roots if roots is not None else default_roots(state.draft, state.server, state.redacted)
     fields: list[Field] = []
     for root in selected:
         if (

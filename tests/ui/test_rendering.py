@@ -1,0 +1,196 @@
+"""Pages with live components: first paint, widgets, escaping, masks, conflicts, read-only fields."""
+
+from __future__ import annotations
+
+import html
+import re
+import typing as t
+from pathlib import Path
+from urllib.parse import quote
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from tests.ui.conftest import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    SECRETS,
+    Upstream,
+    configmap,
+    connect,
+    open_page,
+)
+
+XSS_SCRIPT: t.Final = "<script>window.pwned=1</script>"
+XSS_ATTR: t.Final = '"><img src=x onerror="window.pwned=1">'
+
+SECRET: t.Final = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "creds", "namespace": "app", "uid": "uid-creds", "resourceVersion": "4"},
+    "type": "Opaque",
+    "data": {"token": "czNjcjN0LXRva2Vu", "password": "aHVudGVyMg=="},
+    "stringData": {"note": "plain-s3cr3t-note"},
+}
+SECRET_VALUES: t.Final = ("czNjcjN0LXRva2Vu", "aHVudGVyMg==", "plain-s3cr3t-note", "s3cr3t-token", "hunter2")
+
+DEPLOYMENT: t.Final = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "app", "uid": "uid-web", "resourceVersion": "9", "labels": {"app": "web"}},
+    "spec": {"replicas": 2, "paused": False, "template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}}},
+    "status": {"readyReplicas": 1, "conditions": [{"type": "Available", "status": "True"}]},
+}
+
+
+def editor_url(scope: str = CONFIGMAPS, name: str = "demo", **extra: str | list[str]) -> str:
+    query = f"/edit?scope={quote(scope)}&name={name}"
+    for key, value in extra.items():
+        for item in value if isinstance(value, list) else [value]:
+            query += f"&{key}={quote(item)}"
+    return query
+
+
+def inputs(page_html: str) -> list[str]:
+    return re.findall(r"<(?:input|textarea)\b[^>]*>", page_html)
+
+
+def test_the_first_paint_shows_the_content_the_upstream_already_has(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("alpha", {"k": "1"}), configmap("beta", {"k": "2"}))
+    page = open_page(client, "/configmaps")
+    assert page.channel_url is not None and page.channel_url.endswith("/channel")
+    rows = re.findall(r'<th scope="row">([^<]*)</th>', page.html)
+    assert rows == ["alpha", "beta"]
+    assert 'data-krm-stream="live"' in page.html
+    assert page.html.count("hx-sse:connect=") == 1
+
+
+def test_a_page_with_two_components_opens_one_channel(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"k": "1"}))
+    page = open_page(client, "/both")
+    assert page.html.count("hx-sse:connect=") == 1
+    assert len(set(page.component_ids)) == 2
+    assert re.search(r'<div id="krm-channel".*?<section id="krm-', page.html, re.S)
+
+
+def test_list_columns_follow_the_pointers(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("alpha", {"color": "blue"}, labels={"tier": "db"}))
+    page = open_page(client, "/configmaps?column=/metadata/name&column=/data/color&column=/metadata/labels")
+    assert "<th scope=\"col\">Name</th><th scope=\"col\">Color</th><th scope=\"col\">Labels</th>" in page.html
+    assert "<td>blue</td>" in page.html
+    assert "<td>{&#34;tier&#34;:&#34;db&#34;}</td>" in page.html
+
+
+def test_every_value_type_gets_its_widget(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    page = open_page(client, editor_url(DEPLOYMENTS, "web"))
+    assert re.search(r'<input type="number"[^>]*name="value" value="2"', page.html)
+    assert re.search(r'<input type="checkbox"[^>]*name="value" value="true"(?! checked)', page.html)
+    assert re.search(r'<textarea class="krm-input krm-structured"[^>]*>\n\[\n  \{\n    &#34;name&#34;: &#34;web&#34;,\n    &#34;image&#34;: &#34;nginx&#34;', page.html)
+    assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="web"', page.html)
+    assert 'hx-trigger="input changed delay:400ms, krm-flush" hx-sync="this:queue last"' in page.html
+
+
+def test_status_is_shown_but_never_editable(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    page = open_page(client, editor_url(DEPLOYMENTS, "web"))
+    assert re.search(r'<output class="krm-readonly" id="[^"]+">1</output>', page.html)
+    assert "Available" in page.html
+    assert not [tag for tag in inputs(page.html) if "status" in tag]
+    assert not re.search(r'hx-vals=\'[^\']*\\"status\\"', page.html)
+
+
+def test_values_are_escaped_everywhere(client: FlaskClient, upstream: Upstream) -> None:
+    hostile = configmap(
+        "demo",
+        {"script": XSS_SCRIPT, "attr": XSS_ATTR, XSS_ATTR: "key is hostile", "multi": f"line\n{XSS_SCRIPT}"},
+        labels={"app": XSS_ATTR},
+        annotations={"note": XSS_SCRIPT},
+    )
+    upstream.snapshot(CONFIGMAPS, hostile)
+    page = open_page(client, editor_url())
+    for raw in (XSS_SCRIPT, XSS_ATTR, "<img"):
+        assert raw not in page.html
+    assert html.escape(XSS_SCRIPT) in page.html
+    assert 'value="&#34;&gt;&lt;img src=x onerror=&#34;window.pwned=1&#34;&gt;"' in page.html
+    list_page = open_page(client, "/configmaps?column=/data/script")
+    assert XSS_SCRIPT not in list_page.html and html.escape(XSS_SCRIPT) in list_page.html
+
+
+def test_secret_values_appear_nowhere_only_masks_with_revisions(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(SECRETS, SECRET)
+    page = open_page(client, editor_url(SECRETS, "creds"))
+    for value in SECRET_VALUES:
+        assert value not in page.html
+    masks = re.findall(r'<label class="krm-key" for="[^"]+">(\w+)</label>\s*<span class="krm-masked" id="[^"]+">hidden value', page.html)
+    assert sorted(masks) == ["note", "password", "token"]
+    assert "(revision 1)" in page.html
+    mask_ids = re.findall(r'<span class="krm-masked" id="([^"]+)"', page.html)
+    for mask_id in mask_ids:
+        assert not re.search(rf'<(?:input|textarea)[^>]*id="{mask_id}"', page.html)
+    reader = connect(page)
+    rotated = {**SECRET, "metadata": {**SECRET["metadata"], "resourceVersion": "5"}, "data": {"token": "bmV3LXRva2Vu", "password": "aHVudGVyMg=="}}
+    upstream.modified(rotated)
+    message = reader.next()
+    reader.close()
+    for value in (*SECRET_VALUES, "bmV3LXRva2Vu"):
+        assert value not in message.data
+    assert "(revision 2)" in message.data
+
+
+def test_binary_data_is_its_size_only(client: FlaskClient, upstream: Upstream) -> None:
+    cm = configmap("demo", {})
+    cm["binaryData"] = {"blob": "AAECAwQFBgc="}
+    upstream.snapshot(CONFIGMAPS, cm)
+    page = open_page(client, editor_url())
+    assert ">8 bytes</output>" in page.html
+    assert "AAECAwQFBgc=" not in page.html
+
+
+def test_fields_selects_and_policy_narrows(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}, labels={"tier": "db"}))
+    page = open_page(client, editor_url(field=["/metadata/labels", "/data"], policy="read-only"))
+    assert page.html.index("labels</legend>") < page.html.index("data</legend>")
+    assert not inputs(page.html)
+    assert '<output class="krm-readonly" id=' in page.html
+    editable = open_page(client, editor_url(field=["/data"]))
+    assert "labels</legend>" not in editable.html
+    assert re.search(r'<input type="text"[^>]*name="value" value="1"', editable.html)
+
+
+def test_a_missing_object_says_so(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("other", {}))
+    page = open_page(client, editor_url(name="absent"))
+    assert "configmaps “absent” does not exist." in page.html
+
+
+def test_a_denied_principal_sees_the_reason_and_no_content(app: Flask, client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"secret-ish": "do-not-show"}))
+    app.config["denied"].add("editor")
+    page = open_page(client, editor_url())
+    assert "do-not-show" not in page.html
+    assert 'data-krm-stream="terminal" data-krm-reason="You may not view this."' in page.html
+    assert page.channel_url is None
+    assert upstream.opened == []
+
+
+def test_connection_state_and_writes_start_disabled(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
+    page = open_page(client, editor_url())
+    assert re.search(r'<fieldset class="krm-writes" id="[^"]+" disabled>', page.html)
+    assert 'role="status">Connecting…</p>' in page.html
+    assert 'hx-sse:close="krm-close"' in page.html
+    assert set(page.headers) == {"X-KRM-CSRF", "X-KRM-Page"}
+    assert 'aria-live="polite"' in page.html
+
+
+def test_templates_are_overridden_by_path(tmp_path: Path, app: Flask, client: FlaskClient, upstream: Upstream) -> None:
+    override = tmp_path / "templates" / "krm"
+    override.mkdir(parents=True)
+    (override / "list_row.html").write_text('<tr id="{{ row_id }}"><td>custom {{ cells[0] }}</td></tr>')
+    from jinja2 import ChoiceLoader, FileSystemLoader
+
+    app.jinja_loader = ChoiceLoader([FileSystemLoader(str(tmp_path / "templates")), app.jinja_loader])  # type: ignore[list-item]
+    upstream.snapshot(CONFIGMAPS, configmap("alpha", {}))
+    page = open_page(client, "/configmaps")
+    assert "<td>custom alpha</td>" in page.html

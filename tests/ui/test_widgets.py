@@ -1,0 +1,194 @@
+"""Widget choice and field state, from a real store's view of an object (no Flask)."""
+
+from __future__ import annotations
+
+import typing as t
+
+import pytest
+
+from flask_krm.events import Redaction, Reset, Synced, Upsert
+from flask_krm.store import DEFAULT_POLICY, MISSING, EditPolicy, LiveResourceStore
+from flask_krm.ui.widgets import (
+    Field,
+    FieldSelectionError,
+    ObjectState,
+    build_editor,
+    parse_field_roots,
+    widget_for,
+)
+
+DEPLOYMENT: t.Final = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {
+        "name": "web",
+        "namespace": "app",
+        "uid": "u-web",
+        "resourceVersion": "7",
+        "labels": {"app.kubernetes.io/name": "web"},
+    },
+    "spec": {
+        "replicas": 2,
+        "paused": False,
+        "ratio": 0.5,
+        "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}},
+    },
+    "status": {"readyReplicas": 1},
+}
+
+
+def held(obj: t.Mapping[str, t.Any], redacted: tuple[Redaction, ...] = (), policy: EditPolicy = DEFAULT_POLICY) -> LiveResourceStore:
+    store = LiveResourceStore(policy)
+    store.apply(Reset({"target": "demo", "version": "v1", "resource": "x"}, "krm-full/v1"))
+    store.apply(Upsert("added", obj, redacted))
+    store.apply(Synced())
+    return store
+
+
+def state_of(store: LiveResourceStore, uid: str) -> ObjectState:
+    return ObjectState(
+        draft=store.draft(uid) or {},
+        server=store.server(uid) or {},
+        read_only=lambda path: store.is_read_only(uid, path),
+        dirty_paths=store.dirty(uid),
+        conflicts={c.path: (c.theirs if c.present else MISSING) for c in store.conflicts(uid)},
+        redacted={tuple(r.path.strip("/").split("/")): r.rev for r in store.redactions(uid)},
+    )
+
+
+def find(fields: t.Iterable[Field], path: tuple[t.Any, ...]) -> Field:
+    for f in fields:
+        if f.path == path:
+            return f
+        try:
+            return find(f.children, path)
+        except LookupError:
+            continue
+    raise LookupError(path)
+
+
+def test_each_value_type_gets_its_widget() -> None:
+    view = build_editor(state_of(held(DEPLOYMENT), "u-web"))
+    assert find(view.fields, ("spec", "replicas")).kind == "number"
+    assert find(view.fields, ("spec", "replicas")).integral
+    assert find(view.fields, ("spec", "ratio")).kind == "number"
+    assert not find(view.fields, ("spec", "ratio")).integral
+    paused = find(view.fields, ("spec", "paused"))
+    assert (paused.kind, paused.checked, paused.editable) == ("boolean", False, True)
+    containers = find(view.fields, ("spec", "template", "spec", "containers"))
+    assert containers.kind == "structured" and containers.editable
+    assert '"image": "nginx:1.27"' in containers.text
+    assert find(view.fields, ("spec",)).kind == "group"
+    labels = find(view.fields, ("metadata", "labels"))
+    assert labels.kind == "map" and labels.can_add
+    entry = find(view.fields, ("metadata", "labels", "app.kubernetes.io/name"))
+    assert (entry.kind, entry.entry, entry.text, entry.key) == ("text", True, "web", "app.kubernetes.io/name")
+
+
+def test_status_is_shown_read_only_and_identity_is_not_a_field() -> None:
+    view = build_editor(state_of(held(DEPLOYMENT), "u-web"))
+    ready = find(view.fields, ("status", "readyReplicas"))
+    assert (ready.kind, ready.editable, ready.text) == ("number", False, "1")
+    roots = [f.path for f in view.fields]
+    assert ("apiVersion",) not in roots and ("kind",) not in roots and ("metadata",) not in roots
+    assert roots[:2] == [("metadata", "labels"), ("spec",)]
+
+
+def test_multi_line_text_uses_a_text_area_decided_by_either_side() -> None:
+    assert widget_for(("data", "k"), "a\nb") == "multiline"
+    assert widget_for(("data", "k"), "ab", "a\nb") == "multiline"
+    assert widget_for(("data", "k"), "ab", "ab") == "text"
+
+
+def test_redacted_secret_keys_are_masked_from_the_redaction_records_alone() -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "creds", "namespace": "app", "uid": "u-s", "resourceVersion": "3"},
+        "type": "Opaque",
+    }
+    store = held(secret, (Redaction("/data/token", 2), Redaction("/data/password", 1)))
+    view = build_editor(state_of(store, "u-s"))
+    data = find(view.fields, ("data",))
+    assert data.kind == "map"
+    masked = [(c.key, c.kind, c.revision, c.text, c.editable) for c in data.children]
+    assert masked == [("password", "masked", 1, "", False), ("token", "masked", 2, "", False)]
+
+
+def test_binary_data_is_shown_as_its_size() -> None:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "bin", "namespace": "app", "uid": "u-b", "resourceVersion": "1"},
+        "binaryData": {"blob": "AAECAwQ=", "bad": "***"},
+    }
+    view = build_editor(state_of(held(cm), "u-b"))
+    blob = find(view.fields, ("binaryData", "blob"))
+    assert (blob.kind, blob.size, blob.editable) == ("bytes", 5, False)
+    assert find(view.fields, ("binaryData", "bad")).size is None
+
+
+def test_dirty_and_conflicts_are_placed_at_their_fields() -> None:
+    store = held(DEPLOYMENT)
+    store.set_value("u-web", ("spec", "replicas"), 5)
+    store.set_value("u-web", ("metadata", "labels", "tier"), "front")
+    changed = {**DEPLOYMENT, "metadata": {**DEPLOYMENT["metadata"], "resourceVersion": "8"}, "spec": {**DEPLOYMENT["spec"], "replicas": 3}}
+    store.apply(Upsert("modified", changed))
+    view = build_editor(state_of(store, "u-web"))
+    replicas = find(view.fields, ("spec", "replicas"))
+    assert replicas.dirty and replicas.text == "5"
+    assert replicas.conflict is not None and replicas.conflict.theirs_text == "3" and not replicas.conflict.theirs_removed
+    assert find(view.fields, ("spec",)).dirty
+    assert find(view.fields, ("metadata", "labels", "tier")).dirty
+    assert not find(view.fields, ("metadata", "labels", "app.kubernetes.io/name")).dirty
+    assert view.conflict_count == 1 and view.other_conflicts == ()
+
+
+def test_a_conflict_outside_the_shown_fields_is_listed_apart() -> None:
+    store = held(DEPLOYMENT)
+    store.set_value("u-web", ("spec", "replicas"), 5)
+    changed = {**DEPLOYMENT, "spec": {**DEPLOYMENT["spec"], "replicas": 4}}
+    store.apply(Upsert("modified", changed))
+    view = build_editor(state_of(store, "u-web"), roots=[("metadata", "labels")])
+    assert [c.path for c in view.other_conflicts] == [("spec", "replicas")]
+    assert view.other_conflicts[0].theirs_text == "4"
+
+
+def test_a_removed_value_is_a_conflict_with_nothing_on_their_side() -> None:
+    store = held(DEPLOYMENT)
+    store.set_value("u-web", ("spec", "replicas"), 5)
+    spec = {k: v for k, v in DEPLOYMENT["spec"].items() if k != "replicas"}
+    store.apply(Upsert("modified", {**DEPLOYMENT, "spec": spec}))
+    conflict = find(build_editor(state_of(store, "u-web")).fields, ("spec", "replicas")).conflict
+    assert conflict is not None and conflict.theirs_removed and conflict.theirs_text == ""
+
+
+def test_a_narrower_policy_makes_fields_read_only() -> None:
+    store = held(DEPLOYMENT)
+    state = state_of(store, "u-web")
+    narrowed = ObjectState(
+        state.draft,
+        state.server,
+        lambda path: state.read_only(path) or not EditPolicy.only(("spec", "replicas")).covers(tuple(map(str, path))),
+    )
+    view = build_editor(narrowed)
+    assert find(view.fields, ("spec", "replicas")).editable
+    assert not find(view.fields, ("spec", "paused")).editable
+    assert not find(view.fields, ("metadata", "labels")).can_add
+
+
+def test_selected_fields_keep_their_order_and_absent_ones_say_so() -> None:
+    roots = parse_field_roots(["/spec/replicas", ["metadata", "labels"], "/spec/minReadySeconds"])
+    assert roots == (("spec", "replicas"), ("metadata", "labels"), ("spec", "minReadySeconds"))
+    view = build_editor(state_of(held(DEPLOYMENT), "u-web"), roots)
+    assert [(f.path, f.kind, f.label) for f in view.fields] == [
+        (("spec", "replicas"), "number", "spec › replicas"),
+        (("metadata", "labels"), "map", "labels"),
+        (("spec", "minReadySeconds"), "absent", "spec › minReadySeconds"),
+    ]
+
+
+@pytest.mark.parametrize("bad", ["spec", ["spec"], [""], [[1.5]], [None], "/"])
+def test_field_selections_that_are_not_paths_are_refused(bad: t.Any) -> None:
+    with pytest.raises(FieldSelectionError):
+        parse_field_roots(bad if bad != [""] else [""])
