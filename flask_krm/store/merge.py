@@ -203,7 +203,14 @@ class _Merger:
         return out
 
     def item(
-        self, list_path: Path, item_path: Path, ours_path: Path | None, base: Any, ours: Any, theirs: Any, their_list: Any
+        self,
+        list_path: Path,
+        item_path: Path,
+        ours_path: Path | None,
+        base: Any,
+        ours: Any,
+        theirs: Any,
+        their_list: Any,
     ) -> Any:
         """A keyed item missing on some side, merged as one value."""
         if json_equal(base, ours):

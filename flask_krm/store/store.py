@@ -262,8 +262,9 @@ class LiveResourceStore:
         """Set the draft's value at ``path``, creating missing maps (or a list for index 0)."""
         with self._lock:
             held, where = self._editable(uid, path)
+            value = json_copy(value)
             check_value(value, in_map=isinstance(where[-1], str))
-            changed = self._commit(uid, held, set_in(held.draft, where, json_copy(value)), where)
+            changed = self._commit(uid, held, set_in(held.draft, where, value), where)
         self._notify(changed)
 
     def add_key(self, uid: str, path: Sequence[Any], value: Any = "") -> None:
@@ -275,8 +276,9 @@ class LiveResourceStore:
             parent = get_at(held.draft, where[:-1])
             if isinstance(parent, dict) and where[-1] in parent:
                 raise KeyExistsError(where, "the key already exists")
+            value = json_copy(value)
             check_value(value, in_map=True)
-            changed = self._commit(uid, held, set_in(held.draft, where, json_copy(value)), where)
+            changed = self._commit(uid, held, set_in(held.draft, where, value), where)
         self._notify(changed)
 
     def remove_key(self, uid: str, path: Sequence[Any]) -> None:

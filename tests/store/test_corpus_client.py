@@ -79,7 +79,9 @@ def keyset(paths: list[Any]) -> list[tuple[Any, ...]]:
     return sorted((tuple(p) for p in paths), key=repr)
 
 
-def check(store: LiveResourceStore, flashed: dict[str, set[tuple[Any, ...]]], want: Mapping[str, Any], where: str) -> None:
+def check(
+    store: LiveResourceStore, flashed: dict[str, set[tuple[Any, ...]]], want: Mapping[str, Any], where: str
+) -> None:
     unknown = set(want) - EXPECT_KEYS - {"after"}
     assert not unknown, f"{where}: expectation keys this runner does not know: {sorted(unknown)}"
     uids = store.uids()
@@ -124,6 +126,7 @@ def check(store: LiveResourceStore, flashed: dict[str, set[tuple[Any, ...]]], wa
 def test_client_fixture(fixture: dict[str, Any]) -> None:
     client = fixture.get("client") or {}
     assert not set(client) - CLIENT_KEYS, f"client keys this runner does not know: {sorted(set(client) - CLIENT_KEYS)}"
+    assert client.get("expect"), "a client fixture without expectations would check nothing"
     events = [wire_event(fixture, spec) for spec in fixture["events"]]
     edits = client.get("edits") or []
     checkpoints = fixture.get("checkpoints") or []
@@ -142,4 +145,4 @@ def test_client_fixture(fixture: dict[str, Any]) -> None:
         for checkpoint in checkpoints:
             if checkpoint["after"] == index:
                 check(store, flashed, checkpoint, f"after event {index}")
-    check(store, flashed, client.get("expect") or {}, "at the end")
+    check(store, flashed, client["expect"], "at the end")

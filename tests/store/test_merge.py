@@ -125,7 +125,11 @@ def containers_of(store: LiveResourceStore) -> list[dict[str, Any]]:
 def test_an_item_edit_survives_a_reorder_and_an_unrelated_item_change() -> None:
     store = keyed_store()
     store.set_value("deploy-1", CONTAINERS + (0, "image"), "web:2")
-    reordered = [{"name": "log", "image": "log:2"}, {"name": "sidecar", "image": "s:1"}, {"name": "web", "image": "web:1"}]
+    reordered = [
+        {"name": "log", "image": "log:2"},
+        {"name": "sidecar", "image": "s:1"},
+        {"name": "web", "image": "web:1"},
+    ]
     store.apply(modified(deployment("2", reordered)))
     assert containers_of(store) == [
         {"name": "log", "image": "log:2"},
@@ -201,14 +205,15 @@ def test_without_a_schema_containers_are_atomic() -> None:
 
 
 def test_schema_lookup_follows_properties_items_and_additional_properties() -> None:
+    ports = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port", "protocol"]}
     schema = {
         "properties": {
             "spec": {
-                "additionalProperties": {
-                    "type": "array",
-                    "items": {"properties": {"ports": {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port", "protocol"]}}},
+                "additionalProperties": {"type": "array", "items": {"properties": {"ports": ports}}},
+                "properties": {
+                    "set": {"x-kubernetes-list-type": "set"},
+                    "empty": {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": []},
                 },
-                "properties": {"set": {"x-kubernetes-list-type": "set"}, "empty": {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": []}},
             }
         }
     }

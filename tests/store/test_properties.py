@@ -237,7 +237,8 @@ def test_edits_survive_and_patches_round_trip(data: st.DataObject, obj: dict[str
 def test_reapplying_any_event_is_a_no_op(data: st.DataObject, obj: dict[str, Any]) -> None:
     model = Model(obj)
     model.edit(data.draw)
-    events = [Reset({}, "krm-full/v1"), Upsert("added", obj), Synced(), Upsert("modified", server_change(data.draw, obj, 2))]
+    changed = Upsert("modified", server_change(data.draw, obj, 2))
+    events = [Reset({}, "krm-full/v1"), Upsert("added", obj), Synced(), changed]
     for event in data.draw(st.permutations(events)):
         model.store.apply(event)
         before = model.snapshot() if model.store.uids() else None

@@ -9,6 +9,7 @@ import pytest
 from flask_krm.projection import UnknownProjection
 from flask_krm.store import PatchRejected, validate_merge_patch, validate_native_merge_patch
 
+LAST_APPLIED_KEY = "kubectl.kubernetes.io/last-applied-configuration"
 LAST_APPLIED = "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"
 SECRET = {
     "apiVersion": "v1",
@@ -117,7 +118,7 @@ def test_a_native_patch_never_touches_machinery() -> None:
     base = {"uid": "d-1", "resourceVersion": "3"}
     for patch, path in [
         ({"metadata": {**base, "managedFields": None}}, "/metadata/managedFields"),
-        ({"metadata": {**base, "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "x"}}}, LAST_APPLIED),
+        ({"metadata": {**base, "annotations": {LAST_APPLIED_KEY: "x"}}}, LAST_APPLIED),
         ({"metadata": {**base, "annotations": None}}, "/metadata/annotations"),
     ]:
         with pytest.raises(PatchRejected) as refused:
