@@ -25,6 +25,7 @@ from .stream import StreamEngine
 if t.TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
+    from .save.writer import WriteRequest, WriteResult
     from .scope import Scope, ScopePolicy
     from .upstream.clients import ApiClients
     from .upstream.hub import Hub, HubObserver
@@ -37,7 +38,7 @@ Verb: t.TypeAlias = t.Literal["get", "list", "watch", "create", "patch", "delete
 PrincipalLoader: t.TypeAlias = Callable[[], "Principal | None"]
 Authorizer: t.TypeAlias = Callable[["Principal", "Scope", str, str], bool]
 ClientLoader: t.TypeAlias = Callable[[str, "Principal"], "ApiClient | None"]
-SaveHook: t.TypeAlias = Callable[..., t.Any]
+SaveHook: t.TypeAlias = Callable[["WriteRequest"], "WriteResult"]
 OpsSource: t.TypeAlias = Callable[["Scope", str, "Principal"], Iterable[SourceOp]]
 """A plugged source: ``source(scope, projection, principal)`` returns one connection's operations.
 
@@ -200,18 +201,23 @@ class KrmStream:
         return f
 
     def save_hook(self, f: T_save_hook) -> T_save_hook:
-        """Decorator: register the function that performs a save (see :mod:`flask_krm.save`).
+        """Decorator: register ``f(request: WriteRequest) -> WriteResult``, which performs writes.
 
-        Optional; without it saves use the default conditional merge PATCH as the principal.
-        Returns ``f`` unchanged.
+        Optional; the default (:func:`flask_krm.save.writer.default_save`) makes the conditional
+        write (merge PATCH with uid and resourceVersion preconditions, create, delete) as the
+        principal. See :mod:`flask_krm.save`. Returns ``f`` unchanged.
         """
         self._save_hook = f
         return f
 
     @property
-    def saver(self) -> SaveHook | None:
-        """The registered save hook, or ``None`` for the default save flow."""
-        return self._save_hook
+    def saver(self) -> SaveHook:
+        """The save hook in force: the registered one, or the default conditional write."""
+        if self._save_hook is not None:
+            return self._save_hook
+        from .save.writer import default_save
+
+        return default_save
 
     # ---------------------------------------------------------------- request-time operations --
 
@@ -299,12 +305,18 @@ class KrmStream:
             )
         return self._authorizer
 
-    def client_for(self, target: str, principal: Principal) -> ApiClient | None:
-        """The ``ApiClient`` for ``principal`` on ``target``, from the host's client loader.
+    def client_for(self, target: str, principal: Principal) -> ApiClient:
+        """The ``ApiClient`` that reads and writes ``target`` for ``principal``.
 
-        ``None`` means the target's own service identity, shared by every principal.
-        Raises ``RuntimeError`` naming ``@krm.client_loader`` if none is registered.
+        The client loader's answer, or the target's service client (:meth:`api_clients`) when it
+        answers ``None``. Raises ``RuntimeError`` naming ``@krm.client_loader`` if none is
+        registered.
         """
+        client = self._loaded_client(target, principal)
+        return self.api_clients().service(target) if client is None else client
+
+    def _loaded_client(self, target: str, principal: Principal) -> ApiClient | None:
+        """The client loader's answer (``None``: the shared service identity). :meta private:"""
         if self._client_loader is None:
             raise RuntimeError(
                 "flask-krm needs a client loader for Kubernetes targets: decorate a function"
@@ -418,7 +430,7 @@ class KrmStream:
                 refusal=refusal,
             )
         hub = self._hub(app, state)
-        return hub.subscribe(scope, projection, principal, client=self.client_for(scope.target, principal))
+        return hub.subscribe(scope, projection, principal, client=self._loaded_client(scope.target, principal))
 
     def _subscribe_authorized(
         self, principal: Principal, scope: Scope, projection: str, app: Flask

@@ -28,7 +28,7 @@ def test_decorators_return_the_function_unchanged() -> None:
     def client(target: str, principal: Principal) -> t.Any:
         return object()
 
-    def save(*args: object) -> None:
+    def save(request: t.Any) -> t.Any:
         return None
 
     assert krm.principal_loader(load) is load
@@ -72,8 +72,10 @@ def test_client_loader_receives_target_and_principal(app: Flask, krm: KrmStream)
     assert seen == [("demo", Principal("editor"))]
 
 
-def test_no_save_hook_means_the_default_save_flow(krm: KrmStream) -> None:
-    assert krm.saver is None
+def test_no_save_hook_means_the_default_conditional_write(krm: KrmStream) -> None:
+    from flask_krm.save.writer import default_save
+
+    assert krm.saver is default_save
 
 
 def test_default_principal_comes_from_flask_login(app: Flask, krm: KrmStream) -> None:
@@ -135,3 +137,24 @@ def test_authorize_raises_forbidden_with_the_verb(app: Flask, krm: KrmStream, au
 def test_only_a_true_result_allows(app: Flask, krm: KrmStream) -> None:
     krm.authorizer(lambda *args: "yes")  # type: ignore[type-var]
     assert krm.is_authorized(Principal("editor"), SCOPE, "krm-full/v1", "watch") is False
+
+
+KUBECONFIG = """
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t0ken}}]
+contexts: [{name: ctx, context: {cluster: c, user: u}}]
+current-context: ctx
+"""
+
+
+def test_a_client_loader_answering_none_means_the_target_service_client(tmp_path: Path) -> None:
+    (tmp_path / "kubeconfig").write_text(KUBECONFIG)
+    app = make_app(tmp_path, KRM_TARGETS={"demo": {"kubeconfig": str(tmp_path / "kubeconfig"), "context": "ctx"}})
+    krm = KrmStream(app, client_loader=lambda target, principal: None)
+    with app.app_context():
+        client = krm.client_for("demo", Principal("editor"))
+    assert client is krm.api_clients(app).service("demo")
+    assert client.configuration.host == "http://127.0.0.1:1"
+    krm.shutdown(app)
