@@ -249,7 +249,7 @@ def test_control_characters_are_escaped_like_go() -> None:
     ],
 )
 def test_floats_are_written_as_go_writes_a_float64(value: float, go: str) -> None:
-    assert dumps_sorted({"x": [value]}) == '{"x":[' + go + "]}"
+    assert dumps_sorted({"x": [value, value]}) == "{\"x\":[" + go + "," + go + "]}"
     assert encode_body(Upsert("added", {"v": value, "s": "1.0,"})) == (
         b'"type":"added","object":{"s":"1.0,","v":' + go.encode() + b'},"redacted":[]}'
     )

@@ -1,0 +1,104 @@
+"""The pure stream core: event encoding and the engine's cost per upstream event.
+
+Baselines, measured in the same run:
+
+- ``encode``: the original encoder (a JSON round trip to sort the object's keys) vs
+  :func:`flask_krm.events.encode_body`.
+- ``engine-*``: ``json.dumps(obj, sort_keys=True)`` of the same object (one C serialization, the
+  floor of any exact suppression) vs one :meth:`StreamEngine.feed` of a ``MODIFIED`` Deployment;
+  ``delivered`` under ``krm-full/v1`` (a status change: emitted), ``suppressed`` under
+  ``krm-spec/v1`` (the same change: no event).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from flask_krm.events import Upsert, dumps, encode_body, to_json
+from flask_krm.ops import Change, Snapshot
+from flask_krm.projection import project
+from flask_krm.scope import Scope
+from flask_krm.stream import StreamEngine
+
+SCOPE = Scope(group="apps", version="v1", resource="deployments", namespace="app")
+
+
+def _deployment(rv: int, ready: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "uid": "deploy-web-0001",
+            "name": "web",
+            "namespace": "app",
+            "resourceVersion": str(rv),
+            "generation": 4,
+            "labels": {"app.kubernetes.io/name": "web"},
+            "managedFields": [
+                {"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:status": {}}}
+            ],
+        },
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "ghcr.io/configbutler/web:v1.2.3",
+                                         "ports": [{"containerPort": 8080}]}]},
+            },
+        },
+        "status": {
+            "observedGeneration": 4,
+            "replicas": 2,
+            "readyReplicas": ready,
+            "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}],
+        },
+    }
+
+
+def _round_trip_encode(event: Upsert) -> bytes:
+    wire = to_json(event)
+    wire["object"] = json.loads(json.dumps(wire["object"], sort_keys=True))
+    return dumps(wire)[1:].encode()
+
+
+def _per_call_us(fn: Callable[[], object], n: int, repeats: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, time.perf_counter() - start)
+    return best / n * 1e6
+
+
+def _feed_us(projection: str, n: int, repeats: int = 5) -> float:
+    ops = [Change("MODIFIED", _deployment(5000 + i, i % 7)) for i in range(n)]
+    best = float("inf")
+    for _ in range(repeats):
+        engine = StreamEngine(SCOPE, projection)
+        engine.feed(Snapshot([_deployment(4999, 6)]))
+        start = time.perf_counter()
+        for op in ops:
+            engine.feed(op)
+        best = min(best, time.perf_counter() - start)
+    return best / n * 1e6
+
+
+def run(quick: bool) -> Iterable[dict[str, Any]]:
+    n = 500 if quick else 5000
+    obj = _deployment(4000, 1)
+    event = Upsert("modified", project(obj, "krm-full/v1").object, ())
+    assert _round_trip_encode(event) == encode_body(event)
+    baseline = _per_call_us(lambda: _round_trip_encode(event), n)
+    value = _per_call_us(lambda: encode_body(event), n)
+    yield {"case": "encode", "unit": "us/event", "baseline": round(baseline, 2), "value": round(value, 2),
+           "ratio": round(value / baseline, 3), "bytes": len(encode_body(event))}
+    floor = _per_call_us(lambda: json.dumps(obj, sort_keys=True), n)
+    for case, projection in (("engine-delivered", "krm-full/v1"), ("engine-suppressed", "krm-spec/v1")):
+        value = _feed_us(projection, n)
+        yield {"case": case, "unit": "us/op", "baseline": round(floor, 2), "value": round(value, 2),
+               "ratio": round(value / floor, 3)}
