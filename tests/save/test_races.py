@@ -7,7 +7,7 @@ from typing import Any
 from flask_krm.save.actions import confirm_now, save_edit
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
-from flask_krm.save.writer import KubeWriter, WriteRequest, WriteResult, default_save
+from flask_krm.save.writer import KubeWriter, SaveRefused, WriteRequest, WriteResult, default_save
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator, WriteRequest as SimulatorWrite
 
@@ -206,4 +206,27 @@ def test_no_write_while_the_stream_is_not_live(kube, namespace, feeds) -> None:
     store.set_value(uid, ("data", "a"), "mine")
     outcome = save_edit(editor_target(kube, scope), store, SaveFlow(uid), live=False)
     assert outcome.kind is OutcomeKind.RECONNECTING
+    assert read(kube, namespace, "app")["data"] == {"a": "1"}
+
+
+def test_a_host_hook_can_refuse_and_an_unexpected_hook_error_is_an_unknown_outcome(kube, namespace, feeds) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    uid = created["metadata"]["uid"]
+    scope = editor_scope(namespace, "app")
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+    store.set_value(uid, ("data", "a"), "mine")
+
+    def deny(request: WriteRequest) -> WriteResult:
+        raise SaveRefused("changes to this object need a second approver", kind=OutcomeKind.ACCESS_DENIED)
+
+    def broken(request: WriteRequest) -> WriteResult:
+        raise RuntimeError("audit backend down")
+
+    flow = SaveFlow(uid)
+    refused = save_edit(editor_target(kube, scope, hook=deny), store, flow, live=feed.live)
+    assert refused.kind is OutcomeKind.ACCESS_DENIED and refused.detail == "changes to this object need a second approver"
+    assert flow.phase is Phase.IDLE
+    unknown = save_edit(editor_target(kube, scope, hook=broken), store, flow, live=feed.live)
+    assert unknown.kind is OutcomeKind.UNKNOWN and flow.phase is Phase.NEEDS_READ
     assert read(kube, namespace, "app")["data"] == {"a": "1"}
