@@ -216,13 +216,14 @@ class Registry:
             if not metadata.get("deletionTimestamp"):
                 marked = copy.deepcopy(existing)
                 marked["metadata"]["deletionTimestamp"] = now()
-                marked["metadata"]["deletionGracePeriodSeconds"] = 0
                 if resource == catalog.NAMESPACES:
                     marked["status"] = {"phase": "Terminating"}
+                else:
+                    marked["metadata"]["deletionGracePeriodSeconds"] = 0
                 self._admit(WriteRequest("delete", resource, namespace, name, existing, marked))
                 terminating = self._commit(resource, strategies.canonical(resource, marked), "MODIFIED")
             if resource == catalog.NAMESPACES:
-                return self._empty_namespace(name), False
+                self._empty_namespace(name)
             return terminating, False
         removed = self._remove(resource, copy.deepcopy(existing))
         if resource == catalog.NAMESPACES:
@@ -233,14 +234,14 @@ class Registry:
         details.update(kind=resource.plural, uid=metadata["uid"])
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}, True
 
-    def _empty_namespace(self, namespace: str) -> Object:
+    def _empty_namespace(self, namespace: str) -> None:
         """The namespace controller's work: delete everything in a terminating namespace, then the namespace."""
         for resource_type in catalog.DEFAULT_CATALOG.types:
             if resource_type.namespaced and resource_type.stored:
                 for obj in self.store.items(resource_type, namespace):
                     if not obj["metadata"].get("deletionTimestamp"):
                         self.delete(resource_type, namespace, obj["metadata"]["name"], Preconditions())
-        return self._finish_namespace(namespace) or self.get(catalog.NAMESPACES, "", namespace)
+        self._finish_namespace(namespace)
 
     def _finish_namespace(self, namespace: str) -> Object | None:
         """Remove a terminating namespace once nothing is left in it; returns the removed namespace."""

@@ -332,17 +332,18 @@ def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
 
 def validate_update(resource: ResourceType, new: Object, old: Object) -> list[FieldError]:
     """Update-only rules: immutable identity, no new finalizers while deleting, immutable kinds."""
+    metadata_errors: list[FieldError] = []
     errors: list[FieldError] = []
     new_meta, old_meta = new["metadata"], old["metadata"]
     if old_meta.get("deletionTimestamp"):
         added = sorted(set(new_meta.get("finalizers") or []) - set(old_meta.get("finalizers") or []))
         if added:
             found = "[]string{" + ", ".join(json.dumps(item) for item in added) + "}"
-            errors.append(FieldError.forbidden(
+            metadata_errors.append(FieldError.forbidden(
                 "metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers {found}"
             ))
     if new_meta.get("uid") != old_meta.get("uid"):
-        errors.append(FieldError.invalid("metadata.uid", new_meta.get("uid"), IMMUTABLE))
+        metadata_errors.append(FieldError.invalid("metadata.uid", new_meta.get("uid"), IMMUTABLE))
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS) and old.get("immutable"):
         if not new.get("immutable"):
             errors.append(FieldError.forbidden("immutable", IMMUTABLE_WHEN_SET))
@@ -354,7 +355,9 @@ def validate_update(resource: ResourceType, new: Object, old: Object) -> list[Fi
         errors.append(FieldError.invalid("type", new.get("type"), IMMUTABLE))
     if resource == catalog.DEPLOYMENTS and (new.get("spec") or {}).get("selector") != (old.get("spec") or {}).get("selector"):
         errors.append(FieldError.invalid("spec.selector", (new.get("spec") or {}).get("selector"), IMMUTABLE))
-    return errors + validate(resource, new)
+    # kube-apiserver checks metadata twice (common fields, then the kind's own update validation),
+    # so each metadata failure appears twice among the causes (the message lists it once)
+    return metadata_errors + metadata_errors + errors + validate(resource, new)
 
 
 def field_values(resource: ResourceType, obj: Object) -> dict[str, str]:

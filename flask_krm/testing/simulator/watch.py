@@ -127,24 +127,30 @@ class Watcher:
             self._unsubscribe()
             self._unsubscribe = None
 
+    def _next_bookmark(self, now: float, deadline: float) -> float | None:
+        """When to send the next bookmark: every interval, and 2 s before the timeout (as the watch cache does)."""
+        if not self.options.allow_watch_bookmarks:
+            return None
+        due = min(now + self.settings.bookmark_interval, deadline - 2.0)
+        return due if due > now else None
+
     def lines(self) -> Iterator[bytes]:
         """The response body: one JSON line per event until timeout, end, or a dropped connection."""
         timeout = self.options.timeout_seconds
         deadline = time.monotonic() + (timeout if timeout is not None else self.settings.default_timeout)
-        next_bookmark = time.monotonic() + self.settings.bookmark_interval
+        next_bookmark = self._next_bookmark(time.monotonic(), deadline)
         try:
             while True:
                 now = time.monotonic()
                 if now >= deadline:
                     return
-                if self.options.allow_watch_bookmarks and now >= next_bookmark:
-                    next_bookmark = now + self.settings.bookmark_interval
-                    if self._queue.empty():
-                        yield encode_event("BOOKMARK", bookmark(self.resource, self.store.resource_version))
-                        continue
-                wait = min(deadline, next_bookmark) - now if self.options.allow_watch_bookmarks else deadline - now
+                if next_bookmark is not None and now >= next_bookmark and self._queue.empty():
+                    next_bookmark = self._next_bookmark(now, deadline)
+                    yield encode_event("BOOKMARK", bookmark(self.resource, self.store.resource_version))
+                    continue
+                wake = deadline if next_bookmark is None else min(deadline, next_bookmark)
                 try:
-                    item = self._queue.get(timeout=max(wait, 0.0))
+                    item = self._queue.get(timeout=max(wake - now, 0.0))
                 except gevent.queue.Empty:
                     continue
                 if isinstance(item, _End):

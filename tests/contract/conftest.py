@@ -1,0 +1,82 @@
+"""The ``kube_server`` the contract scenarios run against: the simulator, or a real kube-apiserver.
+
+Every scenario reaches the server only through the official client, so the same file runs
+unchanged against both. A handle has ``name``, ``api_client(user)``, ``kubeconfig_path`` and
+``supports(capability)``; the simulator's also has ``faults``. Users: ``admin`` may do anything
+(including impersonation); ``viewer`` may read but never write. Scenarios create their own
+uniquely named namespaces and objects, so they share one server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import kubernetes.client
+import pytest
+
+from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.testing.simulator.faults import Faults
+
+from .kube import request, unique_name
+
+SIMULATOR_CAPABILITIES = frozenset({"faults"})
+
+
+@dataclass
+class SimulatorServer:
+    """The simulator behind the contract suite's ``kube_server`` handle."""
+
+    simulator: KubeSimulator
+    name: str = "simulator"
+
+    @property
+    def kubeconfig_path(self) -> str:
+        return self.simulator.kubeconfig_path
+
+    @property
+    def faults(self) -> Faults:
+        assert self.simulator.faults is not None
+        return self.simulator.faults
+
+    def api_client(self, user: str = "admin") -> kubernetes.client.ApiClient:
+        return self.simulator.api_client(user)
+
+    def supports(self, capability: str) -> bool:
+        return capability in SIMULATOR_CAPABILITIES
+
+
+@pytest.fixture(scope="session", params=["simulator", "kube-apiserver"])
+def kube_server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    if request.param == "simulator":
+        with KubeSimulator() as simulator:
+            yield SimulatorServer(simulator)
+    else:
+        from tests.realkube import start_kube_apiserver
+
+        with start_kube_apiserver() as server:
+            yield server
+
+
+@pytest.fixture
+def admin(kube_server: Any) -> Iterator[kubernetes.client.ApiClient]:
+    with kube_server.api_client("admin") as client:
+        yield client
+
+
+@pytest.fixture
+def viewer(kube_server: Any) -> Iterator[kubernetes.client.ApiClient]:
+    with kube_server.api_client("viewer") as client:
+        yield client
+
+
+@pytest.fixture
+def namespace(admin: kubernetes.client.ApiClient) -> Iterator[str]:
+    """A fresh namespace, deleted after the test."""
+    name = unique_name("contract")
+    created = request(admin, "POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    assert created.status == 201, created.body
+    yield name
+    deleted = request(admin, "DELETE", f"/api/v1/namespaces/{name}")
+    assert deleted.status in (200, 404), deleted.body

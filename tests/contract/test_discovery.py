@@ -1,0 +1,54 @@
+"""Discovery: the legacy documents the official client and kubectl read."""
+
+from __future__ import annotations
+
+import kubernetes.client
+
+from .kube import request
+
+
+def _resources(admin: kubernetes.client.ApiClient, path: str) -> dict[str, dict[str, object]]:
+    reply = request(admin, "GET", path)
+    assert reply.status == 200
+    assert reply.body["kind"] == "APIResourceList"
+    return {entry["name"]: entry for entry in reply.body["resources"]}
+
+
+def test_core_versions_and_groups(admin: kubernetes.client.ApiClient) -> None:
+    versions = request(admin, "GET", "/api").body
+    assert versions["kind"] == "APIVersions" and "v1" in versions["versions"]
+    groups = request(admin, "GET", "/apis").body
+    assert groups["kind"] == "APIGroupList"
+    by_name = {group["name"]: group for group in groups["groups"]}
+    assert by_name["apps"]["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}
+    assert {"groupVersion": "wardle.example.com/v1alpha1", "version": "v1alpha1"} in by_name["wardle.example.com"]["versions"]
+    assert "authorization.k8s.io" in by_name
+    assert request(admin, "GET", "/apis/apps").body["name"] == "apps"
+
+
+def test_core_v1_resources(admin: kubernetes.client.ApiClient) -> None:
+    resources = _resources(admin, "/api/v1")
+    configmaps = resources["configmaps"]
+    assert configmaps["namespaced"] is True and configmaps["kind"] == "ConfigMap" and configmaps["singularName"] == "configmap"
+    assert {"create", "delete", "get", "list", "patch", "update", "watch"} <= set(configmaps["verbs"])  # type: ignore[arg-type]
+    assert "cm" in configmaps["shortNames"]  # type: ignore[operator]
+    assert resources["namespaces"]["namespaced"] is False
+    assert resources["secrets"]["kind"] == "Secret"
+
+
+def test_group_resources_and_status_subresource(admin: kubernetes.client.ApiClient) -> None:
+    apps = _resources(admin, "/apis/apps/v1")
+    assert apps["deployments"]["kind"] == "Deployment"
+    assert {"get", "patch", "update"} <= set(apps["deployments/status"]["verbs"])  # type: ignore[arg-type]
+    flunders = _resources(admin, "/apis/wardle.example.com/v1alpha1")["flunders"]
+    assert flunders["namespaced"] is True and flunders["kind"] == "Flunder"
+    reviews = _resources(admin, "/apis/authorization.k8s.io/v1")
+    assert "create" in reviews["subjectaccessreviews"]["verbs"]  # type: ignore[operator]
+    assert "create" in reviews["selfsubjectaccessreviews"]["verbs"]  # type: ignore[operator]
+
+
+def test_unknown_resource_is_404_with_status(admin: kubernetes.client.ApiClient) -> None:
+    reply = request(admin, "GET", "/api/v1/namespaces/default/widgets")
+    assert reply.status == 404
+    assert reply.body["kind"] == "Status" and reply.body["reason"] == "NotFound"
+    assert reply.body["message"] == "the server could not find the requested resource"
