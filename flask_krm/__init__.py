@@ -8,7 +8,6 @@ from __future__ import annotations
 from .errors import (
     CsrfError,
     DraftLimitReached,
-    DraftNotFound,
     KrmError,
     ScopeDenied,
     ScopeInvalid,
@@ -22,7 +21,6 @@ __all__ = [
     "AllowedResource",
     "CsrfError",
     "DraftLimitReached",
-    "DraftNotFound",
     "KrmError",
     "KrmStream",
     "Principal",

@@ -9,7 +9,7 @@ message naming the fix.
 
 from __future__ import annotations
 
-from werkzeug.exceptions import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
+from werkzeug.exceptions import BadRequest, Conflict, Forbidden, Unauthorized
 
 
 class KrmError(Exception):
@@ -30,10 +30,6 @@ class ScopeDenied(KrmError, Forbidden):
 
 class CsrfError(KrmError, BadRequest):
     """A state-changing request lacks the session's CSRF token or carries a wrong one (400)."""
-
-
-class DraftNotFound(KrmError, NotFound):
-    """The session holds no draft store (or no object) under the given identifiers (404)."""
 
 
 class DraftLimitReached(KrmError, Conflict):

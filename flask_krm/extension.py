@@ -15,10 +15,11 @@ from flask import Flask, Response, current_app, g, has_app_context, request
 from gevent.pool import Group
 
 from . import config, csrf, sessions, signals
-from .errors import ScopeDenied, Unauthenticated
+from .errors import ScopeDenied, ScopeInvalid, Unauthenticated
 from .events import Event, StreamError
 from .ops import Failure, SourceOp
 from .principal import Principal, flask_login_principal
+from .scope import Scope, ScopeError, ScopePolicy, parse_scope
 from .sse import HEARTBEAT, FrameSequencer, heartbeat_interval
 from .stream import StreamEngine
 
@@ -26,7 +27,6 @@ if t.TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
     from .save.writer import WriteRequest, WriteResult
-    from .scope import Scope, ScopePolicy
     from .upstream.clients import ApiClients
     from .upstream.hub import Hub, HubObserver
 
@@ -49,6 +49,7 @@ fixture does.
 
 SHUTDOWN_ERROR: t.Final = StreamError("INTERNAL", "the server is shutting down", terminal=True)
 SOURCE_FAILED: t.Final = Failure("INTERNAL", "the stream source failed", terminal=True)
+CLIENT_FAILED: t.Final = StreamError("INTERNAL", "no client for the target could be obtained", terminal=True)
 
 _preauthorized: contextvars.ContextVar[tuple[Principal, Scope, str] | None] = contextvars.ContextVar(
     "krm_preauthorized", default=None
@@ -312,18 +313,17 @@ class KrmStream:
         answers ``None``. Raises ``RuntimeError`` naming ``@krm.client_loader`` if none is
         registered.
         """
-        client = self._loaded_client(target, principal)
+        client = self._require_client_loader()(target, principal)
         return self.api_clients().service(target) if client is None else client
 
-    def _loaded_client(self, target: str, principal: Principal) -> ApiClient | None:
-        """The client loader's answer (``None``: the shared service identity). :meta private:"""
+    def _require_client_loader(self) -> ClientLoader:
         if self._client_loader is None:
             raise RuntimeError(
                 "flask-krm needs a client loader for Kubernetes targets: decorate a function"
                 " (target, principal) -> kubernetes.client.ApiClient | None with"
                 " @krm.client_loader, or pass client_loader= to KrmStream()."
             )
-        return self._client_loader(target, principal)
+        return self._client_loader
 
     def api_clients(self, app: Flask | None = None) -> ApiClients:
         """The application's per-target API clients built from ``KRM_TARGETS``, for client loaders.
@@ -337,6 +337,22 @@ class KrmStream:
 
             state.clients = ApiClients(state.targets)
         return state.clients
+
+    def scope_from(self, query: Scope | Mapping[str, t.Any] | str, app: Flask | None = None) -> Scope:
+        """Parse query parameters into a :class:`~flask_krm.scope.Scope` this application serves.
+
+        For views that take a scope outside a stream. Raises
+        :class:`~flask_krm.errors.ScopeInvalid` (400) with the reason when the scope is malformed,
+        refused by ``KRM_SCOPE_POLICY`` or names a target that is neither configured nor plugged.
+        """
+        try:
+            scope = query if isinstance(query, Scope) else parse_scope(query)
+            self.scope_policy(app).check(scope)
+        except ScopeError as exc:
+            raise ScopeInvalid(exc.message) from None
+        if not self.serves_target(scope.target, app):
+            raise ScopeInvalid(f"target {scope.target!r} is not served here")
+        return scope
 
     def scope_policy(self, app: Flask | None = None) -> ScopePolicy:
         """The application's scope policy (``KRM_SCOPE_POLICY``)."""
@@ -416,21 +432,29 @@ class KrmStream:
         state = self._get_state(app)
         if state.shut_down:
             raise RuntimeError("flask-krm was shut down for this application; it opens no new streams")
+        engine = StreamEngine(scope, projection)
         source = state.sources.get(scope.target)
         if source is not None:
-            preauthorized = _preauthorized.get() == (principal, scope, projection)
-            refusal = None if preauthorized else self._stream_refusal(principal, scope, projection)
+            if _preauthorized.get() != (principal, scope, projection):
+                refusal = self._stream_refusal(principal, scope, projection)
+                if refusal is not None:
+                    return _Refused(refusal)
             return _PluggedSubscription(
                 state,
-                StreamEngine(scope, projection),
+                engine,
                 principal,
                 source,
                 heartbeat=heartbeat_interval(config.get(app, "HEARTBEAT_INTERVAL")),
                 queue_depth=config.get(app, "QUEUE_DEPTH"),
-                refusal=refusal,
             )
         hub = self._hub(app, state)
-        return hub.subscribe(scope, projection, principal, client=self._loaded_client(scope.target, principal))
+        loader = self._require_client_loader()
+        try:
+            client = loader(scope.target, principal)
+        except Exception:
+            logger.exception("the client loader failed; the stream ends")
+            return _Refused(CLIENT_FAILED)
+        return hub.subscribe(scope, projection, principal, client=client)
 
     def _subscribe_authorized(
         self, principal: Principal, scope: Scope, projection: str, app: Flask
@@ -525,7 +549,6 @@ class _PluggedSubscription:
         *,
         heartbeat: float,
         queue_depth: int,
-        refusal: StreamError | None,
     ) -> None:
         self._state = state
         self.engine = engine
@@ -534,12 +557,8 @@ class _PluggedSubscription:
         self._queue: gevent.queue.Queue[list[Event] | _Last] = gevent.queue.Queue(maxsize=queue_depth)
         self._ended = False
         self._closed = False
-        self._pump: gevent.Greenlet | None = None
-        if refusal is not None:
-            self._queue.put_nowait(_Last([refusal]))
-            return
         state.streams.add(self)
-        self._pump = state.group.spawn(self._run, source)
+        self._pump: gevent.Greenlet = state.group.spawn(self._run, source)
 
     def __iter__(self) -> Iterator[bytes]:
         sequencer = FrameSequencer()
@@ -585,15 +604,14 @@ class _PluggedSubscription:
             return
         self._closed = True
         self._state.streams.discard(self)
-        if self._pump is not None and self._pump is not gevent.getcurrent():
+        if self._pump is not gevent.getcurrent():
             self._pump.kill(block=True)
 
     def end_for_shutdown(self) -> None:
         """End with a terminal error as the next event; what was queued is dropped."""
         if self._closed or self._ended:
             return
-        if self._pump is not None:
-            self._pump.kill(block=True)
+        self._pump.kill(block=True)
         while not self._queue.empty():
             self._queue.get_nowait()
         self._queue.put_nowait(_Last([SHUTDOWN_ERROR] if not self.engine.closed else []))
@@ -618,6 +636,25 @@ class _PluggedSubscription:
             close = getattr(ops, "close", None)
             if callable(close):
                 close()
+
+
+class _Refused:
+    """A subscription refused before it started: its only event is the terminal error.
+
+    :meta private:
+    """
+
+    def __init__(self, error: StreamError) -> None:
+        self.error = error
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield FrameSequencer().frame(self.error)
+
+    def batches(self, timeout: float | None = None) -> Iterator[list[Event]]:
+        yield [self.error]
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class _SignalObserver:

@@ -21,7 +21,8 @@ from flask import Blueprint, Flask, Response, current_app, request
 from . import config, csrf, signals
 from .events import ErrorCode, StreamError, encode_body, frame
 from .projection import PROJECTIONS
-from .scope import Scope, ScopeError, parse_scope
+from .errors import ScopeInvalid
+from .scope import Scope
 from .sse import HEADERS
 
 if t.TYPE_CHECKING:
@@ -73,13 +74,9 @@ def stream_response(
     if principal is None:
         return refusal("UNAUTHENTICATED", UNAUTHENTICATED_MESSAGE)
     try:
-        if not isinstance(scope, Scope):
-            scope = parse_scope(scope)
-        krm.scope_policy(app).check(scope)
-    except ScopeError as exc:
-        return refusal("SCOPE_INVALID", exc.message)
-    if not krm.serves_target(scope.target, app):
-        return refusal("SCOPE_INVALID", f"target {scope.target!r} is not served here")
+        scope = krm.scope_from(scope, app)
+    except ScopeInvalid as exc:
+        return refusal("SCOPE_INVALID", str(exc.description))
     if projection is None:
         projection = t.cast(str, config.get(app, "PROJECTION"))
     if projection not in PROJECTIONS:

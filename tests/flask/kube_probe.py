@@ -60,6 +60,8 @@ def main() -> int:
 
         @krm.client_loader
         def client(target: str, principal: Principal) -> None:
+            if principal.name == "admin":
+                raise LookupError("no token stored for admin")
             return None  # the target's own identity, shared
 
         for name in ("watch_started", "watch_stopped", "stream_opened", "stream_closed"):
@@ -67,10 +69,15 @@ def main() -> int:
                 lambda sender, _name=name, **kw: seen["signals"].append(_name), app, weak=False
             )
 
+        url = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
+        admin = app.test_client()
+        admin.get("/login/admin")
+        with gevent.Timeout(10):
+            seen["client_failure"] = admin.get(url).get_data(as_text=True)
         http = app.test_client()
         http.get("/login/editor")
         with gevent.Timeout(10):
-            response = http.get("/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo")
+            response = http.get(url)
             events: list[dict[str, t.Any]] = []
             chunks = response.iter_encoded()
             while not any(e["type"] == "synced" for e in events):

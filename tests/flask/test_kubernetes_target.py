@@ -29,7 +29,19 @@ def test_a_kubernetes_target_streams_through_the_hub_and_shuts_down_cleanly() ->
     assert seen["names"] == ["app-config", "feature-flags"]
     assert seen["seqs"] == [1, 2, 3, 4]
     assert seen["watches_open"] == 1
-    assert seen["asked"] == [["editor", "watch"]], "the authorizer is asked once when the stream opens"
+    assert seen["asked"] == [["admin", "watch"], ["editor", "watch"]], "asked once per stream"
     assert seen["after_shutdown"] == [["error", "INTERNAL", True, 5]]
-    assert seen["signals"] == ["watch_started", "stream_opened", "watch_stopped", "stream_closed"]
+    assert seen["signals"] == [
+        "stream_opened",
+        "stream_closed",
+        "watch_started",
+        "stream_opened",
+        "watch_stopped",
+        "stream_closed",
+    ]
+    assert seen["client_failure"] == (
+        'data: {"seq":1,"type":"error","code":"INTERNAL","message":"no client for the target could be obtained",'
+        '"terminal":true}\n\n'
+    )
+    assert "no token stored" not in seen["client_failure"]
     assert seen["greenlets_left"] == 0
