@@ -151,7 +151,7 @@ class KrmStream:
         )
         from .views import make_blueprint
 
-        app.register_blueprint(make_blueprint(self, app), url_prefix=state.url_prefix)
+        app.register_blueprint(make_blueprint(self), url_prefix=state.url_prefix)
         app.add_template_global(csrf.csrf_token, "krm_csrf_token")
         app.extensions["krm"] = self
         self._states[app] = state

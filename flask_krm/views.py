@@ -19,9 +19,10 @@ from collections.abc import Iterator, Mapping
 from flask import Blueprint, Flask, Response, current_app, request
 
 from . import config, csrf, signals
-from .events import ErrorCode, StreamError, encode_body, frame
-from .projection import PROJECTIONS
 from .errors import ScopeInvalid
+from .events import ErrorCode, StreamError, encode_body, frame
+from .extension import SHUTDOWN_ERROR
+from .projection import PROJECTIONS
 from .scope import Scope
 from .sse import HEADERS
 
@@ -33,11 +34,10 @@ logger = logging.getLogger("flask_krm")
 
 UNIDENTIFIED_MESSAGE: t.Final = "the caller could not be identified"
 UNAUTHENTICATED_MESSAGE: t.Final = "sign in to open this stream"
-SHUTDOWN_MESSAGE: t.Final = "the server is shutting down"
 
 
-def make_blueprint(krm: KrmStream, app: Flask) -> Blueprint:
-    """Build the ``krm`` blueprint for ``app``: the JSON stream endpoint, CSRF protection on every
+def make_blueprint(krm: KrmStream) -> Blueprint:
+    """Build a ``krm`` blueprint (one per application): the JSON stream endpoint, CSRF protection on every
     state-changing request, and the live UI's routes, templates and static files."""
     from . import ui
 
@@ -87,7 +87,7 @@ def stream_response(
     if denied is not None:
         return refusal(denied.code, denied.message)
     if krm._get_state(app).shut_down:
-        return refusal("INTERNAL", SHUTDOWN_MESSAGE)
+        return refusal(SHUTDOWN_ERROR.code, SHUTDOWN_ERROR.message)
     subscription = krm._subscribe_authorized(principal, scope, projection, app)
     connection = _Connection(app, subscription, principal, scope, projection)
     signals.stream_opened.send(app, principal=principal, scope=scope, projection=projection)
