@@ -190,7 +190,7 @@ class KrmStream:
         return f
 
     def client_loader(self, f: T_client_loader) -> T_client_loader:
-        """Decorator: register ``f(target, principal) -> kubernetes.client.ApiClient``.
+        """Decorator: register ``f(target, principal) -> kubernetes.client.ApiClient | None``.
 
         The client the upstream watches and writes use for the principal: per-user credentials or
         impersonation (``krm.api_clients().acting_as(target, Impersonation(principal.name))``), or
