@@ -46,8 +46,15 @@ def _deployment(rv: int, ready: int) -> dict[str, Any]:
             "selector": {"matchLabels": {"app": "web"}},
             "template": {
                 "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "ghcr.io/configbutler/web:v1.2.3",
-                                         "ports": [{"containerPort": 8080}]}]},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "web",
+                            "image": "ghcr.io/configbutler/web:v1.2.3",
+                            "ports": [{"containerPort": 8080}],
+                        }
+                    ]
+                },
             },
         },
         "status": {
@@ -95,10 +102,21 @@ def run(quick: bool) -> Iterable[dict[str, Any]]:
     assert _round_trip_encode(event) == encode_body(event)
     baseline = _per_call_us(lambda: _round_trip_encode(event), n)
     value = _per_call_us(lambda: encode_body(event), n)
-    yield {"case": "encode", "unit": "us/event", "baseline": round(baseline, 2), "value": round(value, 2),
-           "ratio": round(value / baseline, 3), "bytes": len(encode_body(event))}
+    yield {
+        "case": "encode",
+        "unit": "us/event",
+        "baseline": round(baseline, 2),
+        "value": round(value, 2),
+        "ratio": round(value / baseline, 3),
+        "bytes": len(encode_body(event)),
+    }
     floor = _per_call_us(lambda: json.dumps(obj, sort_keys=True), n)
     for case, projection in (("engine-delivered", "krm-full/v1"), ("engine-suppressed", "krm-spec/v1")):
         value = _feed_us(projection, n)
-        yield {"case": case, "unit": "us/op", "baseline": round(floor, 2), "value": round(value, 2),
-               "ratio": round(value / floor, 3)}
+        yield {
+            "case": case,
+            "unit": "us/op",
+            "baseline": round(floor, 2),
+            "value": round(value, 2),
+            "ratio": round(value / floor, 3),
+        }

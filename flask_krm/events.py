@@ -170,7 +170,7 @@ def from_json(data: Mapping[str, Any]) -> Event:
         if code not in ERROR_CODES:
             raise ValueError(f"unknown error code {code!r}")
         return StreamError(
-            code,  # type: ignore[arg-type]
+            code,
             str(data.get("message", "")),
             bool(data.get("terminal")),
             data.get("retryAfterMs"),
@@ -186,7 +186,7 @@ _COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, ch
 _SORTED: Final = json.JSONEncoder(
     separators=(",", ":"), ensure_ascii=False, check_circular=False, sort_keys=True
 )
-_encode_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 # Where Python's float text can differ from Go's: an integral float ("1.0", Go "1") or exponent
 # notation ("1e-05", Go "0.00001"; Python always writes two or more exponent digits). A float token

@@ -74,9 +74,7 @@ class UnknownProjection(ValueError):
 
     def __init__(self, name: object) -> None:
         shown = repr(name) if isinstance(name, str) and len(name) <= 80 else "that name"
-        super().__init__(
-            f"unknown projection {shown}: the projections are {', '.join(PROJECTIONS)}"
-        )
+        super().__init__(f"unknown projection {shown}: the projections are {', '.join(PROJECTIONS)}")
         self.name = name
 
 
@@ -128,9 +126,7 @@ def _copy(value: Any) -> Any:
 
 def _digest(value: Any) -> bytes:
     text = _CANONICAL.encode(value)
-    return hashlib.blake2b(
-        text.encode("utf-8", "surrogatepass"), key=_DIGEST_KEY, digest_size=16
-    ).digest()
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=_DIGEST_KEY, digest_size=16).digest()
 
 
 def _is_core_secret(raw: Mapping[str, Any]) -> bool:
@@ -247,9 +243,7 @@ class RedactionRevisions:
         return uid in self._state
 
 
-def visible_key(
-    projected: Projected | Mapping[str, Any], redactions: Iterable[Redaction] = ()
-) -> bytes:
+def visible_key(projected: Projected | Mapping[str, Any], redactions: Iterable[Redaction] = ()) -> bytes:
     """The key compared for suppression: a digest of the projected object without
     ``metadata.resourceVersion``, together with the redaction records (path and rev).
 

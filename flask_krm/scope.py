@@ -605,9 +605,7 @@ class ScopePolicy:
         if not scope.namespace:
             if entry.all_namespaces:
                 return
-            raise ScopeNotPermitted(
-                f"resource {gr!r} is namespaced: a namespace is required", "namespace"
-            )
+            raise ScopeNotPermitted(f"resource {gr!r} is namespaced: a namespace is required", "namespace")
         allowed = self.namespaces if entry.namespaces is None else entry.namespaces
         if scope.namespace in allowed or ANY_NAMESPACE in allowed:
             return

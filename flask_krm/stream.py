@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal, NoReturn
 
 from .events import (
     ERROR_CODES,
@@ -245,14 +245,17 @@ class StreamEngine:
 
     # ---------------------------------------------------------------------------- objects --
 
-    def _upsert(self, kind: str, obj: object, out: list[Event]) -> None:
-        if not isinstance(obj, Mapping):
-            self._resnapshot(out)
-        metadata = obj.get("metadata")
-        uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
-        if not isinstance(uid, str) or not uid or obj.get("kind") in PARTIAL_KINDS:
+    def _upsert(self, kind: Literal["added", "modified"], obj: object, out: list[Event]) -> None:
+        metadata = _metadata(obj)
+        uid = metadata.get("uid") if metadata is not None else None
+        if (
+            metadata is None
+            or not isinstance(uid, str)
+            or not uid
+            or not isinstance(obj, Mapping)
+            or obj.get("kind") in PARTIAL_KINDS
+        ):
             self._resnapshot(out)  # metadata-only or identity-less: never forwarded
-        assert isinstance(metadata, Mapping) and isinstance(uid, str)
         if not self._in_scope(metadata):
             return
         if self._order(uid, metadata.get("resourceVersion"), out) == _STALE:
@@ -264,27 +267,19 @@ class StreamEngine:
             return  # nothing a consumer can see has changed
         self._delivered[uid] = key
         self._members.add(uid)
-        out.append(Upsert(kind, projected.object, records))  # type: ignore[arg-type]
+        out.append(Upsert(kind, projected.object, records))
 
     def _delete(self, obj: object, out: list[Event]) -> None:
-        if not isinstance(obj, Mapping):
-            self._resnapshot(out)
-        metadata = obj.get("metadata")
-        if not isinstance(metadata, Mapping):
-            self._resnapshot(out)
-        uid, name = metadata.get("uid"), metadata.get("name")
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        namespace = metadata.get("namespace")
-        complete = all(isinstance(v, str) and v for v in (uid, name, api_version, kind))
-        if not complete or kind in PARTIAL_KINDS or not isinstance(namespace, (str, type(None))):
+        metadata = _metadata(obj)
+        identity = _identity(obj, metadata)
+        if metadata is None or identity is None:
             self._resnapshot(out)  # never guess an identity: resnapshot and let synced prune
-        assert isinstance(uid, str) and isinstance(name, str)
-        assert isinstance(api_version, str) and isinstance(kind, str)
         if not self._in_scope(metadata):
             return
+        uid = identity.uid
         if self._order(uid, metadata.get("resourceVersion"), out) == _STALE:
             return
-        out.append(Deleted(Identity(uid, api_version, kind, name, namespace or None)))
+        out.append(Deleted(identity))
         # A deleted uid never returns, so a later event for it is a replay of an older state: its
         # deletion resourceVersion stays the high-water mark (bounded; a new cycle clears it).
         self._deleted.pop(uid, None)
@@ -331,15 +326,39 @@ class StreamEngine:
         self._delivered.clear()
         self._members.clear()
 
-    def _resnapshot(self, out: list[Event]) -> None:
+    def _resnapshot(self, out: list[Event]) -> NoReturn:
         """Abandon the current cycle: announce a new one that a fresh snapshot must fill."""
         self._begin_cycle(out, announce=True)
         raise _Abandoned
 
-    def _terminal(self, out: list[Event], error: StreamError) -> None:
+    def _terminal(self, out: list[Event], error: StreamError) -> NoReturn:
         out.append(error)
         self.closed = True
         raise _Abandoned
+
+
+def _metadata(obj: object) -> Mapping[str, Any] | None:
+    """The object's ``metadata`` map, or ``None`` when either is not a mapping."""
+    if not isinstance(obj, Mapping):
+        return None
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, Mapping) else None
+
+
+def _identity(obj: object, metadata: Mapping[str, Any] | None) -> Identity | None:
+    """The complete identity a ``deleted`` event needs, or ``None`` if any part is missing."""
+    if metadata is None or not isinstance(obj, Mapping):
+        return None
+    uid, name = metadata.get("uid"), metadata.get("name")
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    namespace = metadata.get("namespace")
+    if not (isinstance(uid, str) and uid and isinstance(name, str) and name):
+        return None
+    if not (isinstance(api_version, str) and api_version and isinstance(kind, str) and kind):
+        return None
+    if kind in PARTIAL_KINDS or not (namespace is None or isinstance(namespace, str)):
+        return None
+    return Identity(uid, api_version, kind, name, namespace or None)
 
 
 def _log_failure(op: object, exc: BaseException) -> None:
@@ -354,4 +373,3 @@ def _log_failure(op: object, exc: BaseException) -> None:
         type(exc).__name__,
         where,
     )
-

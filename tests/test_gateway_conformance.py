@@ -37,7 +37,12 @@ def expected_event(fixture: dict[str, Any], event: dict[str, Any], golden: dict[
         return {"type": "synced"}
     assert kind == "error", f"unknown fixture event type {kind!r}"
     # The fixture leaves the message open; the golden bytes fix it.
-    return {"type": "error", "code": event["code"], "message": golden["message"], "terminal": event["terminal"]}
+    return {
+        "type": "error",
+        "code": event["code"],
+        "message": golden["message"],
+        "terminal": event["terminal"],
+    }
 
 
 @pytest.mark.parametrize("fixture", fixture_params("gateway"))

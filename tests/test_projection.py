@@ -179,7 +179,12 @@ def test_a_data_map_the_server_sent_empty_is_kept() -> None:
 
 
 def test_redaction_is_decided_by_kind_never_by_a_values_look() -> None:
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"uid": "c"}, "data": {"k": "**REDACTED**"}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"uid": "c"},
+        "data": {"k": "**REDACTED**"},
+    }
     assert project(configmap, FULL).object["data"] == {"k": "**REDACTED**"}
     custom = secret({"k": "v"}, apiVersion="example.com/v1")
     assert project(custom, FULL).object["data"] == {"k": "v"}
@@ -244,7 +249,7 @@ def test_forget_and_retain() -> None:
 
 def test_hidden_values_are_kept_only_as_keyed_digests() -> None:
     projected = project(secret({"token": "aHVudGVyMg=="}), FULL)
-    (path, digest), = projected.hidden
+    ((path, digest),) = projected.hidden
     assert path == "/data/token" and isinstance(digest, bytes) and b"aHVudGVyMg" not in digest
     assert "hidden" not in repr(projected)
     assert projected == Projected(projected.object, projected.redacted_paths)
@@ -287,7 +292,8 @@ def test_the_visible_key_does_not_mutate() -> None:
 json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
 json_values = st.recursive(
     json_scalars | st.floats(allow_nan=False, allow_infinity=False),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=6), children, max_size=3),
     max_leaves=12,
 )
 keys = st.text(min_size=1, max_size=10).filter(lambda k: "SECRET" not in k)
@@ -297,7 +303,9 @@ plain = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./", max_size=12)
 
 @st.composite
 def any_object(draw: st.DrawFn) -> dict[str, Any]:
-    metadata: dict[str, Any] = draw(st.dictionaries(st.sampled_from(["uid", "name", "resourceVersion"]), plain))
+    metadata: dict[str, Any] = draw(
+        st.dictionaries(st.sampled_from(["uid", "name", "resourceVersion"]), plain)
+    )
     if draw(st.booleans()):
         metadata["managedFields"] = draw(json_values)
     if draw(st.booleans()):
@@ -305,7 +313,9 @@ def any_object(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             annotations[LAST_APPLIED_ANNOTATION] = draw(st.text(max_size=10))
         metadata["annotations"] = annotations
-    obj: dict[str, Any] = draw(st.dictionaries(st.sampled_from(["spec", "status", "data", "stringData", "type"]), json_values))
+    obj: dict[str, Any] = draw(
+        st.dictionaries(st.sampled_from(["spec", "status", "data", "stringData", "type"]), json_values)
+    )
     obj["apiVersion"] = draw(st.sampled_from(["v1", "apps/v1", "example.com/v1"]))
     obj["kind"] = draw(st.sampled_from(["Secret", "ConfigMap", "Deployment"]))
     obj["metadata"] = metadata
@@ -331,7 +341,9 @@ def test_no_secret_value_survives_full_or_spec(raw: dict[str, Any], name: str) -
     wire = encode_body(event) + repr(projected).encode() + repr(event).encode()
     assert b"SECRET-" not in wire
     expected = sorted(
-        f"/{field}/{escape_pointer_segment(k)}" for field in ("data", "stringData") for k in raw.get(field) or {}
+        f"/{field}/{escape_pointer_segment(k)}"
+        for field in ("data", "stringData")
+        for k in raw.get(field) or {}
     )
     assert list(projected.redacted_paths) == expected
 

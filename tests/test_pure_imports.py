@@ -33,8 +33,7 @@ PURE_MODULES = (
 
 BLOCKED = ("flask", "flask_login", "werkzeug", "gevent", "greenlet", "kubernetes")
 
-SCRIPT = textwrap.dedent(
-    """
+SCRIPT = textwrap.dedent("""
     import importlib, sys, types
 
     blocked, module, bare = set(sys.argv[1].split(",")), sys.argv[2], sys.argv[3] == "bare"
@@ -53,8 +52,7 @@ SCRIPT = textwrap.dedent(
     importlib.import_module(module)
     leaked = sorted(m for m in sys.modules if m.split(".")[0] in blocked)
     assert not leaked, leaked
-    """
-)
+    """)
 
 
 def _import(module: str, *, bare: bool) -> subprocess.CompletedProcess[str]:

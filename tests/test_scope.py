@@ -87,8 +87,24 @@ def test_a_kind_is_refused_with_a_message_that_says_so() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["server", "SERVER", "apiServer", "api-server", "api_server", "API-Server", "url", "endpoint",
-     "kubeconfig", "token", "Token", "host", "password", "client-key", "as", "as-group"],
+    [
+        "server",
+        "SERVER",
+        "apiServer",
+        "api-server",
+        "api_server",
+        "API-Server",
+        "url",
+        "endpoint",
+        "kubeconfig",
+        "token",
+        "Token",
+        "host",
+        "password",
+        "client-key",
+        "as",
+        "as-group",
+    ],
 )
 def test_parameters_naming_an_address_or_credential_are_refused(name: str) -> None:
     with pytest.raises(RefusedParameter) as caught:
@@ -241,10 +257,31 @@ def test_label_selectors_parse(text: str, expected: tuple[Requirement, ...]) -> 
 @pytest.mark.parametrize(
     "text",
     [
-        "=web", "tier=web=x", "tier===x", "tier=web,", ",tier", "tier,,env", "tier in ()", "tier in (a b)",
-        "tier in (a", "tier in a", "tier notin", "!", "!tier=web", "tier>5", "tier<5", "-tier=x",
-        "tier=-x", "tier=" + "v" * 64, "k" * 64, "Example.com/tier=x", "a/b/c=x", "/tier=x",
-        "tier=a b", "(tier)", "tier=web)",
+        "=web",
+        "tier=web=x",
+        "tier===x",
+        "tier=web,",
+        ",tier",
+        "tier,,env",
+        "tier in ()",
+        "tier in (a b)",
+        "tier in (a",
+        "tier in a",
+        "tier notin",
+        "!",
+        "!tier=web",
+        "tier>5",
+        "tier<5",
+        "-tier=x",
+        "tier=-x",
+        "tier=" + "v" * 64,
+        "k" * 64,
+        "Example.com/tier=x",
+        "a/b/c=x",
+        "/tier=x",
+        "tier=a b",
+        "(tier)",
+        "tier=web)",
     ],
 )
 def test_invalid_label_selectors_are_refused(text: str) -> None:
@@ -278,8 +315,19 @@ def test_wire_and_query_orders_are_fixed() -> None:
     scope = Scope(
         label_selector="a=b", name="n", namespace="ns", resource="r", version="v1", group="g.io", target="t"
     )
-    assert list(scope.to_wire()) == ["target", "group", "version", "resource", "namespace", "name", "labelSelector"]
-    assert scope.canonical_query() == "target=t&group=g.io&version=v1&resource=r&namespace=ns&name=n&labelSelector=a%3Db"
+    assert list(scope.to_wire()) == [
+        "target",
+        "group",
+        "version",
+        "resource",
+        "namespace",
+        "name",
+        "labelSelector",
+    ]
+    assert (
+        scope.canonical_query()
+        == "target=t&group=g.io&version=v1&resource=r&namespace=ns&name=n&labelSelector=a%3Db"
+    )
     assert scope.canonical_query("krm-spec/v1").endswith("&projection=krm-spec%2Fv1")
 
 
@@ -315,7 +363,9 @@ POLICY = ScopePolicy(
 
 
 def _scope(**fields: str) -> Scope:
-    return Scope(**{"target": "prod", "version": "v1", "resource": "configmaps", "namespace": "app", **fields})
+    return Scope(
+        **{"target": "prod", "version": "v1", "resource": "configmaps", "namespace": "app", **fields}
+    )
 
 
 def test_the_zero_policy_refuses_everything() -> None:

@@ -196,7 +196,13 @@ def _reference_body(event: Any) -> bytes:
     if "object" in wire:
         wire["object"] = json.loads(json.dumps(wire["object"], sort_keys=True))
     text = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, escaped)
     return text[1:].encode()
 
@@ -209,8 +215,14 @@ json_values = st.recursive(
 )
 
 
-@given(st.dictionaries(json_text, json_values, max_size=6), st.lists(json_text, max_size=3), st.sampled_from(["added", "modified"]))
-def test_the_encoding_equals_the_reference_round_trip(obj: dict[str, Any], paths: list[str], kind: str) -> None:
+@given(
+    st.dictionaries(json_text, json_values, max_size=6),
+    st.lists(json_text, max_size=3),
+    st.sampled_from(["added", "modified"]),
+)
+def test_the_encoding_equals_the_reference_round_trip(
+    obj: dict[str, Any], paths: list[str], kind: str
+) -> None:
     event = Upsert(kind, obj, tuple(Redaction(p, n + 1) for n, p in enumerate(paths)))  # type: ignore[arg-type]
     assert encode_body(event) == _reference_body(event)
     decoded = json.loads(b"{" + encode_body(event))
@@ -224,7 +236,7 @@ def test_html_and_line_separators_are_escaped_other_unicode_is_raw() -> None:
 
 
 def test_control_characters_are_escaped_like_go() -> None:
-    assert dumps_sorted("\b\f\n\r\t\x01\x1f\"\\\x7f") == '"\\b\\f\\n\\r\\t\\u0001\\u001f\\"\\\\\x7f"'
+    assert dumps_sorted('\b\f\n\r\t\x01\x1f"\\\x7f') == '"\\b\\f\\n\\r\\t\\u0001\\u001f\\"\\\\\x7f"'
 
 
 @pytest.mark.parametrize(
@@ -249,7 +261,7 @@ def test_control_characters_are_escaped_like_go() -> None:
     ],
 )
 def test_floats_are_written_as_go_writes_a_float64(value: float, go: str) -> None:
-    assert dumps_sorted({"x": [value, value]}) == "{\"x\":[" + go + "," + go + "]}"
+    assert dumps_sorted({"x": [value, value]}) == '{"x":[' + go + "," + go + "]}"
     assert encode_body(Upsert("added", {"v": value, "s": "1.0,"})) == (
         b'"type":"added","object":{"s":"1.0,","v":' + go.encode() + b'},"redacted":[]}'
     )
@@ -267,7 +279,10 @@ def test_envelopes_keep_the_protocol_order() -> None:
         b'"projection":"krm-raw/v1"}\n\n'
     )
     deleted = Deleted(Identity("u", "v1", "Namespace", "n"))
-    assert encode_body(deleted) == b'"type":"deleted","identity":{"uid":"u","apiVersion":"v1","kind":"Namespace","name":"n"}}'
+    assert (
+        encode_body(deleted)
+        == b'"type":"deleted","identity":{"uid":"u","apiVersion":"v1","kind":"Namespace","name":"n"}}'
+    )
     error = StreamError("UPSTREAM_UNAVAILABLE", "down & out", False, 250)
     assert encode_body(error) == (
         b'"type":"error","code":"UPSTREAM_UNAVAILABLE","message":"down \\u0026 out","retryAfterMs":250,"terminal":false}'

@@ -117,7 +117,10 @@ def test_bookmarks_are_absorbed() -> None:
 
 def test_continuity_loss_starts_a_new_cycle_on_the_same_connection() -> None:
     engine = live(cm("a"), cm("b"))
-    assert engine.feed(ContinuityLost("410 Gone")) == [RESYNC, Reset(scope=SCOPE.to_wire(), projection="krm-full/v1")]
+    assert engine.feed(ContinuityLost("410 Gone")) == [
+        RESYNC,
+        Reset(scope=SCOPE.to_wire(), projection="krm-full/v1"),
+    ]
     assert engine.needs_snapshot and not engine.closed
     assert engine.feed(Snapshot([cm("a")])) == [Upsert("added", cm("a"), ()), Synced()]
     assert engine.cycles == 2 and engine.synced
@@ -180,7 +183,9 @@ def test_suppression_compares_with_what_was_last_delivered() -> None:
     assert types(engine.feed(Change("MODIFIED", cm("a", "12")))) == ["modified"]
 
 
-@pytest.mark.parametrize(("projection", "delivered"), [("krm-spec/v1", False), ("krm-full/v1", True), ("krm-raw/v1", True)])
+@pytest.mark.parametrize(
+    ("projection", "delivered"), [("krm-spec/v1", False), ("krm-full/v1", True), ("krm-raw/v1", True)]
+)
 def test_status_only_changes(projection: str, delivered: bool) -> None:
     engine = live(cm("a", status={"ready": 1}), projection=projection)
     events = engine.feed(Change("MODIFIED", cm("a", "11", status={"ready": 2})))
@@ -275,9 +280,15 @@ def test_a_delete_carries_a_complete_identity() -> None:
 
 def test_a_cluster_scoped_delete_has_no_namespace() -> None:
     scope = Scope(version="v1", resource="namespaces")
-    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"uid": "n", "name": "app", "resourceVersion": "5"}}
+    ns = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"uid": "n", "name": "app", "resourceVersion": "5"},
+    }
     engine = live(ns, scope=scope)
-    (deleted,) = engine.feed(Change("DELETED", {**ns, "metadata": {**ns["metadata"], "resourceVersion": "6"}}))
+    (deleted,) = engine.feed(
+        Change("DELETED", {**ns, "metadata": {**ns["metadata"], "resourceVersion": "6"}})
+    )
     assert isinstance(deleted, Deleted)
     assert deleted.identity.to_json() == {"uid": "n", "apiVersion": "v1", "kind": "Namespace", "name": "app"}
 
@@ -287,7 +298,10 @@ def test_a_delete_without_a_complete_identity_resnapshots(missing: str) -> None:
     engine = live(cm("a"))
     tombstone = cm("a", "11")
     del tombstone["metadata"][missing]
-    assert engine.feed(Change("DELETED", tombstone)) == [RESYNC, Reset(scope=SCOPE.to_wire(), projection="krm-full/v1")]
+    assert engine.feed(Change("DELETED", tombstone)) == [
+        RESYNC,
+        Reset(scope=SCOPE.to_wire(), projection="krm-full/v1"),
+    ]
     assert engine.needs_snapshot
 
 
@@ -301,7 +315,11 @@ def test_a_delete_without_kind_or_api_version_resnapshots(field: str) -> None:
 
 def test_a_metadata_only_delete_resnapshots() -> None:
     engine = live(cm("a"))
-    partial = {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": cm("a", "11")["metadata"]}
+    partial = {
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": cm("a", "11")["metadata"],
+    }
     assert types(engine.feed(Change("DELETED", partial))) == ["RESYNC_REQUIRED", "reset"]
 
 
@@ -311,8 +329,16 @@ def test_a_metadata_only_delete_resnapshots() -> None:
 @pytest.mark.parametrize(
     "obj",
     [
-        {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": cm("a", "11")["metadata"]},
-        {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList", "metadata": cm("a", "11")["metadata"]},
+        {
+            "apiVersion": "meta.k8s.io/v1",
+            "kind": "PartialObjectMetadata",
+            "metadata": cm("a", "11")["metadata"],
+        },
+        {
+            "apiVersion": "meta.k8s.io/v1",
+            "kind": "PartialObjectMetadataList",
+            "metadata": cm("a", "11")["metadata"],
+        },
         {"apiVersion": "v1", "kind": "ConfigMap", "data": {}},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": "a string"},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "11"}},
@@ -322,12 +348,25 @@ def test_a_metadata_only_delete_resnapshots() -> None:
         "not an object",
         None,
     ],
-    ids=["partial", "partial-list", "no-metadata", "metadata-not-a-map", "no-uid", "empty-uid",
-         "uid-not-a-string", "a-list", "a-string", "none"],
+    ids=[
+        "partial",
+        "partial-list",
+        "no-metadata",
+        "metadata-not-a-map",
+        "no-uid",
+        "empty-uid",
+        "uid-not-a-string",
+        "a-list",
+        "a-string",
+        "none",
+    ],
 )
 def test_an_object_that_cannot_be_trusted_is_never_forwarded(obj: Any) -> None:
     engine = live(cm("a"))
-    assert engine.feed(Change("MODIFIED", obj)) == [RESYNC, Reset(scope=SCOPE.to_wire(), projection="krm-full/v1")]
+    assert engine.feed(Change("MODIFIED", obj)) == [
+        RESYNC,
+        Reset(scope=SCOPE.to_wire(), projection="krm-full/v1"),
+    ]
     assert engine.needs_snapshot and not engine.closed
     assert types(engine.feed(Snapshot([cm("a", "12")]))) == ["added", "synced"]
 
@@ -452,7 +491,9 @@ def test_ordering_is_accepted_by_name() -> None:
 
 def test_upstream_unavailable_is_never_terminal() -> None:
     engine = live(cm("a"))
-    events = engine.feed(Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=True, retry_after_ms=500))
+    events = engine.feed(
+        Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=True, retry_after_ms=500)
+    )
     assert events == [StreamError("UPSTREAM_UNAVAILABLE", "connection refused", False, 500)]
     assert not engine.closed
 
@@ -498,7 +539,9 @@ def test_an_unknown_operation_ends_the_stream() -> None:
     ],
     ids=["none", "int", "mapping", "unencodable-value"],
 )
-def test_internal_failures_end_the_stream_and_never_escape(op: SourceOp, caplog: pytest.LogCaptureFixture) -> None:
+def test_internal_failures_end_the_stream_and_never_escape(
+    op: SourceOp, caplog: pytest.LogCaptureFixture
+) -> None:
     engine = StreamEngine(SCOPE)
     with caplog.at_level(logging.ERROR, logger="flask_krm.stream"):
         events = engine.feed(op)
@@ -512,7 +555,9 @@ def test_internal_failures_end_the_stream_and_never_escape(op: SourceOp, caplog:
 def test_a_terminal_error_is_the_last_event() -> None:
     engine = StreamEngine(SCOPE)
     opaque = cm("b", "opaque")
-    events = feed_all(engine, [Snapshot([cm("a")]), Change("ADDED", opaque), Change("ADDED", cm("c")), ContinuityLost()])
+    events = feed_all(
+        engine, [Snapshot([cm("a")]), Change("ADDED", opaque), Change("ADDED", cm("c")), ContinuityLost()]
+    )
     assert types(events) == ["reset", "added", "synced", "INTERNAL"]
 
 

@@ -50,7 +50,9 @@ class Upstream:
         self.rv += 1
         return str(self.rv)
 
-    def make(self, name: str, kind: str, data: dict[str, str], status: int, uid: str | None = None) -> dict[str, Any]:
+    def make(
+        self, name: str, kind: str, data: dict[str, str], status: int, uid: str | None = None
+    ) -> dict[str, Any]:
         if uid is None:
             self.generation += 1
             uid = f"{name}-{self.generation}"
@@ -75,8 +77,18 @@ class Upstream:
 
 
 # Writes and replays of older states dominate; the rest disturb the stream now and then.
-KIND_WEIGHTS = ("write",) * 4 + ("replay",) * 3 + (
-    "delete", "bookmark", "relist", "partial", "tombstone", "unavailable", "error-event",
+KIND_WEIGHTS = (
+    ("write",) * 4
+    + ("replay",) * 3
+    + (
+        "delete",
+        "bookmark",
+        "relist",
+        "partial",
+        "tombstone",
+        "unavailable",
+        "error-event",
+    )
 )
 
 
@@ -84,8 +96,17 @@ KIND_WEIGHTS = ("write",) * 4 + ("replay",) * 3 + (
 def actions(draw: st.DrawFn) -> tuple[Any, ...]:
     kind = draw(st.sampled_from(KIND_WEIGHTS))
     if kind == "write":
-        data = draw(st.dictionaries(st.sampled_from(["a", "b", "c/d"]), st.sampled_from(["1", "2"]), max_size=2))
-        return (kind, draw(st.sampled_from(NAMES)), data, draw(st.integers(0, 2)), draw(st.booleans()), draw(st.booleans()))
+        data = draw(
+            st.dictionaries(st.sampled_from(["a", "b", "c/d"]), st.sampled_from(["1", "2"]), max_size=2)
+        )
+        return (
+            kind,
+            draw(st.sampled_from(NAMES)),
+            data,
+            draw(st.integers(0, 2)),
+            draw(st.booleans()),
+            draw(st.booleans()),
+        )
     if kind == "replay":
         return (kind, draw(st.sampled_from(NAMES)), draw(st.integers(1, 3)))
     if kind == "delete":
@@ -95,7 +116,6 @@ def actions(draw: st.DrawFn) -> tuple[Any, ...]:
     if kind in ("partial", "tombstone"):
         return (kind, draw(st.sampled_from(NAMES)))
     return (kind,)
-
 
 
 def history(steps: list[tuple[Any, ...]], final_announced: bool) -> tuple[list[SourceOp], Upstream]:
@@ -136,7 +156,12 @@ def history(steps: list[tuple[Any, ...]], final_announced: bool) -> tuple[list[S
             ops.append(up.snapshot())
         elif kind == "partial" and step[1] in up.objects:
             meta = up.objects[step[1]]["metadata"]
-            ops.append(Change("MODIFIED", {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta}))
+            ops.append(
+                Change(
+                    "MODIFIED",
+                    {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta},
+                )
+            )
             ops.append(up.snapshot())  # the engine asked for one; a source delivers it next
         elif kind == "tombstone" and step[1] in up.objects:
             gone = up.objects.pop(step[1])
@@ -144,7 +169,9 @@ def history(steps: list[tuple[Any, ...]], final_announced: bool) -> tuple[list[S
             ops.append(Change("DELETED", {**gone, "metadata": meta}))
             ops.append(up.snapshot())
         elif kind == "unavailable":
-            ops.append(Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=False, retry_after_ms=100))
+            ops.append(
+                Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=False, retry_after_ms=100)
+            )
         elif kind == "error-event":
             ops.append(Change("ERROR", {"kind": "Status", "code": 410}))  # type: ignore[arg-type]
             ops.append(up.snapshot())
@@ -236,6 +263,9 @@ def test_the_engine_emits_nothing_a_consumer_already_sees(steps: list[tuple[Any,
             elif isinstance(event, Deleted):
                 last.pop(event.uid, None)
             elif isinstance(event, Upsert):
-                content = {**event.object, "metadata": {k: v for k, v in event.object["metadata"].items() if k != "resourceVersion"}}
+                content = {
+                    **event.object,
+                    "metadata": {k: v for k, v in event.object["metadata"].items() if k != "resourceVersion"},
+                }
                 assert last.get(event.uid) != (content, event.redacted)
                 last[event.uid] = (content, event.redacted)

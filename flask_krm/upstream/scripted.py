@@ -65,7 +65,9 @@ def tombstone_object(obj: Mapping[str, Any]) -> dict[str, Any]:
     """``obj`` with ``metadata.uid`` removed: a delete without a trustworthy identity."""
     out = dict(obj)
     metadata = obj.get("metadata")
-    out["metadata"] = {k: v for k, v in metadata.items() if k != "uid"} if isinstance(metadata, Mapping) else {}
+    out["metadata"] = (
+        {k: v for k, v in metadata.items() if k != "uid"} if isinstance(metadata, Mapping) else {}
+    )
     return out
 
 
