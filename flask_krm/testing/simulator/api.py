@@ -81,6 +81,8 @@ class ApiServer:
             gevent.sleep(self.faults.latency)
         try:
             if self.faults.refusing():
+                if not self.faults.refuse_with_503:
+                    raise ConnectionDropped()  # a kept-alive connection is closed as well
                 raise service_unavailable("the server is currently unable to handle the request")
             return self._handle(environ, start_response)
         except ApiError as error:

@@ -83,7 +83,7 @@ def demo_objects() -> list[Object]:
 
 @dataclass
 class _Rollout:
-    """What the controller remembers of one Deployment: its template hash, revision and pod counts."""
+    """What the controller remembers of one Deployment: template hash, revision, ready pods of old and new template."""
 
     template_hash: str
     revision: int = 1
@@ -139,24 +139,22 @@ class DemoController:
                 self.registry.patch(catalog.CONFIGMAPS, DEMO_NAMESPACES[0], "app-config", {"data": {"greeting": greeting}})
 
     def _roll(self, deployment: Object) -> None:
+        """Observe a new generation (all new pods created, none ready yet), else make one more pod ready."""
         metadata, spec = deployment["metadata"], deployment["spec"]
         desired = int(spec.get("replicas", 1))
         current_hash = template_hash(spec.get("template"))
-        rollout = self._rollouts.get(metadata["uid"])
-        if rollout is None:
-            rollout = self._rollouts[metadata["uid"]] = _Rollout(current_hash)
-        elif rollout.template_hash != current_hash:
-            rollout.template_hash = current_hash
-            rollout.revision += 1
-            rollout.old_ready, rollout.new_ready = rollout.old_ready + rollout.new_ready, 0
-        observed = deployment.get("status", {}).get("observedGeneration") == metadata.get("generation")
-        if observed:
-            if rollout.new_ready < desired:
-                rollout.new_ready += 1
-            elif rollout.old_ready > 0:
-                rollout.old_ready -= 1
-            elif rollout.new_ready > desired:
-                rollout.new_ready -= 1
+        rollout = self._rollouts.setdefault(metadata["uid"], _Rollout(current_hash))
+        if deployment.get("status", {}).get("observedGeneration") != metadata.get("generation"):
+            if rollout.template_hash != current_hash:
+                rollout.template_hash = current_hash
+                rollout.revision += 1
+                rollout.old_ready, rollout.new_ready = rollout.old_ready + rollout.new_ready, 0
+            rollout.new_ready = min(rollout.new_ready, desired)
+        elif rollout.new_ready < desired:
+            rollout.new_ready += 1
+            rollout.old_ready = max(rollout.old_ready - 1, 0)
+        else:
+            rollout.old_ready = max(rollout.old_ready - 1, 0)
         updated = copy.deepcopy(deployment)
         annotations = updated["metadata"].setdefault("annotations", {})
         annotations["deployment.kubernetes.io/revision"] = str(rollout.revision)
@@ -187,7 +185,7 @@ class DemoController:
                 "reason": reason, "message": message,
             })
         status: dict[str, Any] = {"observedGeneration": deployment["metadata"]["generation"]}
-        for key, value in (("replicas", ready), ("updatedReplicas", rollout.new_ready), ("readyReplicas", ready),
+        for key, value in (("replicas", desired + rollout.old_ready), ("updatedReplicas", desired), ("readyReplicas", ready),
                            ("availableReplicas", ready), ("unavailableReplicas", max(desired - ready, 0))):
             if value:
                 status[key] = value

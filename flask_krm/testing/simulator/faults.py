@@ -9,14 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from .registry import Registry, WriteHook
 from .store import ObjectStore
 from .watch import Watcher
-
-T = TypeVar("T")
-Call = Callable[[Callable[[], T]], T]
 
 
 @dataclass

@@ -28,10 +28,11 @@ CONTINUE_EXPIRED = (
     "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
     "modified, or deleted between the time the first chunk was returned and now may show up in the list."
 )
+LIST_EXPIRED = "The resourceVersion for the provided list is too old."
 LIST_OPTIONS_KIND = GroupKind("meta.k8s.io", "ListOptions")
 
 
-def _parse_bool(name: str, text: str) -> bool:
+def _parse_bool(text: str) -> bool:
     if text in ("1", "t", "T", "true", "TRUE", "True"):
         return True
     if text in ("0", "f", "F", "false", "FALSE", "False"):
@@ -72,7 +73,7 @@ class ListOptions:
         send_initial = query.get("sendInitialEvents")
         timeout = query.get("timeoutSeconds")
         options = cls(
-            watch=_parse_bool("watch", query.get("watch", "false")),
+            watch=_parse_bool(query.get("watch", "false")),
             resource_version=query.get("resourceVersion", ""),
             resource_version_match=query.get("resourceVersionMatch", ""),
             limit=_parse_int(query.get("limit", "0")),
@@ -80,8 +81,8 @@ class ListOptions:
             label_selector=labels,
             field_selector=fields,
             timeout_seconds=_parse_int(timeout) if timeout else None,
-            allow_watch_bookmarks=_parse_bool("allowWatchBookmarks", query.get("allowWatchBookmarks", "false")),
-            send_initial_events=None if send_initial is None else _parse_bool("sendInitialEvents", send_initial),
+            allow_watch_bookmarks=_parse_bool(query.get("allowWatchBookmarks", "false")),
+            send_initial_events=None if send_initial is None else _parse_bool(send_initial),
         )
         errors = options._watch_errors() if options.watch else options._list_errors()
         if errors:
@@ -180,7 +181,10 @@ def list_body(store: ObjectStore, resource: ResourceType, namespace: str | None,
         if requested is not None and requested > store.resource_version:
             raise too_large_resource_version(requested, store.resource_version)
         if exact and requested is not None:
-            version, items = requested, store.items_at(resource, namespace, requested)
+            try:
+                version, items = requested, store.items_at(resource, namespace, requested)
+            except ApiError:
+                raise expired(LIST_EXPIRED) from None
         else:
             version, items = store.resource_version, store.items(resource, namespace)
     selected = [obj for obj in items if key_path(object_key(obj)) >= start and options.selects(resource, obj)]

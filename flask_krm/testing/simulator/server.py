@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -188,7 +188,14 @@ class KubeSimulator:
         write_kubeconfig(self._kubeconfig_path, self.url, self._users, self._users[0].name)
         return user
 
-    def call(self, function: Any) -> Any:
+    def demo_step(self, steps: int = 1) -> None:
+        """Run the demo controller ``steps`` times now (with ``demo=True``; ``demo_tick=None`` leaves it to the test)."""
+        demo = self.demo
+        assert demo is not None, "the simulator was started without demo=True"
+        for _ in range(steps):
+            self.call(demo.step)
+
+    def call(self, function: Callable[[], T]) -> T:
         """Run ``function()`` on the server's hub (where the store lives) and return its result."""
         assert self._thread is not None, "the simulator is not running"
         return self._thread.call(function)

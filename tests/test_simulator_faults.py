@@ -1,0 +1,178 @@
+"""Simulator-only fault injection: these break the server on purpose, which a real kube-apiserver cannot be asked to do."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import kubernetes.client
+import pytest
+import urllib3
+
+from flask_krm.testing.simulator import KubeSimulator, WriteRequest
+from flask_krm.testing.simulator.faults import Faults
+from tests.contract.kube import MERGE_PATCH, configmap, request, unique_name, watch
+
+
+@pytest.fixture(scope="module")
+def kube() -> Iterator[KubeSimulator]:
+    with KubeSimulator() as simulator:
+        yield simulator
+
+
+@pytest.fixture
+def faults(kube: KubeSimulator) -> Iterator[Faults]:
+    assert kube.faults is not None
+    yield kube.faults
+    kube.faults.accept_connections()
+    kube.faults.set_latency(0)
+
+
+@pytest.fixture
+def admin(kube: KubeSimulator) -> Iterator[kubernetes.client.ApiClient]:
+    with kube.api_client("admin") as client:
+        yield client
+
+
+@pytest.fixture
+def namespace(admin: kubernetes.client.ApiClient) -> str:
+    name = unique_name("faults")
+    assert request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": name}}).status == 201
+    return name
+
+
+def _create(admin: kubernetes.client.ApiClient, namespace: str, name: str) -> dict[str, Any]:
+    reply = request(admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap(name, {"k": name}))
+    assert reply.status == 201
+    return reply.body  # type: ignore[no-any-return]
+
+
+def test_drop_watches_cuts_the_stream_mid_response(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    start = _create(admin, namespace, "a")
+    with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=start["metadata"]["resourceVersion"]) as events:
+        _create(admin, namespace, "b")
+        assert events.next()["object"]["metadata"]["name"] == "b"
+        assert faults.drop_watches() >= 1
+        with pytest.raises(urllib3.exceptions.ProtocolError):
+            events.rest()
+
+
+def test_expire_watches_sends_a_410_error_event(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    start = _create(admin, namespace, "a")
+    with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=start["metadata"]["resourceVersion"]) as events:
+        _create(admin, namespace, "b")
+        events.next()
+        faults.expire_watches()
+        remaining = events.rest()
+    assert [event["type"] for event in remaining] == ["ERROR"]
+    assert remaining[0]["object"]["code"] == 410 and remaining[0]["object"]["reason"] == "Expired"
+
+
+def test_compaction_expires_old_versions(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    old = _create(admin, namespace, "a")["metadata"]["resourceVersion"]
+    _create(admin, namespace, "b")
+    token = request(admin, "GET", path, query=[("limit", 1)]).body["metadata"]["continue"]
+    _create(admin, namespace, "c")
+    horizon = faults.compact()
+    with watch(admin, path, resourceVersion=old) as events:
+        error = events.rest()[0]["object"]
+    assert error["code"] == 410 and error["message"] == f"too old resource version: {old} ({horizon})"
+    exact = request(admin, "GET", path, query=[("resourceVersion", old), ("resourceVersionMatch", "Exact")])
+    assert exact.status == 410 and exact.body["message"] == "The resourceVersion for the provided list is too old."
+    continued = request(admin, "GET", path, query=[("limit", 1), ("continue", token)])
+    assert continued.status == 410 and continued.body["reason"] == "Expired"
+    inconsistent = continued.body["metadata"]["continue"]
+    rest = request(admin, "GET", path, query=[("continue", inconsistent)]).body
+    assert [item["metadata"]["name"] for item in rest["items"]] == ["b", "c"]  # continued at the latest version
+    with watch(admin, path, resourceVersion=str(horizon)) as events:
+        _create(admin, namespace, "d")
+        assert events.next()["object"]["metadata"]["name"] == "d"
+
+
+def test_history_window_bounds_replay() -> None:
+    with KubeSimulator(history_window=3) as small, small.api_client() as admin:
+        request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "w"}})
+        first = _create(admin, "w", "a")["metadata"]["resourceVersion"]
+        for name in ("b", "c", "d", "e"):
+            _create(admin, "w", name)
+        with watch(admin, "/api/v1/namespaces/w/configmaps", resourceVersion=first) as events:
+            assert events.next()["type"] == "ERROR"
+
+
+def test_refused_connections_are_closed(admin: kubernetes.client.ApiClient, faults: Faults) -> None:
+    assert request(admin, "GET", "/api/v1/namespaces/default").status == 200  # a kept-alive connection exists
+    faults.refuse_connections(60)
+    with pytest.raises(urllib3.exceptions.MaxRetryError):
+        request(admin, "GET", "/api/v1/namespaces/default")
+    faults.accept_connections()
+    assert request(admin, "GET", "/api/v1/namespaces/default").status == 200
+
+
+def test_refused_requests_can_be_503(admin: kubernetes.client.ApiClient, faults: Faults) -> None:
+    faults.refuse_connections(60, respond_503=True)
+    reply = request(admin, "GET", "/api/v1/namespaces/default")
+    assert reply.status == 503 and reply.body["reason"] == "ServiceUnavailable"
+
+
+def test_refusal_ends_by_itself(admin: kubernetes.client.ApiClient, faults: Faults) -> None:
+    faults.refuse_connections(0.2, respond_503=True)
+    deadline = time.monotonic() + 5
+    while request(admin, "GET", "/api/v1/namespaces/default").status == 503:
+        assert time.monotonic() < deadline, "still refusing"
+        time.sleep(0.05)
+
+
+def test_latency(admin: kubernetes.client.ApiClient, faults: Faults) -> None:
+    faults.set_latency(0.2)
+    started = time.monotonic()
+    assert request(admin, "GET", "/api/v1/namespaces/default").status == 200
+    assert time.monotonic() - started >= 0.2
+
+
+def test_lost_write_response_still_applies_the_write(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    _create(admin, namespace, "a")
+    path = f"/api/v1/namespaces/{namespace}/configmaps/a"
+    faults.lose_next_write_response()
+    with pytest.raises(urllib3.exceptions.ProtocolError):
+        request(admin, "PATCH", path, body={"data": {"k": "applied"}}, content_type=MERGE_PATCH)
+    assert request(admin, "GET", path).body["data"] == {"k": "applied"}
+    assert request(admin, "PATCH", path, body={"data": {"k": "again"}}, content_type=MERGE_PATCH).status == 200
+
+
+def test_mutating_hook_runs_before_every_write(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    seen: list[str] = []
+
+    def restore_owner(write: WriteRequest) -> None:
+        seen.append(write.verb)
+        if write.resource.plural == "configmaps":
+            write.new["metadata"].setdefault("labels", {})["owner"] = "platform"
+
+    remove = faults.mutate_writes(restore_owner)
+    try:
+        created = _create(admin, namespace, "a")
+        path = f"/api/v1/namespaces/{namespace}/configmaps/a"
+        patched = request(admin, "PATCH", path, body={"metadata": {"labels": {"owner": None}}}, content_type=MERGE_PATCH).body
+    finally:
+        remove()
+    assert created["metadata"]["labels"] == {"owner": "platform"}
+    assert patched["metadata"]["labels"] == {"owner": "platform"}
+    assert patched["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]  # restored: nothing changed
+    assert seen == ["create", "patch"]
+    after = request(admin, "PATCH", path, body={"metadata": {"labels": {"owner": None}}}, content_type=MERGE_PATCH).body
+    assert "labels" not in after["metadata"] or "owner" not in after["metadata"]["labels"]
+
+
+def test_periodic_bookmarks(namespace: str) -> None:
+    with KubeSimulator(bookmark_interval=0.1) as frequent, frequent.api_client() as admin:
+        with watch(admin, "/api/v1/namespaces/default/configmaps", allowWatchBookmarks="true", resourceVersion="0") as events:
+            bookmark = events.until(lambda event: event["type"] == "BOOKMARK")[-1]
+    assert set(bookmark["object"]["metadata"]) == {"resourceVersion"}
+
+
+def test_added_user(kube: KubeSimulator, namespace: str) -> None:
+    kube.add_user("carol", groups=["testers"])
+    with kube.api_client("carol") as carol:
+        reply = request(carol, "GET", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert reply.status == 403 and 'User "carol" cannot list' in reply.body["message"]
