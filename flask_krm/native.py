@@ -172,20 +172,34 @@ class NativeWatch:
     rng: Callable[[], float] = random.random
     checkpoint: str | None = None
     state: ConnectionState = ConnectionState.CONNECTING
+    _closed: bool = field(default=False, init=False, repr=False)
+    _response: urllib3.BaseHTTPResponse | None = field(default=None, init=False, repr=False)
+
+    def close(self) -> None:
+        """Stop: the open watch is closed and :meth:`items` ends with ``CLOSED``."""
+        self._closed = True
+        response = self._response
+        if response is not None:
+            response.shutdown()  # unblocks a read on another greenlet or thread
 
     def items(self) -> Iterator[NativeItem]:
-        """Events and state changes until a terminal refusal or exhaustion."""
+        """Events and state changes until :meth:`close`, a terminal refusal or exhaustion."""
         attempt = 0
         while True:
+            if self._closed:
+                yield from self._set(ConnectionState.CLOSED)
+                return
             try:
                 if self.checkpoint is None:
-                    yield from self._set(ConnectionState.SYNCING if self.state is ConnectionState.CONNECTING else self.state)
+                    yield from self._set(ConnectionState.SYNCING)
                     yield from self._list()
                 response = self._open_watch()
                 attempt = 0
                 yield from self._set(ConnectionState.LIVE)
                 opened = time.monotonic()
                 delivered = yield from self._follow(response)
+                if self._closed:
+                    continue
                 if not delivered and time.monotonic() - opened < 1.0:
                     raise _Transient("the watch closed at once")
                 yield from self._set(ConnectionState.RETRYING, "the watch ended; resuming")
@@ -245,6 +259,7 @@ class NativeWatch:
 
     def _follow(self, response: urllib3.BaseHTTPResponse) -> Iterator[NativeItem]:
         delivered = False
+        self._response = response
         try:
             for line in iter_json_lines(response):
                 kind = line.get("type") if isinstance(line, Mapping) else None
@@ -273,8 +288,9 @@ class NativeWatch:
         except ValueError:
             raise _Transient("the watch sent a line that is not JSON") from None
         except (urllib3.exceptions.HTTPError, OSError):
-            pass  # the connection dropped: resume from the checkpoint
+            pass  # the connection dropped (or was closed): resume from the checkpoint, or stop
         finally:
+            self._response = None
             response.release_conn()
         return delivered
 
