@@ -1,10 +1,11 @@
 """Subscriber authorization: the authorizer seam and a SubjectAccessReview authorizer.
 
-An authorizer is a callable ``authorize(principal, scope, projection)`` that returns ``None`` to
-allow and raises :class:`AccessDenied` to refuse (choosing ``FORBIDDEN`` or ``UNAUTHENTICATED``).
-Any other exception is a review that could not be completed: the hub ends that stream with a
-terminal ``INTERNAL`` and never treats it as an allow. The hub calls the authorizer before a
-subscriber receives anything and, for watches shared under the service identity, again on a timer.
+An authorizer is a callable ``authorize(principal, scope, projection) -> bool``: ``True`` allows,
+``False`` refuses with ``FORBIDDEN``, and raising :class:`AccessDenied` refuses with a chosen code
+(``FORBIDDEN`` or ``UNAUTHENTICATED``) and message. Any other exception is a decision that could
+not be made: the hub ends that stream with a terminal ``INTERNAL`` and never treats it as an allow.
+The hub calls the authorizer before a subscriber receives anything and, for watches shared under
+the service identity, again on a timer.
 """
 
 from __future__ import annotations
@@ -37,13 +38,14 @@ class ReviewFailed(Exception):
 
 
 class Authorizer(Protocol):
-    """Allow (return) or refuse (raise :class:`AccessDenied`) one subscriber."""
+    """Allow (``True``) or refuse (``False``, or raise :class:`AccessDenied`) one subscriber."""
 
-    def __call__(self, principal: Any, scope: Scope, projection: str) -> None: ...
+    def __call__(self, principal: Any, scope: Scope, projection: str) -> bool: ...
 
 
-def allow_all(principal: Any, scope: Scope, projection: str) -> None:
+def allow_all(principal: Any, scope: Scope, projection: str) -> bool:
     """An authorizer that allows everything: for per-user watches, where Kubernetes RBAC decides."""
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +71,16 @@ def principal_subject(principal: Any) -> Subject:
 
 
 class SubjectAccessReviewAuthorizer:
-    """Asks the target's API server, as the service identity, whether the subject may list and
-    watch the scope (two reviews, ``list`` then ``watch``, naming the object for a named scope).
+    """Asks the target's API server, as the service identity, whether the subject may perform a
+    verb on the scope. ``watch`` (the default, what a stream needs) sends two reviews, ``list``
+    then ``watch``; a named scope names its object.
 
-    Allowed only when ``status.allowed`` is true and ``status.denied`` is not. The service identity
-    needs ``create`` on ``subjectaccessreviews`` (the ``system:auth-delegator`` role), not
-    impersonation.
+    Allowed only when ``status.allowed`` is true and ``status.denied`` is not. A refusal raises
+    :class:`AccessDenied` whose message names the verb, the resource, the user and the server's
+    reason; a review that cannot be completed raises :class:`ReviewFailed`. It also fits the
+    extension's ``(principal, scope, projection, verb)`` authorizer hook through :meth:`allows`.
+    The service identity needs ``create`` on ``subjectaccessreviews`` (the
+    ``system:auth-delegator`` role), not impersonation.
 
     :param clients: the per-target clients (the review runs as each target's service identity).
     :param subject_for: maps a principal to a :class:`Subject`; an exception, or a subject with
@@ -93,7 +99,8 @@ class SubjectAccessReviewAuthorizer:
         self._subject_for = subject_for
         self._timeout = timeout
 
-    def __call__(self, principal: Any, scope: Scope, projection: str) -> None:
+    def __call__(self, principal: Any, scope: Scope, projection: str, verb: str = "watch") -> bool:
+        """``True`` when allowed; raises :class:`AccessDenied` or :class:`ReviewFailed` otherwise."""
         try:
             subject = self._subject_for(principal)
         except Exception:
@@ -101,13 +108,21 @@ class SubjectAccessReviewAuthorizer:
         if not subject.user and not subject.groups:
             raise AccessDenied("not authenticated: the principal maps to no Kubernetes subject")
         api = self._clients.service(scope.target)
-        for verb in ("list", "watch"):
-            status = self._review(api, subject, scope, verb)
+        for asked in ("list", "watch") if verb == "watch" else (verb,):
+            status = self._review(api, subject, scope, asked)
             if not status.get("allowed") or status.get("denied"):
                 reason = status.get("evaluationError") or status.get("reason") or "no rule allows it"
                 what = f"{scope.resource}.{scope.group}" if scope.group else scope.resource
                 who = subject.user or "the subject"
-                raise AccessDenied(f"{who} may not {verb} {what}: {reason}")
+                raise AccessDenied(f"{who} may not {asked} {what}: {reason}")
+        return True
+
+    def allows(self, principal: Any, scope: Scope, projection: str, verb: str = "watch") -> bool:
+        """Like calling it, but a refusal is ``False`` instead of :class:`AccessDenied`."""
+        try:
+            return self(principal, scope, projection, verb)
+        except AccessDenied:
+            return False
 
     def _review(self, api: ApiClient, subject: Subject, scope: Scope, verb: str) -> Mapping[str, Any]:
         attributes = {"verb": verb, "group": scope.group, "version": scope.version, "resource": scope.resource}

@@ -1,0 +1,572 @@
+"""The shared fan-out hub: one upstream watch serves any number of subscribers.
+
+One :class:`Hub` per application. :meth:`Hub.subscribe` authorizes a subscriber, then attaches it to
+the upstream watch of its (target, identity, scope), opening that watch for the first subscriber.
+The watch is a :class:`~flask_krm.upstream.reflector.Reflector` in its own greenlet (the *pump*),
+which keeps a cache of the raw objects it has seen (uid -> object, shared and never mutated).
+
+Each subscriber has its own projection and :class:`~flask_krm.stream.StreamEngine`. It first gets
+its own snapshot, built from the cache once the watch is synced (a joiner never causes an upstream
+request), then the live events, through a bounded queue. Encoded event bodies are shared: an event
+is encoded once per projection and stream position, and subscribers in the same state reuse the
+``(event, body)`` pair (the same immutable objects and bytes; only ``seq`` differs per subscriber).
+
+- A snapshot is never subject to the queue bound; live events are. A subscriber whose queue of
+  live events overflows loses what is queued and is resynchronized from the cache
+  (``RESYNC_REQUIRED``, ``reset``, the members, ``synced``), so a slow reader never grows memory
+  and never slows the others.
+- Snapshots are built lazily by the subscriber's own reader, so the pump never waits on a large
+  snapshot and a reader that stalls costs nothing until it reads again.
+- The watch stops ``linger`` seconds after its last subscriber leaves (at once for ``0``).
+- Watches shared under the target's service identity re-authorize each subscriber every
+  ``reauthorize_every`` seconds; a revoked subscriber ends with a terminal ``FORBIDDEN``.
+- :meth:`Hub.shutdown` ends every stream with a terminal error, stops every watch and leaves no
+  greenlet behind. Every greenlet the hub starts belongs to its :class:`gevent.pool.Group`.
+
+The process must be monkey-patched by gevent before ``ssl``, ``urllib3`` or ``kubernetes`` are
+imported (``from gevent import monkey; monkey.patch_all()`` as the entry point's first lines, or
+gunicorn's gevent worker); the hub refuses to start otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+import gevent
+import gevent.event
+import gevent.monkey
+from gevent.pool import Group
+from kubernetes.client import ApiClient
+
+from ..events import Event, Reset, StreamError, Upsert, encode_body
+from ..ops import ContinuityLost, Failure, Snapshot, SourceOp, Change
+from ..scope import Scope
+from ..sse import HEARTBEAT, FrameSequencer, heartbeat_interval
+from ..stream import StreamEngine
+from ..versions import Ordering
+from .authz import AccessDenied, Authorizer
+from .clients import SERVICE_IDENTITY, ActingApiClient, ApiClients
+from .reflector import Reflector, StreamingListMemory, WatchSettings
+
+__all__ = ["Hub", "HubClosed", "HubObserver", "Subscriber", "DEFAULT_QUEUE_DEPTH"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_QUEUE_DEPTH: Final = 256
+SHUTDOWN_FAILURE: Final = Failure("INTERNAL", "the server is shutting down", terminal=True)
+_REFUSED: Final = Failure("FORBIDDEN", "access to this stream is not permitted", terminal=True)
+_AUTHORIZATION_FAILED: Final = Failure("INTERNAL", "authorization could not be completed", terminal=True)
+_WATCH_CRASHED: Final = Failure("INTERNAL", "the upstream watch failed", terminal=True)
+
+Pair = tuple[Event, bytes]
+
+
+class HubClosed(RuntimeError):
+    """The hub was shut down; it serves no new subscribers."""
+
+
+class HubObserver:
+    """Lifecycle hooks the hub calls (override the ones you need). They run on hub greenlets and
+    must return promptly: never block, never raise."""
+
+    def watch_started(self, scope: Scope) -> None:
+        """An upstream watch opened for ``scope``."""
+
+    def watch_stopped(self, scope: Scope) -> None:
+        """The upstream watch of ``scope`` stopped (linger elapsed, terminal failure or shutdown)."""
+
+    def watch_failed(self, scope: Scope, failure: Failure) -> None:
+        """The upstream watch of ``scope`` reported ``failure`` (terminal or retrying)."""
+
+    def subscriber_overflowed(self, scope: Scope) -> None:
+        """A subscriber of ``scope`` fell behind its queue bound and is being resynchronized."""
+
+
+class Hub:
+    """Shared upstream watches and their subscribers for one application.
+
+    :param clients: the per-target API clients.
+    :param authorizer: decides each subscriber (see :mod:`flask_krm.upstream.authz`).
+    :param queue_depth: live events buffered per subscriber before it is resynchronized.
+    :param linger: seconds a watch stays open after its last subscriber left.
+    :param heartbeat: seconds between heartbeats on an idle subscriber's SSE stream.
+    :param reauthorize_every: seconds between re-authorizations of the subscribers of a watch
+        shared under the service identity (``None``: only when they subscribe).
+    :param settings: timeouts and backoff of the upstream watches.
+    :param observer: lifecycle hooks.
+    """
+
+    def __init__(
+        self,
+        clients: ApiClients,
+        authorizer: Authorizer,
+        *,
+        queue_depth: int = DEFAULT_QUEUE_DEPTH,
+        linger: float = 30.0,
+        heartbeat: float = 20.0,
+        reauthorize_every: float | None = 60.0,
+        settings: WatchSettings | None = None,
+        observer: HubObserver | None = None,
+    ) -> None:
+        if not gevent.monkey.is_module_patched("socket"):
+            raise RuntimeError(
+                "flask-krm's upstream hub needs a gevent monkey-patched process: call "
+                "'from gevent import monkey; monkey.patch_all()' first thing in the entry point "
+                "(before ssl, urllib3 or kubernetes are imported), or run under gunicorn's gevent worker"
+            )
+        if queue_depth < 1:
+            raise ValueError(f"queue_depth must be at least 1, got {queue_depth}")
+        if linger < 0:
+            raise ValueError(f"linger must be zero or more seconds, got {linger}")
+        if reauthorize_every is not None and not reauthorize_every > 0:
+            raise ValueError(f"reauthorize_every must be a positive number of seconds or None, got {reauthorize_every}")
+        self.clients = clients
+        self.authorizer = authorizer
+        self.queue_depth = queue_depth
+        self.linger = float(linger)
+        self.heartbeat = heartbeat_interval(heartbeat)
+        self.reauthorize_every = reauthorize_every
+        self.settings = settings or WatchSettings()
+        self.observer = observer or HubObserver()
+        self.streaming_lists = StreamingListMemory()
+        self.group = Group()
+        self._watches: dict[tuple[Scope, object], _Watch] = {}
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """:meth:`shutdown` was called."""
+        return self._closed
+
+    @property
+    def watch_count(self) -> int:
+        """Upstream watches currently open (lingering ones included)."""
+        return len(self._watches)
+
+    def subscribe(
+        self,
+        scope: Scope,
+        projection: str,
+        principal: Any,
+        *,
+        client: ApiClient | None = None,
+        ordering: Ordering | str = Ordering.STRICT,
+    ) -> Subscriber:
+        """A new subscriber of ``scope`` under ``projection``, acting for ``principal``.
+
+        ``client`` is who the upstream watch acts as: ``None`` for the target's service identity
+        (one watch shared by every principal; the authorizer is the only boundary and is asked again
+        on a timer), an impersonating client from
+        :meth:`~flask_krm.upstream.clients.ApiClients.acting_as` (shared by that identity), or any
+        other ``ApiClient`` (shared by subscribers passing the same client object).
+
+        Blocks while the authorizer decides. A refused subscriber is returned already ended with a
+        terminal error and touches no watch. Raises :class:`HubClosed` after :meth:`shutdown`,
+        :class:`~flask_krm.projection.UnknownProjection` for an unknown projection and
+        :class:`~flask_krm.upstream.clients.UnknownTargetError` for an unconfigured target.
+        """
+        if self._closed:
+            raise HubClosed("the upstream hub was shut down")
+        engine = StreamEngine(scope, projection, ordering)
+        if client is None:
+            identity: object = SERVICE_IDENTITY
+            api = self.clients.service(scope.target)
+        elif isinstance(client, ActingApiClient):
+            identity, api = client.identity, client
+        else:
+            identity, api = ("client", id(client)), client
+        subscriber = Subscriber(self, engine, principal)
+        refusal = self._authorize(subscriber)
+        if refusal is not None:
+            subscriber._end(refusal)
+            return subscriber
+        if self._closed:
+            subscriber._end(SHUTDOWN_FAILURE)
+            return subscriber
+        key = (scope, identity)
+        watch = self._watches.get(key)
+        if watch is None:
+            watch = _Watch(self, key, api, shared=identity is SERVICE_IDENTITY)
+            self._watches[key] = watch
+            watch.start()
+        watch.attach(subscriber)
+        return subscriber
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """End every stream with a terminal error and stop every watch. Idempotent.
+
+        Waits up to ``timeout`` seconds for the hub's greenlets to finish, then kills the rest.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        watches = list(self._watches.values())
+        self._watches.clear()
+        for watch in watches:
+            watch.shutdown()
+        self.group.join(timeout=timeout)
+        self.group.kill(block=True, timeout=1.0)
+
+    # -- internals used by watches and subscribers -----------------------------------------
+
+    def _authorize(self, subscriber: Subscriber) -> Failure | None:
+        engine = subscriber.engine
+        try:
+            allowed = self.authorizer(subscriber.principal, engine.scope, engine.projection)
+        except AccessDenied as denied:
+            return Failure(denied.code, denied.message, terminal=True)
+        except Exception as exc:
+            log.warning("authorization failed with %s; the stream ends", type(exc).__name__)
+            return _AUTHORIZATION_FAILED
+        return None if allowed is True else _REFUSED
+
+    def _forget(self, watch: _Watch) -> None:
+        if self._watches.get(watch.key) is watch:
+            del self._watches[watch.key]
+
+
+class _Bodies:
+    """Encoded bodies shared by the subscribers of one watch.
+
+    Upserts are kept per uid and projection for as long as the object is cached, so snapshots to
+    new subscribers and live events reuse them; other events are shared within one stream position.
+    """
+
+    def __init__(self) -> None:
+        self._objects: dict[str, dict[str, Pair]] = {}
+        self._resets: dict[str, Pair] = {}
+        self._position: dict[str, list[Pair]] = {}
+
+    def pair(self, projection: str, event: Event) -> Pair:
+        if isinstance(event, Upsert):
+            per_projection = self._objects.setdefault(event.uid, {})
+            cached = per_projection.get(projection)
+            if cached is None or not (cached[0] is event or cached[0] == event):
+                cached = per_projection[projection] = (event, encode_body(event))
+            return cached
+        if isinstance(event, Reset):
+            reset = self._resets.get(projection)
+            if reset is None:
+                reset = self._resets[projection] = (event, encode_body(event))
+            return reset
+        here = self._position.setdefault(projection, [])
+        for pair in here:
+            if pair[0] == event:
+                return pair
+        pair = (event, encode_body(event))
+        here.append(pair)
+        return pair
+
+    def next_position(self) -> None:
+        self._position.clear()
+
+    def forget(self, uid: str) -> None:
+        self._objects.pop(uid, None)
+
+    def retain(self, uids: Mapping[str, Any]) -> None:
+        for uid in [u for u in self._objects if u not in uids]:
+            del self._objects[uid]
+
+
+class _Watch:
+    """One upstream watch, its cache of raw objects and its subscribers."""
+
+    def __init__(self, hub: Hub, key: tuple[Scope, object], api: ApiClient, *, shared: bool) -> None:
+        self.hub = hub
+        self.key = key
+        self.scope = key[0]
+        self.api = api
+        self.shared = shared
+        self.subscribers: set[Subscriber] = set()
+        self.cache: dict[str, Mapping[str, Any]] = {}
+        self.synced = False
+        self.outage: Failure | None = None
+        self.bodies = _Bodies()
+        self.ended = False
+        self._pump: gevent.Greenlet | None = None
+        self._reauthorizer: gevent.Greenlet | None = None
+        self._linger: gevent.Greenlet | None = None
+
+    def start(self) -> None:
+        self._pump = self.hub.group.spawn(self._run)
+        if self.shared and self.hub.reauthorize_every is not None:
+            self._reauthorizer = self.hub.group.spawn(self._reauthorize)
+        self.hub.observer.watch_started(self.scope)
+
+    # -- subscribers -----------------------------------------------------------------------
+
+    def attach(self, subscriber: Subscriber) -> None:
+        if self._linger is not None:
+            self._linger.kill(block=False)
+            self._linger = None
+        subscriber._watch = self
+        self.subscribers.add(subscriber)
+        if self.outage is not None:
+            subscriber._deliver(subscriber.engine.feed(self.outage), live=False)
+        subscriber._wake.set()
+
+    def detach(self, subscriber: Subscriber) -> None:
+        self.subscribers.discard(subscriber)
+        if self.subscribers or self.ended:
+            return
+        if self.hub.linger == 0:
+            self.stop()
+        elif self._linger is None:
+            self._linger = gevent.Greenlet(self._linger_expired)
+            self.hub.group.add(self._linger)
+            self._linger.start_later(self.hub.linger)
+
+    def _linger_expired(self) -> None:
+        self._linger = None
+        if not self.subscribers:
+            self.stop()
+
+    # -- the pump --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        reflector = Reflector(
+            self.api, self.scope, streaming_lists=self.hub.streaming_lists, settings=self.hub.settings
+        )
+        ops = reflector.ops()
+        try:
+            for op in ops:
+                self._apply(op)
+                if self.ended:
+                    return
+        except Exception as exc:
+            log.error("the upstream watch failed with %s; its streams end", type(exc).__name__)
+            self._apply(_WATCH_CRASHED)
+        finally:
+            ops.close()
+
+    def _apply(self, op: SourceOp) -> None:
+        bodies = self.bodies
+        bodies.next_position()
+        if isinstance(op, Change):
+            uid = str(op.object["metadata"]["uid"])
+            if op.type == "DELETED":
+                self.cache.pop(uid, None)
+            else:
+                self.cache[uid] = op.object
+            for subscriber in list(self.subscribers):
+                if not subscriber._awaiting:
+                    subscriber._deliver(subscriber.engine.feed(op), live=True)
+            if op.type == "DELETED":
+                bodies.forget(uid)
+        elif isinstance(op, Snapshot):
+            self.cache = {str(obj["metadata"]["uid"]): obj for obj in op.objects}
+            bodies.retain(self.cache)
+            self.synced = True
+            self.outage = None
+            for subscriber in self.subscribers:
+                subscriber._awaiting = True
+                subscriber._wake.set()
+        elif isinstance(op, ContinuityLost):
+            self.synced = False
+            for subscriber in self.subscribers:
+                subscriber._awaiting = True
+        elif isinstance(op, Failure):
+            self.hub.observer.watch_failed(self.scope, op)
+            if op.terminal:
+                self._end()
+            else:
+                self.synced = False
+                self.outage = op
+            for subscriber in list(self.subscribers):
+                subscriber._deliver(subscriber.engine.feed(op), live=not op.terminal)
+        # a Bookmark only advances the reflector's resourceVersion
+
+    def _end(self) -> None:
+        """The watch is over (terminal failure): no new subscriber joins it."""
+        self.ended = True
+        self.hub._forget(self)
+        self._cancel_timers()
+        self.hub.observer.watch_stopped(self.scope)
+
+    def stop(self) -> None:
+        """Stop the upstream watch (its last subscriber left, or the hub is shutting down)."""
+        if self.ended:
+            return
+        self._end()
+        if self._pump is not None and self._pump is not gevent.getcurrent():
+            self._pump.kill(block=False)
+
+    def shutdown(self) -> None:
+        for subscriber in list(self.subscribers):
+            subscriber._end(SHUTDOWN_FAILURE)
+        self.stop()
+
+    def _cancel_timers(self) -> None:
+        current = gevent.getcurrent()
+        for greenlet in (self._linger, self._reauthorizer):
+            if greenlet is not None and greenlet is not current:
+                greenlet.kill(block=False)
+        self._linger = self._reauthorizer = None
+
+    # -- re-authorization --------------------------------------------------------------------
+
+    def _reauthorize(self) -> None:
+        interval = self.hub.reauthorize_every
+        assert interval is not None
+        while not self.ended:
+            gevent.sleep(interval)
+            for subscriber in list(self.subscribers):
+                if subscriber._watch is not self or subscriber.ended:
+                    continue
+                refusal = self.hub._authorize(subscriber)
+                if refusal is not None and subscriber._watch is self:
+                    subscriber._end(refusal)
+
+    # -- snapshots -------------------------------------------------------------------------
+
+    def serve_snapshot(self, subscriber: Subscriber) -> None:
+        """Give ``subscriber`` a snapshot cycle from the cache (which must be synced)."""
+        engine = subscriber.engine
+        subscriber._awaiting = False
+        if not engine.needs_snapshot:
+            subscriber._deliver(engine.feed(ContinuityLost("resynchronized from the cache")), live=False)
+        subscriber._deliver(engine.feed(Snapshot(list(self.cache.values()))), live=False)
+
+
+class Subscriber:
+    """One stream served by the hub: iterate it for SSE bytes, or use :meth:`batches` for events.
+
+    Iterating yields SSE chunks: every frame queued at the time joined into one chunk (``seq``
+    from 1), and :data:`~flask_krm.sse.HEARTBEAT` after each idle heartbeat interval. Iteration
+    ends after a terminal error (shutdown, revoked access, a terminal upstream failure) or
+    :meth:`close`; closing the iterator closes the subscriber.
+    """
+
+    def __init__(self, hub: Hub, engine: StreamEngine, principal: Any) -> None:
+        self._hub = hub
+        self.engine = engine
+        self.principal = principal
+        self._watch: _Watch | None = None
+        self._queue: deque[Pair] = deque()
+        self._live_pending = 0
+        self._awaiting = True
+        self._ending = False
+        self._closed = False
+        self._wake = gevent.event.Event()
+        self.resyncs = 0
+        """How many times this subscriber overflowed its queue and was resynchronized."""
+
+    @property
+    def scope(self) -> Scope:
+        return self.engine.scope
+
+    @property
+    def projection(self) -> str:
+        return self.engine.projection
+
+    @property
+    def ended(self) -> bool:
+        """Nothing more will be queued (a terminal error was queued, or it was closed)."""
+        return self._ending or self._closed
+
+    def __iter__(self) -> Iterator[bytes]:
+        sequencer = FrameSequencer()
+        try:
+            while True:
+                pairs = self.take(self._hub.heartbeat)
+                if pairs is None:
+                    return
+                if not pairs:
+                    yield HEARTBEAT
+                    continue
+                yield b"".join([sequencer.frame(event, body) for event, body in pairs])
+        finally:
+            self.close()
+
+    def batches(self, timeout: float | None = None) -> Iterator[list[Event]]:
+        """Protocol events in batches as they arrive; an empty batch after each idle ``timeout``
+        (default: the heartbeat interval). Ends like iteration does; closes the subscriber."""
+        wait = self._hub.heartbeat if timeout is None else timeout
+        try:
+            while True:
+                pairs = self.take(wait)
+                if pairs is None:
+                    return
+                yield [event for event, _ in pairs]
+        finally:
+            self.close()
+
+    def take(self, timeout: float | None) -> list[Pair] | None:
+        """Everything queued, waiting up to ``timeout`` seconds for something (``[]`` if nothing
+        came); ``None`` once the stream is over and drained."""
+        while True:
+            if self._closed:
+                return None
+            watch = self._watch
+            if self._awaiting and not self._ending and watch is not None and watch.synced:
+                watch.serve_snapshot(self)
+            if self._queue:
+                pairs = list(self._queue)
+                self._queue.clear()
+                self._live_pending = 0
+                self._wake.clear()
+                return pairs
+            if self._ending:
+                self.close()
+                return None
+            self._wake.clear()
+            if not self._wake.wait(timeout):
+                return []
+
+    def close(self) -> None:
+        """Stop being served; queued events are dropped. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.clear()
+        self._wake.set()
+        self._detach()
+
+    # -- fed by the watch --------------------------------------------------------------------
+
+    def _deliver(self, events: list[Event], *, live: bool) -> None:
+        if not events or self.ended:
+            return
+        watch = self._watch
+        bodies = watch.bodies if watch is not None else _Bodies()
+        projection = self.engine.projection
+        if live and self._live_pending + len(events) > self._hub.queue_depth:
+            self._overflow()
+            return
+        for event in events:
+            self._queue.append(bodies.pair(projection, event))
+        if live:
+            self._live_pending += len(events)
+        if self.engine.closed:
+            self._ending = True
+            self._detach()
+        elif self.engine.needs_snapshot:
+            self._awaiting = True
+        self._wake.set()
+
+    def _overflow(self) -> None:
+        self._queue.clear()
+        self._live_pending = 0
+        self._awaiting = True
+        self.resyncs += 1
+        self._hub.observer.subscriber_overflowed(self.scope)
+        self._wake.set()
+
+    def _end(self, failure: Failure) -> None:
+        """End with ``failure`` (terminal) as the last event; what was queued is dropped."""
+        if self.ended:
+            return
+        self._queue.clear()
+        self._live_pending = 0
+        self._deliver(self.engine.feed(failure), live=False)
+        self._ending = True
+        self._detach()
+        self._wake.set()
+
+    def _detach(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.detach(self)
