@@ -46,9 +46,14 @@
         return el.type === "checkbox" ? (el.checked ? "true" : "false") : el.value;
     }
 
+    const triggeredBy = (el, name) => (el.getAttribute("hx-trigger") || "").split(/[\s,]+/).includes(name);
+
+    // Typing marks a field at once (a key being renamed is protected before its change event);
+    // a change event marks only the fields it triggers (checkboxes, keys), not a text field's blur.
     function edited(event) {
         const el = event.target;
         if (!isField(el)) return;
+        if (event.type === "change" && !triggeredBy(el, "change")) return;
         el.setAttribute(UNSENT, "");
         el.setAttribute(PENDING, "");
     }

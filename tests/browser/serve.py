@@ -1,0 +1,68 @@
+"""Serves the browser tests' host app on a real gevent server, against a Kubernetes simulator.
+
+Run as ``python -m tests.browser.serve TRAFFIC_LOG``: the process patches itself with gevent
+first (the hub needs it), starts a ``KubeSimulator`` with the demo objects, serves the host app
+with ``gevent.pywsgi`` on a free 127.0.0.1 port, and prints one JSON line with the app's URL and the
+simulator's kubeconfig. Every byte of every response body (pages, static files, edits, the SSE
+streams) is appended to TRAFFIC_LOG as it is sent. SIGTERM or SIGINT stops it cleanly.
+"""
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import json  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import typing as t  # noqa: E402
+from collections.abc import Iterable, Iterator  # noqa: E402
+
+import gevent  # noqa: E402
+import gevent.event  # noqa: E402
+from gevent.pywsgi import WSGIServer  # noqa: E402
+
+from flask_krm.testing import KubeSimulator  # noqa: E402
+from tests.browser.host_app import create_app  # noqa: E402
+
+WSGIApp = t.Callable[[dict[str, t.Any], t.Callable[..., t.Any]], Iterable[bytes]]
+
+
+class TrafficRecorder:
+    """WSGI middleware appending every response body chunk to a file, flushed as it goes."""
+
+    def __init__(self, app: WSGIApp, path: str) -> None:
+        self.app = app
+        self.log = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the server's lifetime
+
+    def __call__(self, environ: dict[str, t.Any], start_response: t.Callable[..., t.Any]) -> Iterator[bytes]:
+        self.log.write(f"\n=== {environ['REQUEST_METHOD']} {environ.get('PATH_INFO', '')}\n".encode())
+        body = self.app(environ, start_response)
+        try:
+            for chunk in body:
+                self.log.write(chunk)
+                yield chunk
+        finally:
+            close = getattr(body, "close", None)
+            if callable(close):
+                close()
+
+
+def main() -> int:
+    traffic = sys.argv[1]
+    stopping = gevent.event.Event()
+    with KubeSimulator(demo=True, demo_tick=None) as kube:
+        app, krm = create_app(kube.kubeconfig_path, tempfile.mkdtemp(prefix="krm-browser-"))
+        server = WSGIServer(("127.0.0.1", 0), TrafficRecorder(app, traffic), log=None)
+        server.start()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            gevent.signal_handler(signum, stopping.set)
+        print(json.dumps({"url": f"http://127.0.0.1:{server.server_port}", "kubeconfig": kube.kubeconfig_path}), flush=True)
+        stopping.wait()
+        krm.shutdown(app, timeout=2)
+        server.stop(timeout=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

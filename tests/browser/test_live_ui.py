@@ -1,0 +1,246 @@
+"""The live UI in a real browser: lists, merges and conflicts while typing, drafts across reloads
+and tabs, escaping, and Secret values that never leave the server."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import kubernetes.client
+import pytest
+from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
+
+from tests.browser.conftest import MERGE_PATCH, NAMESPACE, Server, create_configmap, patch_data, unique, wait_live
+
+pytestmark = pytest.mark.browser
+
+XSS_SCRIPT = "<script>window.pwned = 1</script>"
+XSS_ATTR = '"><img src=x onerror="window.pwned = 2">'
+
+
+def value_field(page: Page, key: str) -> Locator:
+    return page.get_by_label(f"Value of {key}", exact=True)
+
+
+def entry(page: Page, key: str) -> Locator:
+    return page.locator(".krm-entry").filter(has=value_field(page, key))
+
+
+def caret(field: Locator) -> list[int]:
+    return field.evaluate("el => [el.selectionStart, el.selectionEnd]")
+
+
+def is_focused(field: Locator) -> bool:
+    return bool(field.evaluate("el => document.activeElement === el"))
+
+
+def type_over(field: Locator, text: str) -> None:
+    field.click()
+    field.press("ControlOrMeta+a")
+    field.press_sequentially(text)
+
+
+def test_a_list_follows_the_cluster(page: Page, core: kubernetes.client.CoreV1Api) -> None:
+    first, second = unique("list-a"), unique("list-b")
+    create_configmap(core, first, {"greeting": "hi"})
+    page.goto("/configmaps")
+    wait_live(page)
+    row = page.locator("tr", has=page.get_by_role("link", name=first, exact=True))
+    expect(row).to_contain_text("hi")
+    create_configmap(core, second, {"greeting": "hello"})
+    expect(page.locator("tr", has=page.get_by_role("link", name=second, exact=True))).to_contain_text("hello")
+    patch_data(core, first, {"greeting": "changed upstream"})
+    expect(row).to_contain_text("changed upstream")
+    core.delete_namespaced_config_map(first, NAMESPACE)
+    expect(row).to_have_count(0)
+
+
+def test_typing_while_the_cluster_changes_merges_then_conflicts_and_resolves(
+    page: Page, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = unique("merge")
+    create_configmap(core, name, {"a": "one", "b": "one"})
+    page.goto(f"/configmaps/{name}")
+    wait_live(page)
+    a, b = value_field(page, "a"), value_field(page, "b")
+    type_over(a, "mine")
+    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+
+    patch_data(core, name, {"b": "theirs-b"})
+    expect(b).to_have_value("theirs-b")
+    expect(a).to_have_value("mine")
+    assert is_focused(a) and caret(a) == [4, 4]
+
+    patch_data(core, name, {"a": "theirs-a"})
+    conflict = entry(page, "a").locator(".krm-conflict")
+    expect(conflict).to_contain_text("theirs-a")
+    expect(page.locator(".krm-announce")).to_contain_text("1 field was changed by someone else")
+    expect(a).to_have_value("mine")
+    assert is_focused(a) and caret(a) == [4, 4]
+
+    conflict.get_by_role("button", name="Keep mine").click()
+    expect(conflict).to_have_count(0)
+    expect(a).to_have_value("mine")
+    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+
+    patch_data(core, name, {"a": "theirs-again"})
+    expect(conflict).to_contain_text("theirs-again")
+    conflict.get_by_role("button", name="Take theirs").click()
+    expect(a).to_have_value("theirs-again")
+    expect(conflict).to_have_count(0)
+    expect(entry(page, "a").locator(".krm-dirty-marker")).to_have_count(0)
+
+
+def test_the_focused_field_keeps_its_text_and_caret_while_live_updates_arrive(
+    page: Page, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = unique("caret")
+    create_configmap(core, name, {"a": "start", "b": "start"})
+    page.goto(f"/configmaps/{name}")
+    wait_live(page)
+    a, b = value_field(page, "a"), value_field(page, "b")
+    type_over(a, "typing here")
+    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+    a.evaluate("el => el.setSelectionRange(3, 6)")
+    patch_data(core, name, {"b": "moved", "a": "server-side"})
+    expect(b).to_have_value("moved")
+    expect(entry(page, "a").locator(".krm-conflict")).to_contain_text("server-side")
+    expect(a).to_have_value("typing here")
+    assert is_focused(a)
+    assert caret(a) == [3, 6]
+    a.press("End")
+    a.press_sequentially("!")
+    expect(a).to_have_value("typing here!")
+
+
+def test_a_reload_keeps_the_draft(page: Page, core: kubernetes.client.CoreV1Api) -> None:
+    name = unique("reload")
+    create_configmap(core, name, {"a": "saved"})
+    page.goto(f"/configmaps/{name}")
+    wait_live(page)
+    type_over(value_field(page, "a"), "draft value")
+    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+    page.reload()
+    wait_live(page)
+    expect(value_field(page, "a")).to_have_value("draft value")
+    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+
+
+def test_a_second_tab_shows_the_same_draft(context: BrowserContext, core: kubernetes.client.CoreV1Api) -> None:
+    name = unique("tabs")
+    create_configmap(core, name, {"a": "saved"})
+    first, second = context.new_page(), context.new_page()
+    for tab in (first, second):
+        tab.goto(f"/configmaps/{name}")
+        wait_live(tab)
+    type_over(value_field(first, "a"), "from the first tab")
+    expect(value_field(second, "a")).to_have_value("from the first tab")
+    expect(entry(second, "a").locator(".krm-dirty-marker")).to_be_visible()
+
+
+def test_hostile_values_are_shown_as_text_and_run_nothing(page: Page, core: kubernetes.client.CoreV1Api) -> None:
+    name = unique("xss")
+    create_configmap(core, name, {"greeting": XSS_SCRIPT, "attr": XSS_ATTR}, labels={"app": "x"}, annotations={"note": XSS_ATTR})
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"/configmaps/{name}")
+    wait_live(page)
+    expect(value_field(page, "greeting")).to_have_value(XSS_SCRIPT)
+    expect(value_field(page, "attr")).to_have_value(XSS_ATTR)
+    expect(value_field(page, "note")).to_have_value(XSS_ATTR)
+    patch_data(core, name, {"attr": XSS_ATTR + " again"})
+    expect(value_field(page, "attr")).to_have_value(XSS_ATTR + " again")
+    page.goto("/configmaps")
+    wait_live(page)
+    expect(page.locator("tr", has=page.get_by_role("link", name=name, exact=True))).to_contain_text(XSS_SCRIPT)
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("img").count() == 0
+    assert dialogs == []
+
+
+def test_secret_values_are_never_sent_to_the_browser(
+    page: Page, core: kubernetes.client.CoreV1Api, server: Server
+) -> None:
+    name = unique("secret")
+    token, rotated = f"s3cr3t-{name}", f"r0tated-{name}"
+    core.create_namespaced_secret(
+        NAMESPACE,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "labels": {"team": "a"}},
+            "type": "Opaque",
+            "stringData": {"token": token},
+            "data": {"password": base64.b64encode(b"hunter2-" + name.encode()).decode()},
+        },
+    )
+    bodies: list[bytes] = []
+
+    def keep(response: Response) -> None:
+        if "text/event-stream" not in (response.headers.get("content-type") or ""):
+            bodies.append(response.body())
+
+    page.on("response", keep)
+    page.goto(f"/secrets/{name}")
+    wait_live(page)
+    masked = page.locator(".krm-masked")
+    expect(masked).to_have_count(2)
+    expect(masked.first).to_contain_text("revision 1")
+    type_over(value_field(page, "team"), "b")
+    expect(entry(page, "team").locator(".krm-dirty-marker")).to_be_visible()
+    core.patch_namespaced_secret(name, NAMESPACE, {"stringData": {"token": rotated}}, _content_type=MERGE_PATCH)
+    expect(page.locator(".krm-entry", has_text="token").locator(".krm-revision")).to_have_text("(revision 2)")
+    page.reload()
+    wait_live(page)
+    expect(masked).to_have_count(2)
+
+    secrets = [token, rotated, f"hunter2-{name}"]
+    encoded = [base64.b64encode(s.encode()).decode() for s in secrets]
+    traffic = server.traffic_bytes()
+    assert f"/secrets/{name}".encode() in traffic, "the traffic log did not record this test's pages"
+    assert b"(revision 2)" in traffic, "the traffic log did not record the stream"
+    for needle in secrets + encoded:
+        assert needle.encode() not in traffic, f"{needle!r} was sent to the browser"
+        assert not any(needle.encode() in body for body in bodies)
+    page_text = page.content()
+    assert not any(needle in page_text for needle in secrets + encoded)
+    assert re.search(r"hidden value", page_text)
+
+
+def set_hidden(page: Page, hidden: bool) -> None:
+    """Tell the page it went to the background (or came back): its stream pauses and reconnects."""
+    page.evaluate(
+        """hidden => {
+            Object.defineProperty(document, "hidden", {value: hidden, configurable: true});
+            Object.defineProperty(document, "visibilityState", {value: hidden ? "hidden" : "visible", configurable: true});
+            document.dispatchEvent(new Event("visibilitychange"));
+        }""",
+        hidden,
+    )
+
+
+def test_the_connection_state_is_shown_and_a_terminal_close_stops_reconnecting(
+    context: BrowserContext, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = unique("state")
+    create_configmap(core, name, {"a": "1"})
+    page = context.new_page()
+    page.goto(f"/configmaps/{name}")
+    wait_live(page)
+    status, writes = page.locator(".krm-connection"), page.locator(".krm-writes")
+    set_hidden(page, True)
+    context.set_offline(True)
+    set_hidden(page, False)
+    expect(status).to_have_text("Reconnecting. Your unsaved changes are still here.")
+    expect(writes).to_have_attribute("disabled", "")
+    context.set_offline(False)
+    wait_live(page)
+
+    other = context.new_page()
+    other.goto("/logout")
+    set_hidden(page, True)
+    set_hidden(page, False)
+    expect(status).to_have_text("You are signed out: sign in again, then reload the page.")
+    expect(page.locator("[data-krm-component]")).to_have_attribute("data-krm-connection", "terminal")
+    expect(writes).to_have_attribute("disabled", "")
+    assert page.evaluate("document.getElementById('krm-channel')._htmx?.sse === undefined")
