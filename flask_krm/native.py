@@ -23,7 +23,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
@@ -226,7 +226,8 @@ class NativeWatch:
     def _list(self) -> Iterator[NativeItem]:
         query = self._selectors()
         body = self._json(self._request(query, (self.connect_timeout, 60.0)))
-        metadata = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+        found = body.get("metadata")
+        metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         if metadata.get("continue"):
             raise _Terminal("INTERNAL", "the LIST answer is paginated; native lists are not paginated")
         version = metadata.get("resourceVersion")
@@ -257,7 +258,7 @@ class NativeWatch:
         ]
         return self._request(query, (self.connect_timeout, self.watch_seconds + 30.0))
 
-    def _follow(self, response: urllib3.BaseHTTPResponse) -> Iterator[NativeItem]:
+    def _follow(self, response: urllib3.BaseHTTPResponse) -> Generator[NativeItem, None, bool]:
         delivered = False
         self._response = response
         try:
@@ -308,7 +309,9 @@ class NativeWatch:
             method, url, headers, _, _ = self.api.param_serialize(
                 "GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
             )
-            response = self.api.call_api(method, url, header_params=headers, _request_timeout=timeout).response
+            response: urllib3.BaseHTTPResponse = self.api.call_api(
+                method, url, header_params=headers, _request_timeout=timeout
+            ).response
         except ApiException as exc:
             raise _Transient(f"request failed ({exc.status})") from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:

@@ -36,7 +36,8 @@ class ObjectIdentity:
     @classmethod
     def of(cls, obj: Mapping[str, Any], *, uid: str | None = None) -> ObjectIdentity:
         """The identity of a (projected or raw) object; ``uid`` overrides the object's own."""
-        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        found = obj.get("metadata")
+        metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         return cls(
             api_version=str(obj.get("apiVersion") or ""),
             kind=str(obj.get("kind") or ""),

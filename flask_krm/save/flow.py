@@ -31,20 +31,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, Protocol, TypeAlias
 
+from ..store import SaveIntent
 from .outcomes import Outcome, OutcomeKind, Path, WriteVerdict, field_causes, status_reason
-
-
-class Intent(Protocol):
-    """A captured save intent (``flask_krm.store.SaveIntent``)."""
-
-    @property
-    def uid(self) -> str: ...
-
-    @property
-    def resource_version(self) -> str: ...
-
-    @property
-    def patch(self) -> Mapping[str, Any]: ...
 
 
 class Guard(Protocol):
@@ -69,7 +57,7 @@ class EditorStore(Protocol):
 
     def dirty(self, uid: str) -> Sequence[Path]: ...
 
-    def capture_save(self, uid: str) -> Intent | None: ...
+    def capture_save(self, uid: str) -> SaveIntent | None: ...
 
     def capture_reconciliation(self, uid: str) -> Guard: ...
 
@@ -97,7 +85,7 @@ class ReadReason(str, Enum):
 class Write:
     """Send ``intent`` as a conditional merge PATCH, then call :meth:`SaveFlow.written`."""
 
-    intent: Intent
+    intent: SaveIntent
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +146,7 @@ class SaveFlow:
         self.phase = Phase.IDLE
         self.last: Outcome | None = None
         self.replacement_uid: str | None = None
-        self._intent: Intent | None = None
+        self._intent: SaveIntent | None = None
         self._written_version: str | None = None
         self._version_at_least = version_at_least
 
@@ -170,7 +158,7 @@ class SaveFlow:
         return self.phase in (Phase.WRITING, Phase.READING)
 
     @property
-    def pending_intent(self) -> Intent | None:
+    def pending_intent(self) -> SaveIntent | None:
         """The intent of the write in flight or awaiting confirmation."""
         return self._intent
 
@@ -264,7 +252,7 @@ class SaveFlow:
             return self._finish(Outcome(OutcomeKind.DRAFT_CONFLICT, conflicts=conflicts), Phase.IDLE).outcome
         return self._finish(Outcome(OutcomeKind.SAVED), Phase.IDLE).outcome
 
-    def confirm(self, store: EditorStore) -> Step | None:
+    def confirm(self, store: EditorStore) -> Read | Done | None:
         """The host stopped waiting for the echo: a guarded read decides. ``None`` if nothing is pending."""
         if self.phase is not Phase.CONFIRMING:
             return None

@@ -267,7 +267,7 @@ def _under_any(path: Path, prefixes: tuple[Path, ...]) -> bool:
     return any(path[: len(p)] == p or p[: len(path)] == path for p in prefixes)
 
 
-def pointer_path(pointer: str) -> Path:
+def pointer_path(pointer: str) -> tuple[str, ...]:
     """An RFC 6901 pointer as a path of string segments (``/data/a~1b`` -> ``("data", "a/b")``)."""
     if not pointer:
         return ()

@@ -79,7 +79,8 @@ def record_for(
 
 def publish_native_patch(*, principal: Principal, scope: Scope, patch: Mapping[str, Any], answer: Any) -> None:
     """Audit a proxied native merge patch; Secret values in it are named, never valued."""
-    metadata = patch.get("metadata") if isinstance(patch.get("metadata"), Mapping) else {}
+    found = patch.get("metadata")
+    metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     kind = "Secret" if scope.resource == "secrets" and not scope.group else ""
     redacted = secret_value_paths({"kind": kind}, patch) if kind else ()
     outcome = classify_write(answer.code, answer.status).value

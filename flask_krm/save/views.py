@@ -125,7 +125,8 @@ def _confirmation(ctx: EditorContext, state: EditorSaveState, settings: SaveSett
     confirmation = Confirmation(_target(ctx), ctx.store, flow, timeout=settings.confirm_timeout, notify=result.set)
     confirmation.start()
     try:
-        return result.get(timeout=settings.confirm_timeout + 60.0)
+        outcome: Outcome = result.get(timeout=settings.confirm_timeout + 60.0)
+        return outcome
     except gevent.Timeout:
         return flow.last or Outcome(OutcomeKind.RECOVERING)
     finally:

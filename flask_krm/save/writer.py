@@ -77,7 +77,8 @@ def object_path(scope: Scope, name: str) -> str:
 
 def object_scope(scope: Scope, obj: Mapping[str, Any]) -> Scope:
     """``scope`` narrowed to the object ``obj`` (its name and namespace)."""
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    found = obj.get("metadata")
+    metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     return replace(
         scope,
         name=str(metadata.get("name") or scope.name),
@@ -177,7 +178,7 @@ class KubeWriter:
                 auth_settings=["BearerToken"],
             )
             response = self._api.call_api(method, url, header_params=headers, body=payload, _request_timeout=self._timeout)
-            data = response.read()
+            data: bytes = response.read()  # type: ignore[no-untyped-call]
         except ApiException as exc:  # the client's wrapping of TLS failures
             return Answer(0, error=f"ApiException {exc.status}")
         except (urllib3.exceptions.HTTPError, OSError) as exc:
