@@ -70,13 +70,22 @@ def review_fragment(
     save_url: str,
     discard_url: str,
     outcomes: dict[str, Outcome] | None = None,
+    refusal: Outcome | None = None,
 ) -> Markup:
-    """The review list partial: every pending item with its last outcome, and one Save."""
+    """The review list partial: every pending item with its last outcome, and one Save.
+
+    ``refusal`` is shown above the list (a create that could not be staged).
+    """
     outcomes = outcomes or {}
     rows = []
     for item in items:
         outcome = outcomes.get(item.key) or item.outcome
         rows.append((item, texts.message(outcome) if outcome else None, outcome.kind.value if outcome else None))
     return _render(
-        "krm/save/review.html", target_id=target_id, items=rows, save_url=save_url, discard_url=discard_url
+        "krm/save/review.html",
+        target_id=target_id,
+        items=rows,
+        save_url=save_url,
+        discard_url=discard_url,
+        refusal=(texts.message(refusal), refusal.detail) if refusal is not None else None,
     )

@@ -27,10 +27,14 @@ from markupsafe import Markup
 
 from ..store import RecoveryCopy, identity_of
 from ..ui import EditorContext, editor_action
+from ..ui.page import Component
 from .actions import Confirmation, EditorTarget, save_edit
 from .flow import Phase, SaveFlow
 from .fragments import outcome_fragment
 from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
+
+if t.TYPE_CHECKING:
+    from ..sessions import SessionDrafts
 
 SAVE_STATE: t.Final = "krm.save"
 CONFIRM_FIELD: t.Final = "krm_confirm"
@@ -77,9 +81,9 @@ class EditorSaveState:
     """The patch of the last Save, offered for copy-out if the object disappears."""
 
 
-def editor_state(ctx: EditorContext, uid: str) -> EditorSaveState:
-    """The save state of the editor ``ctx`` for object ``uid`` (created on first use)."""
-    states = ctx.drafts.page_state((SAVE_STATE, ctx.component.scope, ctx.component.projection))
+def editor_state(drafts: SessionDrafts, component: Component, uid: str) -> EditorSaveState:
+    """The session's save state of ``component`` for object ``uid`` (created on first use)."""
+    states = drafts.page_state((SAVE_STATE, component.scope, component.projection))
     state = states.get(uid)
     if not isinstance(state, EditorSaveState):
         state = states[uid] = EditorSaveState(SaveFlow(uid))
@@ -104,7 +108,7 @@ def save(ctx: EditorContext) -> Response:
     uid = ctx.uid
     if uid is None:
         return _respond(ctx, None, Outcome(OutcomeKind.UNAVAILABLE, http_status=404), settings)
-    state = editor_state(ctx, uid)
+    state = editor_state(ctx.drafts, ctx.component, uid)
     if request.form.get(CONFIRM_FIELD):
         return _respond(ctx, state, _confirmation(ctx, state, settings), settings)
     scope = ctx.component.scope

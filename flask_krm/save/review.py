@@ -1,0 +1,196 @@
+"""Create and delete through a live list: pending entries, one review list, one Save.
+
+:class:`ReviewViews` is a blueprint a host registers next to the extension (its routes bind to a
+live list of the caller's own page, exactly like editor actions do)::
+
+    app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): CreatePolicy(...)}).blueprint())
+
+``POST <prefix>/<component_id>/{create,delete,discard,save}`` and ``GET <prefix>/<component_id>``
+answer the review partial for ``#<component_id>-review``: pending deletes, creates and the list's
+edited objects, each with its last outcome, under one "Save all". A create is validated against the
+host's :class:`~flask_krm.save.staging.CreatePolicy` for the list's resource and kept under a local
+draft id; a delete is bound to the uid the person selected. Every request needs the page and CSRF
+headers; every write is authorized (``create``, ``delete``, ``patch``) and goes through the save
+hook as the signed-in principal.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from collections.abc import Mapping
+
+from flask import Blueprint, Flask, Response, current_app, request, url_for
+
+from ..csrf import validate_csrf
+from ..errors import CsrfError
+from ..ui.binding import Binding, Refusal, bind
+from ..ui.live import PAGE_HEADER
+from ..ui.page import ListSpec
+from ..ui.state import ui_state
+from .actions import EditorTarget, save_review
+from .flow import SaveFlow
+from .fragments import review_fragment
+from .outcomes import Outcome, OutcomeKind
+from .staging import CreatePolicy, CreateRejected, Staging, StagingError
+from .views import editor_state, settings_of
+
+if t.TYPE_CHECKING:
+    from ..extension import KrmStream
+
+STAGING_STATE: t.Final = "krm.staging"
+
+
+class ReviewViews:
+    """The create, delete and review endpoints of live lists.
+
+    :param krm: the extension.
+    :param policies: ``(group, resource)`` -> what a create of that resource may contain; a list
+        whose resource has no policy refuses creates (deletes and edits still work).
+    :param url_prefix: where the blueprint is mounted.
+    """
+
+    def __init__(
+        self, krm: KrmStream, *, policies: Mapping[tuple[str, str], CreatePolicy] | None = None, url_prefix: str = "/krm/review"
+    ) -> None:
+        self.krm = krm
+        self.policies = dict(policies or {})
+        self.url_prefix = url_prefix
+
+    def blueprint(self, name: str = "krm_review") -> Blueprint:
+        bp = Blueprint(name, __name__, url_prefix=self.url_prefix)
+        self.name = name
+        bp.add_url_rule("/<component_id>", "show", self._show, methods=["GET"])
+        bp.add_url_rule("/<component_id>/create", "create", self._create, methods=["POST"])
+        bp.add_url_rule("/<component_id>/delete", "delete", self._delete, methods=["POST"])
+        bp.add_url_rule("/<component_id>/discard", "discard", self._discard, methods=["POST"])
+        bp.add_url_rule("/<component_id>/save", "save", self._save, methods=["POST"])
+        return bp
+
+    # -- views -----------------------------------------------------------------------------
+
+    def _show(self, component_id: str) -> Response:
+        return self._handle(component_id, lambda binding, staging: (200, {}))
+
+    def _create(self, component_id: str) -> Response:
+        def stage(binding: Binding, staging: Staging) -> tuple[int, dict[str, Outcome]]:
+            scope = binding.component.scope
+            policy = self.policies.get((scope.group, scope.resource))
+            if policy is None:
+                return 405, {}
+            try:
+                body = json.loads(request.form.get("body") or "")
+            except ValueError:
+                return 400, {}
+            try:
+                staging.stage_create(body, policy, namespace=scope.namespace or None)
+            except CreateRejected as rejected:
+                return 422, {"": Outcome(OutcomeKind.REFUSED, detail=str(rejected))}
+            return 200, {}
+
+        return self._handle(component_id, stage, write=True)
+
+    def _delete(self, component_id: str) -> Response:
+        def stage(binding: Binding, staging: Staging) -> tuple[int, dict[str, Outcome]]:
+            uid = request.form.get("uid") or ""
+            server = binding.store.server(uid) if uid in binding.store.uids() else None
+            if server is None:
+                return 404, {}
+            metadata = server.get("metadata") or {}
+            staging.stage_delete(
+                uid,
+                name=str(metadata.get("name") or ""),
+                namespace=metadata.get("namespace") or None,
+                resource_version=request.form.get("resource_version") or None,
+            )
+            return 200, {}
+
+        return self._handle(component_id, stage, write=True)
+
+    def _discard(self, component_id: str) -> Response:
+        def discard(binding: Binding, staging: Staging) -> tuple[int, dict[str, Outcome]]:
+            try:
+                staging.discard(request.form.get("key") or "")
+            except StagingError:
+                return 404, {}
+            return 200, {}
+
+        return self._handle(component_id, discard, write=True)
+
+    def _save(self, component_id: str) -> Response:
+        def save_all(binding: Binding, staging: Staging) -> tuple[int, dict[str, Outcome]]:
+            component, principal = binding.component, binding.principal
+            target = EditorTarget(
+                principal, component.scope, component.projection,
+                self.krm.client_for(component.scope.target, principal), self.krm.saver,
+            )
+            denied = self._denied(binding, staging)
+            if denied:
+                return 403, {key: Outcome(OutcomeKind.ACCESS_DENIED) for key in denied}
+
+            def flow(uid: str) -> SaveFlow:
+                return editor_state(binding.drafts, component, uid).flow
+
+            kind = self._kind(binding)
+            results = save_review(target, binding.store, staging, flow, kind=kind, live=binding.feed.status.writable)
+            outcomes = {r.item.key: r.outcome for r in results}
+            worst = max((o.status_code for o in outcomes.values()), default=200)
+            return worst, outcomes
+
+        return self._handle(component_id, save_all, write=True)
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _handle(
+        self,
+        component_id: str,
+        act: t.Callable[[Binding, Staging], tuple[int, dict[str, Outcome]]],
+        *,
+        write: bool = False,
+    ) -> Response:
+        try:
+            if write:
+                validate_csrf()
+            binding = bind(ui_state(), request.headers.get(PAGE_HEADER), component_id)
+        except CsrfError as error:
+            return Response(str(error.description), status=400, mimetype="text/plain")
+        except Refusal as refusal:
+            return Response(refusal.message, status=refusal.status, mimetype="text/plain")
+        if not isinstance(binding.component.spec, ListSpec):
+            return Response("Creating and deleting apply to lists only.", status=400, mimetype="text/plain")
+        component = binding.component
+        states = binding.drafts.page_state((STAGING_STATE, component.scope, component.projection))
+        staging = states.get("staging")
+        if not isinstance(staging, Staging):
+            staging = states["staging"] = Staging()
+        status, outcomes = act(binding, staging)
+        staging.forget_missing(binding.store)
+        settings = settings_of(t.cast(Flask, current_app._get_current_object()))  # type: ignore[attr-defined]
+        fragment = review_fragment(
+            f"{component.id}-review",
+            staging.review(binding.store),
+            settings.texts,
+            save_url=url_for(f"{self.name}.save", component_id=component.id),
+            discard_url=url_for(f"{self.name}.discard", component_id=component.id),
+            outcomes=outcomes,
+            refusal=outcomes.get(""),
+        )
+        return Response(fragment, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
+
+    def _denied(self, binding: Binding, staging: Staging) -> list[str]:
+        component, principal = binding.component, binding.principal
+        denied = []
+        for item in staging.review(binding.store):
+            verb = {"create": "create", "delete": "delete", "edit": "patch"}[item.kind]
+            if not self.krm.is_authorized(principal, component.scope, component.projection, verb):  # type: ignore[arg-type]
+                denied.append(item.key)
+        return denied
+
+    def _kind(self, binding: Binding) -> str:
+        scope = binding.component.scope
+        policy = self.policies.get((scope.group, scope.resource))
+        if policy is not None:
+            return policy.kind
+        for uid in binding.store.uids():
+            return str((binding.store.server(uid) or {}).get("kind") or scope.resource)
+        return scope.resource

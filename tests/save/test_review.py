@@ -1,0 +1,192 @@
+"""Create and delete: pending entries, one review list, one Save, Kubernetes categories kept."""
+
+from __future__ import annotations
+
+import json
+import re
+import typing as t
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from flask import Flask, render_template_string
+from flask.testing import FlaskClient
+from flask_login import LoginManager, UserMixin, login_user
+
+from flask_krm import AllowedResource, KrmStream, ScopePolicy
+from flask_krm.principal import Principal
+from flask_krm.save.actions import EditorTarget, save_review
+from flask_krm.save.flow import SaveFlow
+from flask_krm.save.outcomes import OutcomeKind
+from flask_krm.save.review import ReviewViews
+from flask_krm.save.staging import CreatePolicy, Staging
+from flask_krm.save.writer import KubeWriter, default_save
+from flask_krm.scope import Scope
+from flask_krm.testing.simulator import KubeSimulator
+from tests.ui.conftest import PageHandle, Upstream, open_page
+
+from .conftest import new_store
+from .test_races import create_configmap
+
+LIST_PAGE = '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>{{ krm.list(scope) }}</body></html>'
+CONFIGMAP_POLICY = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
+
+
+class User(UserMixin):
+    def __init__(self, name: str) -> None:
+        self.id = name
+
+
+@pytest.fixture
+def upstream() -> Upstream:
+    return Upstream()
+
+
+@pytest.fixture
+def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Flask]:
+    app = Flask(__name__, instance_path=str(tmp_path))
+    app.config.update(
+        TESTING=True,
+        SECRET_KEY="review test secret",
+        KRM_SCOPE_POLICY=ScopePolicy(
+            targets=frozenset({"dev"}), resources=(AllowedResource(group="", resource="configmaps"),), namespaces=frozenset({"*"})
+        ),
+        KRM_WATCH_LINGER=0.0,
+    )
+    LoginManager(app).user_loader(lambda name: User(name))
+
+    @app.get("/login/<name>")
+    def sign_in(name: str) -> str:
+        login_user(User(name))
+        return "ok"
+
+    @app.get("/list")
+    def listing() -> str:
+        from flask import request
+
+        return render_template_string(LIST_PAGE, scope=request.args["scope"])
+
+    krm = KrmStream(
+        app,
+        authorizer=lambda principal, scope, projection, verb: verb == "watch" or principal.name != "viewer",
+        client_loader=lambda target, principal: kube.api_client(principal.name),
+    )
+    krm.plug_source("dev", upstream.source, app)
+    app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): CONFIGMAP_POLICY}).blueprint())
+    yield app
+    krm.shutdown(app)
+
+
+def open_list(app: Flask, upstream: Upstream, kube: KubeSimulator, namespace: str, user: str = "editor") -> PageHandle:
+    client = app.test_client()
+    client.get(f"/login/{user}")
+    query = f"target=dev&version=v1&resource=configmaps&namespace={namespace}"
+    listing = KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/configmaps").body
+    assert listing is not None
+    upstream.snapshot(query, *[{"apiVersion": "v1", "kind": "ConfigMap", **item} for item in listing["items"]])
+    return open_page(client, f"/list?scope={quote(query)}")
+
+
+def post(page: PageHandle, action: str, **form: str) -> t.Any:
+    return page.client.post(f"/krm/review/{page.component_ids[0]}/{action}", data=form, headers=page.headers)
+
+
+def kube_names(kube: KubeSimulator, namespace: str) -> dict[str, str]:
+    listing = KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/configmaps").body
+    assert listing is not None
+    return {item["metadata"]["name"]: item["metadata"]["uid"] for item in listing["items"]}
+
+
+def review_kinds(response: t.Any) -> list[str]:
+    return re.findall(r'data-krm-review-kind="([a-z]+)"', response.get_data(as_text=True))
+
+
+def test_a_create_is_staged_under_a_draft_id_then_saved_and_cleared(app, kube, namespace, upstream) -> None:
+    page = open_list(app, upstream, kube, namespace)
+    body = {"metadata": {"name": "fresh", "labels": {"team": "a"}}, "data": {"k": "v"}}
+    staged = post(page, "create", body=json.dumps(body))
+    assert staged.status_code == 200 and review_kinds(staged) == ["create"]
+    draft_id = re.search(r'hx-vals=\'\{"key": "(draft-[^"]+)"\}\'', staged.get_data(as_text=True))
+    assert draft_id, staged.get_data(as_text=True)
+    assert "fresh" not in kube_names(kube, namespace)
+    saved = post(page, "save")
+    assert saved.status_code == 200 and review_kinds(saved) == []
+    assert "fresh" in kube_names(kube, namespace)
+    uid = kube_names(kube, namespace)["fresh"]
+    assert uid != draft_id.group(1)
+
+
+def test_a_create_outside_the_allowed_fields_is_refused_at_staging(app, kube, namespace, upstream) -> None:
+    page = open_list(app, upstream, kube, namespace)
+    refused = post(page, "create", body=json.dumps({"metadata": {"name": "x"}, "spec": {"replicas": 3}}))
+    assert refused.status_code == 422 and review_kinds(refused) == []
+    assert "spec/replicas: is not a field this form may set" in refused.get_data(as_text=True)
+    assert post(page, "create", body="{not json").status_code == 400
+
+
+def test_a_create_that_already_exists_keeps_its_409_and_stays_pending(app, kube, namespace, upstream) -> None:
+    create_configmap(kube, namespace, "taken", {"a": "1"})
+    page = open_list(app, upstream, kube, namespace)
+    post(page, "create", body=json.dumps({"metadata": {"name": "taken"}}))
+    saved = post(page, "save")
+    assert saved.status_code == 409 and review_kinds(saved) == ["create"]
+    assert 'data-krm-outcome="rejected"' in saved.get_data(as_text=True)
+
+
+def test_a_delete_is_bound_to_the_selected_uid(app, kube, namespace, upstream) -> None:
+    old_uid = create_configmap(kube, namespace, "app", {"a": "1"})["metadata"]["uid"]
+    gone_uid = create_configmap(kube, namespace, "gone", {"a": "1"})["metadata"]["uid"]
+    page = open_list(app, upstream, kube, namespace)
+    assert post(page, "delete", uid="not-a-listed-uid").status_code == 404
+    assert review_kinds(post(page, "delete", uid=old_uid)) == ["delete"]
+    assert review_kinds(post(page, "delete", uid=gone_uid)) == ["delete", "delete"]
+    admin = KubeWriter(kube.api_client("admin"))
+    assert admin.request("DELETE", f"/api/v1/namespaces/{namespace}/configmaps/app").ok
+    replacement = create_configmap(kube, namespace, "app", {"a": "replacement"})
+    saved = post(page, "save")
+    assert saved.status_code == 409
+    names = kube_names(kube, namespace)
+    assert names == {"app": replacement["metadata"]["uid"]}  # the replacement survived, "gone" was deleted
+    assert review_kinds(saved) == ["delete"] and 'data-krm-outcome="unavailable"' in saved.get_data(as_text=True)
+    discarded = post(page, "discard", key=old_uid)
+    assert discarded.status_code == 200 and review_kinds(discarded) == []
+
+
+def test_writes_need_the_matching_permission_and_csrf(app, kube, namespace, upstream) -> None:
+    uid = create_configmap(kube, namespace, "app", {"a": "1"})["metadata"]["uid"]
+    page = open_list(app, upstream, kube, namespace, user="viewer")
+    post(page, "delete", uid=uid)
+    denied = post(page, "save")
+    assert denied.status_code == 403 and 'data-krm-outcome="access-denied"' in denied.get_data(as_text=True)
+    assert kube_names(kube, namespace) == {"app": uid}
+    no_csrf = page.client.post(f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "CSRF" not in k})
+    assert no_csrf.status_code == 400
+    no_page = page.client.post(f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "Page" not in k})
+    assert no_page.status_code == 404
+
+
+def test_one_save_writes_deletes_creates_and_edits(kube, namespace, feeds) -> None:
+    keep = create_configmap(kube, namespace, "keep", {"a": "1"})["metadata"]["uid"]
+    drop = create_configmap(kube, namespace, "drop", {"a": "1"})["metadata"]["uid"]
+    scope = Scope(target="dev", version="v1", resource="configmaps", namespace=namespace)
+    store = new_store()
+    feed = feeds(store, scope, kube.api_client("editor"))
+    store.set_value(keep, ("data", "a"), "edited")
+    store.set_value(drop, ("data", "a"), "edited-but-deleted")
+    staging = Staging()
+    staging.stage_create({"metadata": {"name": "new"}, "data": {"x": "y"}}, CONFIGMAP_POLICY, namespace=namespace)
+    staging.stage_delete(drop, name="drop", namespace=namespace)
+    flows: dict[str, SaveFlow] = {}
+    target = EditorTarget(Principal("editor"), scope, "krm-full/v1", kube.api_client("editor"), default_save)
+    results = save_review(target, store, staging, lambda uid: flows.setdefault(uid, SaveFlow(uid)), kind="ConfigMap", live=feed.live)
+    assert [(r.item.kind, r.item.key) for r in results][::2] == [("delete", drop), ("edit", keep)]
+    assert [r.outcome.kind for r in results][:2] == [OutcomeKind.DELETED, OutcomeKind.CREATED]
+    assert results[2].outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)  # SAVED when the echo won
+    assert staging.creates() == [] and staging.deletes() == []
+    names = kube_names(kube, namespace)
+    assert set(names) == {"keep", "new"}
+    current = KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/configmaps/keep").body
+    assert current is not None and current["data"] == {"a": "edited"}
+    not_live = save_review(target, store, staging, lambda uid: flows.setdefault(uid, SaveFlow(uid)), kind="ConfigMap", live=False)
+    assert all(r.outcome.kind is OutcomeKind.RECONNECTING for r in not_live)
