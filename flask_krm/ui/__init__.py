@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import typing as t
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Flask, Response, request
 from flask.blueprints import BlueprintSetupState
 from markupsafe import escape
 
@@ -59,7 +59,7 @@ def register(blueprint: Blueprint, krm: KrmStream) -> None:
     """
 
     def setup(setup_state: BlueprintSetupState) -> None:
-        init_state(setup_state.app, krm)
+        init_state(t.cast(Flask, setup_state.app), krm)
 
     blueprint.record_once(setup)
     blueprint.add_app_template_global(krm_script, "krm_script")

@@ -4,7 +4,8 @@
 each component, listens to its store and its stream state, and sends one unnamed SSE message per
 wake-up with an ``<hx-partial hx-swap="innerMorph">`` for exactly the components whose rendered
 body changed since it last sent one (the first connection starts from what the page painted; a
-reconnection resends everything, since a message may have been lost with the old connection).
+reconnection resends everything, since a message may have been lost with the old connection; no
+``id:`` is ever sent, so there is no resume position).
 Store notifications only set a flag, so a burst of changes costs one render per component.
 
 The stream never just ends: that would make the browser reconnect twice a second. It sends
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import gevent.event
-from flask import Response, request, stream_with_context
+from flask import Response, stream_with_context
 
 from ..sse import HEARTBEAT, heartbeat_interval, message
 from .binding import Refusal, attach, authorize, page_of, session_of
@@ -166,6 +167,6 @@ def channel_response(state: UiState, page_id: str) -> Response:
         return event_stream(iter([close_frame(refusal.message)]))
     if state.krm._get_state().shut_down:
         return event_stream(iter([close_frame(SHUTDOWN_REASON)]))
-    resend_all = page.connected_once or "Last-Event-ID" in request.headers
+    resend_all = page.connected_once
     channel = Channel(state, principal, drafts, page, resend_all)
     return event_stream(stream_with_context(channel.stream()))

@@ -172,7 +172,7 @@ def parse_policy(policy: t.Any) -> EditPolicy:
     elif isinstance(policy, (list, tuple)):
         try:
             roots = parse_field_roots(policy) or ()
-            chosen = EditPolicy.only(*roots)
+            chosen = EditPolicy.only(*t.cast("tuple[tuple[str, ...], ...]", roots))
         except (FieldSelectionError, ValueError) as exc:
             raise ComponentSpecError(f"policy={policy!r}: {exc}") from None
     else:

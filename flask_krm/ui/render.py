@@ -147,10 +147,11 @@ def render_list_body(
     spec = component.spec
     assert isinstance(spec, ListSpec)
     objects = []
-    for uid in store.uids() if store is not None else ():
-        obj = store.server(uid)
-        if obj is not None:
-            objects.append((uid, obj))
+    if store is not None:
+        for uid in store.uids():
+            obj = store.server(uid)
+            if obj is not None:
+                objects.append((uid, obj))
     objects.sort(key=lambda item: _sort_key(item[1]))
     rows: list[Markup] = []
     for uid, obj in objects:

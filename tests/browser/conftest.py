@@ -123,9 +123,8 @@ def unique(prefix: str) -> str:
 
 
 def create_configmap(core: kubernetes.client.CoreV1Api, name: str, data: dict[str, str], **metadata: t.Any) -> None:
-    core.create_namespaced_config_map(
-        NAMESPACE, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}, "data": data}
-    )
+    body: dict[str, t.Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}, "data": data}
+    core.create_namespaced_config_map(NAMESPACE, t.cast(t.Any, body))
 
 
 MERGE_PATCH: t.Final = "application/merge-patch+json"

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import typing as t
 
-from flask import Flask, render_template_string
+import json
+
+from flask import Flask, Response, render_template_string
 from flask_login import LoginManager, UserMixin, login_user, logout_user
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
+from flask_krm.ui import EditorContext, editor_action
 
 NAMESPACE: t.Final = "demo"
 CONFIGMAPS: t.Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
@@ -26,6 +29,14 @@ LIST_PAGE: t.Final = """{% extends "krm/base.html" %}
 EDITOR_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
 {% block content %}{{ krm.editor(scope, name) }}{% endblock %}"""
+
+
+@editor_action("show-draft", label="Show draft")
+def show_draft(ctx: EditorContext) -> Response:
+    """An editor action (as Save is one): shows the session's draft data in the outcome region."""
+    uid = ctx.uid
+    draft = ctx.store.draft(uid) if uid is not None else None
+    return ctx.outcome(json.dumps((draft or {}).get("data", {}), sort_keys=True))
 
 
 class User(UserMixin):  # type: ignore[misc]

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import base64
 import re
+import typing as t
 
 import kubernetes.client
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, Response, expect
+from playwright.sync_api import BrowserContext, Dialog, Locator, Page, Response, expect
 
 from tests.browser.conftest import MERGE_PATCH, NAMESPACE, Server, create_configmap, patch_data, unique, wait_live
 
@@ -27,7 +28,7 @@ def entry(page: Page, key: str) -> Locator:
 
 
 def caret(field: Locator) -> list[int]:
-    return field.evaluate("el => [el.selectionStart, el.selectionEnd]")
+    return [int(n) for n in field.evaluate("el => [el.selectionStart, el.selectionEnd]")]
 
 
 def is_focused(field: Locator) -> bool:
@@ -142,7 +143,12 @@ def test_hostile_values_are_shown_as_text_and_run_nothing(page: Page, core: kube
     name = unique("xss")
     create_configmap(core, name, {"greeting": XSS_SCRIPT, "attr": XSS_ATTR}, labels={"app": "x"}, annotations={"note": XSS_ATTR})
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     page.goto(f"/configmaps/{name}")
     wait_live(page)
     expect(value_field(page, "greeting")).to_have_value(XSS_SCRIPT)
@@ -163,17 +169,15 @@ def test_secret_values_are_never_sent_to_the_browser(
 ) -> None:
     name = unique("secret")
     token, rotated = f"s3cr3t-{name}", f"r0tated-{name}"
-    core.create_namespaced_secret(
-        NAMESPACE,
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": name, "labels": {"team": "a"}},
-            "type": "Opaque",
-            "stringData": {"token": token},
-            "data": {"password": base64.b64encode(b"hunter2-" + name.encode()).decode()},
-        },
-    )
+    secret: dict[str, t.Any] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "labels": {"team": "a"}},
+        "type": "Opaque",
+        "stringData": {"token": token},
+        "data": {"password": base64.b64encode(b"hunter2-" + name.encode()).decode()},
+    }
+    core.create_namespaced_secret(NAMESPACE, t.cast(t.Any, secret))
     bodies: list[bytes] = []
 
     def keep(response: Response) -> None:
@@ -205,6 +209,16 @@ def test_secret_values_are_never_sent_to_the_browser(
     page_text = page.content()
     assert not any(needle in page_text for needle in secrets + encoded)
     assert re.search(r"hidden value", page_text)
+
+
+def test_an_editor_action_waits_for_the_edit_still_being_typed(page: Page, core: kubernetes.client.CoreV1Api) -> None:
+    name = unique("flush")
+    create_configmap(core, name, {"a": "before"})
+    page.goto(f"/configmaps/{name}")
+    wait_live(page)
+    type_over(value_field(page, "a"), "typed just now")
+    page.get_by_role("button", name="Show draft").click()
+    expect(page.locator(".krm-outcome")).to_have_text('{"a": "typed just now"}')
 
 
 def set_hidden(page: Page, hidden: bool) -> None:

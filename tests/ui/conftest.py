@@ -90,7 +90,7 @@ class Upstream:
         """The collection of ``scope`` now holds ``objects``; open connections relist."""
         parsed = Scope.from_query(scope)
         first = _collection(parsed) not in self.objects
-        self.objects[_collection(parsed)] = [copy.deepcopy(dict(o)) for o in objects]
+        self.objects[_collection(parsed)] = [dict(copy.deepcopy(o)) for o in objects]
 
         def ops(subscribed: Scope) -> list[SourceOp]:
             members = [copy.deepcopy(o) for o in self.objects[_collection(parsed)] if _in_scope(subscribed, o)]
@@ -204,28 +204,8 @@ def upstream() -> Upstream:
     return Upstream()
 
 
-def _blueprint_has_ui(tmp_path: Path) -> bool:
-    probe = Flask("probe", instance_path=str(tmp_path))
-    probe.config.update(SECRET_KEY="probe", KRM_SCOPE_POLICY=POLICY)
-    KrmStream(probe, authorizer=lambda *_: True)
-    return "krm.ui_edit" in probe.view_functions
-
-
 @pytest.fixture
-def app(tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch) -> Iterator[Flask]:
-    if not _blueprint_has_ui(tmp_path):
-        # Until the blueprint factory adds the UI itself, add it the way the factory will.
-        import flask_krm.views as views
-        from flask_krm.ui import register
-
-        original = views.make_blueprint
-
-        def make_blueprint(krm: KrmStream, app: Flask) -> t.Any:
-            blueprint = original(krm, app)
-            register(blueprint, krm)
-            return blueprint
-
-        monkeypatch.setattr(views, "make_blueprint", make_blueprint)
+def app(tmp_path: Path, upstream: Upstream) -> Iterator[Flask]:
     app, krm = make_app(tmp_path, upstream)
     yield app
     krm.shutdown(app)
@@ -300,7 +280,7 @@ class ChannelReader:
     def chunk(self, timeout: float = 2.0) -> bytes | None:
         """The next raw chunk (``None`` once the stream ended)."""
         with gevent.Timeout(timeout):
-            return self.raw.get()
+            return t.cast("bytes | None", self.raw.get())
 
     def next(self, timeout: float = 2.0) -> t.Any:
         """The next SSE message (comments skipped). Raises ``gevent.Timeout`` or ``EOFError``."""

@@ -24,7 +24,7 @@ from tests.ui.conftest import (
 XSS_SCRIPT: t.Final = "<script>window.pwned=1</script>"
 XSS_ATTR: t.Final = '"><img src=x onerror="window.pwned=1">'
 
-SECRET: t.Final = {
+SECRET: t.Final[dict[str, t.Any]] = {
     "apiVersion": "v1",
     "kind": "Secret",
     "metadata": {"name": "creds", "namespace": "app", "uid": "uid-creds", "resourceVersion": "4"},
@@ -34,7 +34,7 @@ SECRET: t.Final = {
 }
 SECRET_VALUES: t.Final = ("czNjcjN0LXRva2Vu", "aHVudGVyMg==", "plain-s3cr3t-note", "s3cr3t-token", "hunter2")
 
-DEPLOYMENT: t.Final = {
+DEPLOYMENT: t.Final[dict[str, t.Any]] = {
     "apiVersion": "apps/v1",
     "kind": "Deployment",
     "metadata": {"name": "web", "namespace": "app", "uid": "uid-web", "resourceVersion": "9", "labels": {"app": "web"}},

@@ -17,7 +17,7 @@ from flask_krm.ui.widgets import (
     widget_for,
 )
 
-DEPLOYMENT: t.Final = {
+DEPLOYMENT: t.Final[dict[str, t.Any]] = {
     "apiVersion": "apps/v1",
     "kind": "Deployment",
     "metadata": {
