@@ -1,0 +1,66 @@
+"""The application factory: configuration, the extension and its hooks, sign-in, pages, audit."""
+
+from __future__ import annotations
+
+import secrets
+import typing as t
+from collections.abc import Mapping
+
+from flask import Flask
+
+from flask_krm import KrmStream
+from flask_krm.cli import krm_cli
+
+from . import access, kinds, pages
+from .accounts import init_accounts
+from .audit import init_audit
+from .saving import limit_replicas
+
+DEFAULTS: t.Final[Mapping[str, t.Any]] = {
+    "EXAMPLE_TARGET": "cluster",
+    "EXAMPLE_NAMESPACES": ("demo", "demo-staging"),
+    "EXAMPLE_IMPERSONATE": True,
+    "EXAMPLE_MAX_REPLICAS": 10,
+    "EXAMPLE_CLUSTER_DESCRIPTION": "",
+    "KRM_WATCH_LINGER": 10.0,
+}
+"""The example's own settings (``EXAMPLE_*``) and the flask-krm keys it sets differently.
+
+- ``EXAMPLE_TARGET``: the name of the one Kubernetes target in ``KRM_TARGETS``.
+- ``EXAMPLE_NAMESPACES``: the namespaces served (the scope policy allows exactly these).
+- ``EXAMPLE_IMPERSONATE``: act as the signed-in person (Kubernetes RBAC applies too) instead of
+  the target's own identity.
+- ``EXAMPLE_MAX_REPLICAS``: the save hook refuses more replicas than this.
+- ``EXAMPLE_CLUSTER_DESCRIPTION``: shown in the page footer (which cluster this is).
+"""
+
+
+def create_app(config: Mapping[str, t.Any] | None = None) -> Flask:
+    """The example application.
+
+    Configuration comes from :data:`DEFAULTS`, then ``FLASK_*`` environment variables (JSON
+    values: ``FLASK_KRM_TARGETS='{"cluster": {"kubeconfig": "..."}}'``), then ``config``.
+    ``KRM_TARGETS`` must name ``EXAMPLE_TARGET``; ``KRM_SCOPE_POLICY`` is derived from
+    ``EXAMPLE_TARGET`` and ``EXAMPLE_NAMESPACES`` unless given. Without ``SECRET_KEY`` a random one
+    is made, so sessions end when the process does.
+    """
+    app = Flask(__name__)
+    app.config.update(DEFAULTS)
+    app.config.from_prefixed_env()
+    app.config.update(config or {})
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = secrets.token_hex(32)
+    app.config.setdefault(
+        "KRM_SCOPE_POLICY", kinds.scope_policy(app.config["EXAMPLE_TARGET"], app.config["EXAMPLE_NAMESPACES"])
+    )
+
+    krm = KrmStream(app)
+    krm.authorizer(access.authorize)
+    krm.client_loader(access.client_loader(krm, impersonate=bool(app.config["EXAMPLE_IMPERSONATE"])))
+    krm.save_hook(limit_replicas(int(app.config["EXAMPLE_MAX_REPLICAS"])))
+
+    init_accounts(app)
+    init_audit(app)
+    app.register_blueprint(pages.bp)
+    app.cli.add_command(krm_cli)
+    return app
