@@ -1,0 +1,110 @@
+"""The real kube-apiserver fixture: version, static-token users, RBAC, CRD and teardown."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import kubernetes.client
+import kubernetes.config
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from flask_krm.testing.simulator import DEMO_USERS, User
+from tests.realkube import KubeApiServer, pinned_kubernetes_version, start_kube_apiserver
+
+
+@pytest.fixture(scope="module")
+def kube(request: pytest.FixtureRequest) -> Iterator[KubeApiServer]:
+    with start_kube_apiserver() as server:
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        capture = request.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is not None and capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(f"\nreal kube-apiserver {server.version} at {server.url}")
+        yield server
+
+
+def release(version: str) -> tuple[int, int, int]:
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)(?:[-+].*)?", version)
+    assert match, f"not a release version: {version!r}"
+    return int(match[1]), int(match[2]), int(match[3])
+
+
+def test_server_reports_at_least_the_pinned_release(kube: KubeApiServer) -> None:
+    with kube.api_client("viewer") as client:
+        info = kubernetes.client.VersionApi(client).get_code()
+    assert info.git_version == kube.version
+    assert release(kube.version) >= release(pinned_kubernetes_version()) >= (1, 34, 0)
+
+
+@pytest.mark.parametrize("user", DEMO_USERS, ids=lambda user: user.name)
+def test_static_token_users_authenticate_as_themselves(kube: KubeApiServer, user: User) -> None:
+    with kube.api_client(user.name) as client:
+        review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        )
+    assert review.status.user_info.username == user.name
+    assert set(user.groups) | {"system:authenticated"} <= set(review.status.user_info.groups)
+
+
+def test_an_unknown_token_is_unauthorized(kube: KubeApiServer) -> None:
+    with kube.api_client("viewer") as client:
+        client.configuration.api_key = {"authorization": "not-a-demo-token"}
+        with pytest.raises(ApiException) as refused:
+            kubernetes.client.CoreV1Api(client).list_namespaced_config_map("default")
+    assert refused.value.status == 401
+
+
+def test_rbac_lets_the_viewer_read_but_not_patch(kube: KubeApiServer) -> None:
+    patch = {"data": {"k": "changed"}}
+    with kube.api_client("admin") as admin, kube.api_client("viewer") as viewer:
+        kubernetes.client.CoreV1Api(admin).create_namespaced_config_map(
+            "default", {"metadata": {"name": "rbac-probe"}, "data": {"k": "v"}}
+        )
+        read = kubernetes.client.CoreV1Api(viewer).read_namespaced_config_map("rbac-probe", "default")
+        assert read.data == {"k": "v"}
+        with pytest.raises(ApiException) as refused:
+            kubernetes.client.CoreV1Api(viewer).patch_namespaced_config_map("rbac-probe", "default", patch)
+        assert refused.value.status == 403
+        assert json.loads(refused.value.body)["reason"] == "Forbidden"
+        patched = kubernetes.client.CoreV1Api(admin).patch_namespaced_config_map("rbac-probe", "default", patch)
+        assert patched.data == {"k": "changed"}
+
+
+def test_the_flunder_crd_is_served_namespaced(kube: KubeApiServer) -> None:
+    with kube.api_client("admin") as client:
+        custom = kubernetes.client.CustomObjectsApi(client)
+        created = custom.create_namespaced_custom_object(
+            "wardle.example.com", "v1alpha1", "default", "flunders",
+            {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "fl-1"}, "spec": {"reference": "x"}},
+        )
+    assert created["metadata"]["namespace"] == "default"
+    assert created["spec"] == {"reference": "x"}
+
+
+def test_the_kubeconfig_reaches_the_server_as_its_current_user(kube: KubeApiServer) -> None:
+    client = kubernetes.config.new_client_from_config(config_file=kube.kubeconfig_path)
+    with client:
+        review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        )
+    assert review.status.user_info.username == DEMO_USERS[0].name
+
+
+def test_fault_injection_is_not_offered(kube: KubeApiServer) -> None:
+    assert not kube.supports("drop_watches")
+    assert not kube.supports("compact")
+
+
+def test_stopping_removes_processes_and_data() -> None:
+    with start_kube_apiserver() as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        data_dir = Path(server.kubeconfig_path).parent
+        assert data_dir.is_dir()
+    assert not data_dir.exists()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
