@@ -57,17 +57,21 @@ def test_match_labels_and_expressions() -> None:
     assert not selector.matches({"app": "web", "tier": "back"})
 
 
+def _unsupported(label: str) -> str:
+    return f"field label not supported: {label}"
+
+
 def test_field_selectors() -> None:
     supported = ("metadata.name", "metadata.namespace")
-    selector = parse_field_selector("metadata.name=a,metadata.namespace!=kube-system", supported)
+    selector = parse_field_selector("metadata.name=a,metadata.namespace!=kube-system", supported, _unsupported)
     assert selector.exact("metadata.name") == "a" and selector.exact("metadata.namespace") is None
     assert selector.matches({"metadata.name": "a", "metadata.namespace": "default"})
     assert not selector.matches({"metadata.name": "a", "metadata.namespace": "kube-system"})
-    assert parse_field_selector(r"metadata.name==a\,b", supported).exact("metadata.name") == "a,b"
+    assert parse_field_selector(r"metadata.name==a\,b", supported, _unsupported).exact("metadata.name") == "a,b"
     with pytest.raises(SelectorError, match="field label not supported: spec.x"):
-        parse_field_selector("spec.x=1", supported)
+        parse_field_selector("spec.x=1", supported, _unsupported)
     with pytest.raises(SelectorError):
-        parse_field_selector("metadata.name", supported)
+        parse_field_selector("metadata.name", supported, _unsupported)
 
 
 def test_merge_patch() -> None:

@@ -76,10 +76,17 @@ def test_finalizers_make_deletion_two_phase(admin: kubernetes.client.ApiClient, 
     assert request(admin, "GET", f"{path}/held").status == 404
 
 
-def test_deleting_a_namespace_removes_its_objects(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]) -> None:
+def test_a_deleted_namespace_is_terminating(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    """The API server's part of namespace deletion; an object held by a finalizer keeps the namespace terminating."""
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    with watch(admin, path, resourceVersion=created["metadata"]["resourceVersion"]) as events:
-        reply = request(admin, "DELETE", f"/api/v1/namespaces/{namespace}")
-        assert reply.status == 200 and reply.body["kind"] == "Namespace"
-        event = events.next()
-    assert event["type"] == "DELETED" and event["object"]["metadata"]["name"] == "a"
+    assert request(admin, "POST", path, body=configmap("held", finalizers=["example.com/hold"])).status == 201
+    reply = request(admin, "DELETE", f"/api/v1/namespaces/{namespace}")
+    assert reply.status == 200 and reply.body["kind"] == "Namespace"
+    assert reply.body["metadata"]["deletionTimestamp"]
+    assert reply.body["status"] == {"phase": "Terminating"}
+    refused = request(admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("late"))
+    assert refused.status == 403
+    assert refused.body["message"] == (
+        f'configmaps "late" is forbidden: unable to create new content in namespace {namespace} because it is being terminated'
+    )
+    request(admin, "PATCH", f"{path}/held", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)

@@ -72,9 +72,12 @@ def test_field_selectors(admin: kubernetes.client.ApiClient, labelled: str) -> N
 def test_bad_selectors_are_bad_requests(admin: kubernetes.client.ApiClient, labelled: str) -> None:
     unsupported = request(admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("fieldSelector", "data.k=a")])
     assert unsupported.status == 400 and unsupported.body["reason"] == "BadRequest"
-    assert "field label not supported: data.k" in unsupported.body["message"]
+    assert unsupported.body["message"] == '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    on_secrets = request(admin, "GET", f"/api/v1/namespaces/{labelled}/secrets", query=[("fieldSelector", "data.k=a")])
+    assert on_secrets.status == 400 and on_secrets.body["message"] == "field label not supported: data.k"
     malformed = request(admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("labelSelector", "app in web")])
     assert malformed.status == 400 and malformed.body["reason"] == "BadRequest"
+    assert malformed.body["message"] == "unable to parse requirement: found 'web' expected: '('"
 
 
 def test_pagination_is_a_consistent_snapshot(admin: kubernetes.client.ApiClient, labelled: str) -> None:

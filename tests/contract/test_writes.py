@@ -145,8 +145,9 @@ def test_replace_with_a_stale_version_or_another_uid(admin: kubernetes.client.Ap
     reply = request(admin, "PUT", f"/api/v1/namespaces/{namespace}/configmaps/a", body=other_uid)
     assert reply.status == 409
     assert reply.body["message"] == (
-        'Operation cannot be fulfilled on configmaps "a": Precondition failed: UID in precondition: '
-        f'00000000-0000-0000-0000-000000000000, UID in object meta: {current["metadata"]["uid"]}'
+        f'Operation cannot be fulfilled on configmaps "a": StorageError: invalid object, Code: 4, '
+        f"Key: /registry/configmaps/{namespace}/a, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
+        f'UID in precondition: 00000000-0000-0000-0000-000000000000, UID in object meta: {current["metadata"]["uid"]}'
     )
     replaced = request(admin, "PUT", f"/api/v1/namespaces/{namespace}/configmaps/a", body={**current, "data": {"only": "this"}})
     assert replaced.status == 200 and replaced.body["data"] == {"only": "this"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs
@@ -13,13 +13,12 @@ from urllib.parse import parse_qs
 import gevent
 
 from . import catalog as types
-from .authentication import Authenticator, Identity, ImpersonationRequest
-from .catalog import Catalog, GroupResource, ResourceType
+from .authentication import Authenticator, Identity
+from .catalog import Catalog, ResourceType
 from .discovery import discovery_document
 from .errors import (
     ApiError,
     bad_request,
-    forbidden,
     internal,
     method_not_allowed,
     service_unavailable,
@@ -29,7 +28,8 @@ from .errors import (
 )
 from .faults import FaultState
 from .listing import ListOptions, list_body
-from .rbac import Attributes, RbacAuthorizer, forbidden_message
+from .impersonation import impersonate, parse_impersonation
+from .rbac import Attributes, RbacAuthorizer, require
 from .registry import Preconditions, Registry
 from .reviews import review
 from .selectors import SelectorError, parse_field_selector
@@ -100,68 +100,28 @@ class ApiServer:
         if path in HEALTH_PATHS:
             start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "2")])
             return [b"ok"]
-        user = self.authenticator.authenticate(environ.get("HTTP_AUTHORIZATION"))
-        if user is None:
+        requester = self.authenticator.authenticate(environ.get("HTTP_AUTHORIZATION"))
+        if requester is None:
             raise unauthorized()
-        user = self._impersonate(user, environ.get(HEADER_LINES, []))
+        wanted = parse_impersonation(environ.get(HEADER_LINES, []))
         query = {key: values[0] for key, values in parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).items()}
         document = discovery_document(self.catalog, path, self.address)
+        request: ResourceRequest | None = None
         if document is not None:
             if method != "GET":
                 raise method_not_allowed()
-            self._authorize(Attributes(user, "get", resource_request=False, path=path))
+            attributes = Attributes(requester, "get", resource_request=False, path=path)
+        else:
+            request = self._resource_request(method, path, query)
+            resource = request.resource
+            name = _selected_name(query, resource) if request.verb in ("list", "watch") else request.name
+            scope = request.namespace if resource.namespaced or resource == types.NAMESPACES else ""
+            attributes = Attributes(requester, request.verb, resource.group, resource.plural, request.subresource, scope, name)
+        user = requester if wanted is None else impersonate(self.authorizer, requester, wanted, attributes)
+        require(self.authorizer, replace(attributes, user=user))
+        if request is None:
             return _respond(start_response, 200, document)
-        request = self._resource_request(method, path, query)
-        attributes = Attributes(
-            user, request.verb, request.resource.group, request.resource.plural, request.subresource,
-            request.namespace if request.resource.namespaced or request.resource == types.NAMESPACES else "",
-            request.name,
-        )
-        if request.verb in ("list", "watch"):
-            attributes = Attributes(**{**attributes.__dict__, "name": _selected_name(query, request.resource)})
-        self._authorize(attributes)
         return self._dispatch(request, user, environ, query, start_response)
-
-    def _impersonate(self, requester: Identity, header_lines: list[tuple[str, str]]) -> Identity:
-        values: dict[str, list[str]] = {}
-        extra: dict[str, tuple[str, ...]] = {}
-        for name, value in header_lines:
-            lowered = name.lower()
-            if lowered.startswith("impersonate-extra-"):
-                key = lowered[len("impersonate-extra-"):]
-                extra[key] = extra.get(key, ()) + (value,)
-            elif lowered.startswith("impersonate-"):
-                values.setdefault(lowered, []).append(value)
-        impersonation = ImpersonationRequest(
-            user=(values.get("impersonate-user") or [None])[0],
-            groups=tuple(values.get("impersonate-group", [])),
-            uid=(values.get("impersonate-uid") or [None])[0],
-            extra=extra,
-        )
-        if not impersonation.requested:
-            return requester
-        if impersonation.user is None:
-            raise bad_request(f"requested {sorted(values) + sorted(extra)} without impersonating a user")
-        checks = [_impersonated_user(impersonation.user)]
-        checks += [("", "groups", "", "", group) for group in impersonation.groups]
-        checks += [("authentication.k8s.io", "userextras", key, "", value) for key, items in extra.items() for value in items]
-        if impersonation.uid is not None:
-            checks.append(("authentication.k8s.io", "uids", "", "", impersonation.uid))
-        for group, resource, subresource, namespace, name in checks:
-            attributes = Attributes(requester, "impersonate", group, resource, subresource, namespace, name)
-            self._authorize(attributes)
-        identity = impersonation.identity()
-        if impersonation.user.startswith("system:serviceaccount:") and not impersonation.groups:
-            namespace = impersonation.user.split(":")[2]
-            groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated")
-            identity = Identity(identity.name, groups, identity.uid, identity.extra)
-        return identity
-
-    def _authorize(self, attributes: Attributes) -> None:
-        allowed, _ = self.authorizer.authorize(attributes)
-        if not allowed:
-            resource = GroupResource(attributes.group, attributes.resource) if attributes.resource_request else GroupResource("", "")
-            raise forbidden(resource, attributes.name, forbidden_message(attributes))
 
     def _resource_request(self, method: str, path: str, query: dict[str, str]) -> ResourceRequest:
         parts = [part for part in path.split("/") if part]
@@ -247,16 +207,12 @@ class ApiServer:
 def _selected_name(query: dict[str, str], resource: ResourceType) -> str:
     """The name a list or watch is narrowed to by ``fieldSelector=metadata.name=...`` (authorized as that name)."""
     try:
-        return parse_field_selector(query.get("fieldSelector", ""), resource.supported_field_labels()).exact("metadata.name") or ""
+        selector = parse_field_selector(
+            query.get("fieldSelector", ""), resource.supported_field_labels(), resource.unsupported_field_label
+        )
+        return selector.exact("metadata.name") or ""
     except SelectorError:
         return ""
-
-
-def _impersonated_user(name: str) -> tuple[str, str, str, str, str]:
-    parts = name.split(":")
-    if name.startswith("system:serviceaccount:") and len(parts) == 4:
-        return ("", "serviceaccounts", "", parts[2], parts[3])
-    return ("", "users", "", "", name)
 
 
 def _verb(method: str, name: str, query: dict[str, str]) -> str:

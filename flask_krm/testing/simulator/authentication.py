@@ -1,4 +1,4 @@
-"""Who is asking: static bearer tokens, and impersonation headers resolved to an identity."""
+"""Who is asking: static bearer tokens resolved to an identity."""
 
 from __future__ import annotations
 
@@ -26,27 +26,6 @@ class Identity:
     groups: tuple[str, ...]
     uid: str = ""
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ImpersonationRequest:
-    """The ``Impersonate-*`` headers of one request."""
-
-    user: str | None
-    groups: tuple[str, ...]
-    uid: str | None
-    extra: dict[str, tuple[str, ...]]
-
-    @property
-    def requested(self) -> bool:
-        return self.user is not None or bool(self.groups) or self.uid is not None or bool(self.extra)
-
-    def identity(self) -> Identity:
-        """The identity the request acts as (``system:authenticated`` added unless a system group is given)."""
-        groups = list(self.groups)
-        if self.user != "system:anonymous" and not {AUTHENTICATED, "system:unauthenticated"} & set(groups):
-            groups.append(AUTHENTICATED)
-        return Identity(self.user or "", tuple(groups), self.uid or "", dict(self.extra))
 
 
 class Authenticator:

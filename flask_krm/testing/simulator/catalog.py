@@ -72,6 +72,17 @@ class ResourceType:
         scoped = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
         return scoped + self.field_labels
 
+    def unsupported_field_label(self, label: str) -> str:
+        """The 400 message for a field selector on ``label`` (types without own field labels word it differently)."""
+        if self.field_labels or self.custom:
+            return f"field label not supported: {label}"
+        return f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+    def storage_key(self, namespace: str, name: str) -> str:
+        """The etcd key kube-apiserver would store the object under (it shows in some error messages)."""
+        prefix = f"/registry/{self.group}/{self.plural}" if self.custom else f"/registry/{self.plural}"
+        return f"{prefix}/{namespace}/{name}" if namespace else f"{prefix}/{name}"
+
     def discovery(self) -> list[dict[str, Any]]:
         """This type's entries of an ``APIResourceList`` (the resource and its status)."""
         entry: dict[str, Any] = {

@@ -103,7 +103,8 @@ def _details(resource_group: str, kind: str, name: str = "", **more: Any) -> dic
         details["name"] = name
     if resource_group:
         details["group"] = resource_group
-    details["kind"] = kind
+    if kind:
+        details["kind"] = kind
     details.update(more)
     return details
 

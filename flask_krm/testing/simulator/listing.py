@@ -67,7 +67,9 @@ class ListOptions:
         """Decode and validate the query; 400 for undecodable values, 422 for invalid combinations."""
         try:
             labels = parse_label_selector(query.get("labelSelector", ""))
-            fields = parse_field_selector(query.get("fieldSelector", ""), resource.supported_field_labels())
+            fields = parse_field_selector(
+                query.get("fieldSelector", ""), resource.supported_field_labels(), resource.unsupported_field_label
+            )
         except SelectorError as error:
             raise bad_request(str(error)) from None
         send_initial = query.get("sendInitialEvents")

@@ -13,6 +13,8 @@ from typing import Any
 
 from . import catalog
 from .authentication import AUTHENTICATED, MASTERS, Identity
+from .catalog import GroupResource
+from .errors import forbidden
 from .store import ObjectStore
 
 PUBLIC_PATHS = ("/api", "/apis", "/version", "/healthz", "/livez", "/readyz", "/openapi")
@@ -118,3 +120,11 @@ class RbacAuthorizer:
             if role is not None:
                 source = f'{binding_kind} "{label}" of {role_ref.get("kind")} "{role_ref.get("name")}" to {described}'
                 yield source, list(role.get("rules") or [])
+
+
+def require(authorizer: RbacAuthorizer, attributes: Attributes) -> None:
+    """Raise the 403 Forbidden kube-apiserver answers when ``attributes`` are not allowed."""
+    allowed, _ = authorizer.authorize(attributes)
+    if not allowed:
+        resource = GroupResource(attributes.group, attributes.resource) if attributes.resource_request else GroupResource("", "")
+        raise forbidden(resource, attributes.name, forbidden_message(attributes))

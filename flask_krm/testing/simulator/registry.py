@@ -121,7 +121,10 @@ class Registry:
         new = self._decode(resource, body)
         uid = new["metadata"].get("uid")
         if uid and uid != existing["metadata"]["uid"]:
-            cause = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
+            cause = (
+                f"StorageError: invalid object, Code: 4, Key: {resource.storage_key(namespace, name)}, ResourceVersion: 0, "
+                f"AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
+            )
             raise conflict(resource.group_resource, name, cause)
         return self._update(resource, namespace, name, existing, new, subresource, "update")
 

@@ -46,7 +46,7 @@ def review(authorizer: RbacAuthorizer, body: Any, kind: str, requester: Identity
     self_review = kind == "SelfSubjectAccessReview"
     errors = _spec_errors(spec, self_review)
     if errors:
-        raise invalid(GroupKind("authorization.k8s.io", kind), "", errors)
+        raise invalid(GroupKind("authorization.k8s.io", ""), "", errors)  # the decoded object has lost its kind
     if self_review:
         subject = requester
     else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,13 +80,15 @@ def _tokens(text: str) -> list[str]:
 def _check_key(key: str) -> str:
     prefix, _, name = key.rpartition("/")
     if (prefix and (len(prefix) > 253 or not _PREFIX.match(prefix))) or len(name) > 63 or not _NAME.match(name):
-        raise SelectorError(f"unable to parse requirement: invalid label key {key!r}")
+        raise SelectorError(f'key: Invalid value: "{key}": name part must consist of alphanumeric characters, '
+                            "'-', '_' or '.', and must start and end with an alphanumeric character")
     return key
 
 
 def _check_value(value: str) -> str:
     if len(value) > 63 or not _VALUE.match(value):
-        raise SelectorError(f"unable to parse requirement: invalid label value: {value!r}")
+        raise SelectorError(f'values[0][key]: Invalid value: "{value}": a valid label must be an empty string or consist '
+                            "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")
     return value
 
 
@@ -94,69 +96,82 @@ def _is_word(token: str) -> bool:
     return token not in ("!", "=", "==", "!=", ",", "(", ")", "<", ">")
 
 
-def parse_label_selector(text: str) -> LabelSelector:
-    """Parse the full ``labels.Parse`` syntax: ``=``, ``==``, ``!=``, ``in``, ``notin``, exists, ``!``, ``<``, ``>``."""
-    tokens = _tokens(text)
-    requirements: list[Requirement] = []
-    position = 0
+class _Parser:
+    """The recursive descent of ``labels.Parse``, with its error messages."""
 
-    def take() -> str:
-        nonlocal position
-        if position >= len(tokens):
-            raise SelectorError(f"found '', expected: identifier in {text!r}")
-        position += 1
-        return tokens[position - 1]
+    def __init__(self, text: str) -> None:
+        self.tokens = _tokens(text)
+        self.position = 0
 
-    while position < len(tokens):
-        token = take()
-        if token == "!":
-            key = take()
-            if not _is_word(key):
-                raise SelectorError(f"found '{key}', expected: identifier after '!'")
-            requirements.append(Requirement(_check_key(key), "!"))
-        elif _is_word(token):
-            key = _check_key(token)
-            following = tokens[position] if position < len(tokens) else ","
-            if following == ",":
-                requirements.append(Requirement(key, "exists"))
-            elif following in ("=", "==", "!="):
-                take()
-                value = tokens[position] if position < len(tokens) and _is_word(tokens[position]) else ""
-                if value:
-                    take()
-                requirements.append(Requirement(key, "!=" if following == "!=" else "=", (_check_value(value),)))
-            elif following in ("<", ">"):
-                take()
-                bound = take()
-                if not re.fullmatch(r"-?\d+", bound):
-                    raise SelectorError(f"unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer")
-                requirements.append(Requirement(key, "gt" if following == ">" else "lt", (bound,)))
-            elif following in ("in", "notin"):
-                take()
-                if take() != "(":
-                    raise SelectorError(f"found '{tokens[position - 1]}', expected: '('")
-                values: list[str] = []
-                while True:
-                    item = take()
-                    if item == ")":
-                        break
-                    if item == ",":
-                        continue
-                    if not _is_word(item):
-                        raise SelectorError(f"found '{item}', expected: ',', ')' or identifier")
-                    values.append(_check_value(item))
-                requirements.append(Requirement(key, following, tuple(values)))
-            else:
-                raise SelectorError(f"found '{following}', expected: in, notin, =, ==, !=, gt, lt")
-        else:
-            raise SelectorError(f"found '{token}', expected: !, identifier, or 'end of string'")
-        if position < len(tokens):
-            separator = take()
+    def peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self) -> str:
+        token = self.peek()
+        self.position += 1
+        return "" if token is None else token
+
+    def selector(self) -> LabelSelector:
+        requirements: list[Requirement] = []
+        while self.peek() is not None:
+            token = self.peek() or ""
+            if not _is_word(token) and token != "!":
+                raise SelectorError(f"found '{token}', expected: !, identifier, or 'end of string'")
+            try:
+                requirements.append(self.requirement())
+            except SelectorError as error:
+                raise SelectorError(f"unable to parse requirement: {error}") from None
+            separator = self.take()
+            if separator == "" and self.peek() is None:
+                break
             if separator != ",":
                 raise SelectorError(f"found '{separator}', expected: ',' or 'end of string'")
-            if position == len(tokens):
-                raise SelectorError("found '', expected: !, identifier")
-    return LabelSelector(tuple(requirements))
+            following = self.peek() or ""
+            if not following or (not _is_word(following) and following != "!"):
+                raise SelectorError(f"found '{following}', expected: identifier after ','")
+        return LabelSelector(tuple(requirements))
+
+    def requirement(self) -> Requirement:
+        negated = self.peek() == "!"
+        if negated:
+            self.take()
+        key = self.take()
+        if not key or not _is_word(key):
+            raise SelectorError(f"found '{key}', expected: identifier")
+        _check_key(key)
+        if negated or self.peek() in (None, ","):
+            return Requirement(key, "!" if negated else "exists")
+        operator = self.take()
+        if operator in ("in", "notin"):
+            return Requirement(key, operator, self.values())
+        if operator not in ("=", "==", "!=", "<", ">"):
+            raise SelectorError(f"found '{operator}', expected: in, notin, =, ==, !=, gt, lt")
+        value = self.take() if self.peek() is not None and _is_word(self.peek() or "") else ""
+        if operator in ("<", ">"):
+            if not re.fullmatch(r"-?\d+", value):
+                raise SelectorError("for 'Gt', 'Lt' operators, the value must be an integer")
+            return Requirement(key, "gt" if operator == ">" else "lt", (value,))
+        return Requirement(key, "!=" if operator == "!=" else "=", (_check_value(value),))
+
+    def values(self) -> tuple[str, ...]:
+        opening = self.take()
+        if opening != "(":
+            raise SelectorError(f"found '{opening}' expected: '('")
+        values: list[str] = []
+        while True:
+            item = self.take()
+            if item == ")":
+                return tuple(values)
+            if item == "," or (item and _is_word(item)):
+                if item != ",":
+                    values.append(_check_value(item))
+                continue
+            raise SelectorError(f"found '{item}', expected: ',', ')' or identifier")
+
+
+def parse_label_selector(text: str) -> LabelSelector:
+    """Parse the full ``labels.Parse`` syntax: ``=``, ``==``, ``!=``, ``in``, ``notin``, exists, ``!``, ``<``, ``>``."""
+    return _Parser(text).selector()
 
 
 def selector_from_match(selector: Mapping[str, Any]) -> LabelSelector:
@@ -212,8 +227,8 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
 
 
-def parse_field_selector(text: str, supported: tuple[str, ...]) -> FieldSelector:
-    """Parse a field selector and check every field against the type's supported field labels."""
+def parse_field_selector(text: str, supported: tuple[str, ...], unsupported: Callable[[str], str]) -> FieldSelector:
+    """Parse a field selector; a field outside ``supported`` fails with the message ``unsupported(field)``."""
     terms: list[tuple[str, str, str]] = []
     for part in _split_unescaped(text, ","):
         if not part.strip():
@@ -223,6 +238,6 @@ def parse_field_selector(text: str, supported: tuple[str, ...]) -> FieldSelector
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")
         name, operator, value = match.group(1).strip(), match.group(2), _unescape(match.group(3))
         if name not in supported:
-            raise SelectorError(f"field label not supported: {name}")
+            raise SelectorError(unsupported(name))
         terms.append((name, "!=" if operator == "!=" else "=", value))
     return FieldSelector(tuple(terms))
