@@ -121,3 +121,51 @@ def test_an_unreachable_server_exhausts_the_bounded_retries(kube, namespace, run
     finally:
         kube.faults.accept_connections()
     assert runner.states().count(ConnectionState.RETRYING) == 2
+
+
+def test_a_native_editor_saves_with_native_validation_and_recovers_with_a_native_read(kube, namespace, runners, caplog) -> None:
+    import logging
+
+    from flask_krm.save.actions import save_edit
+    from flask_krm.save.flow import SaveFlow
+    from flask_krm.save.outcomes import OutcomeKind
+    from flask_krm.save.publish import write_attempted
+
+    from flask_krm.save.writer import WriteRequest, WriteResult, default_save
+
+    from .conftest import editor_target
+
+    answer = KubeWriter(kube.api_client("admin")).request(
+        "POST", f"/api/v1/namespaces/{namespace}/secrets",
+        body={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"token": "b2xk"}},
+    )
+    assert answer.ok and answer.body is not None
+    uid = answer.body["metadata"]["uid"]
+    scope = Scope(target="dev", version="v1", resource="secrets", namespace=namespace)
+    runner = Runner(NativeWatch(kube.api_client("editor"), scope, sleep=time.sleep))
+    runners.append(runner)
+    wait_for(lambda: runner.watch.state is ConnectionState.LIVE, what="live")
+    live = lambda: runner.watch.state is ConnectionState.LIVE  # noqa: E731
+
+    def colleague_first(request: WriteRequest) -> WriteResult:
+        KubeWriter(kube.api_client("admin")).request(
+            "PATCH", f"/api/v1/namespaces/{namespace}/secrets/creds", body={"metadata": {"labels": {"x": "y"}}},
+            content_type="application/merge-patch+json",
+        )
+        return default_save(request)
+
+    flow = SaveFlow(uid)
+    runner.store.set_value(uid, ("data", "token"), "bmV3LXRva2Vu")  # native: the value is the person's to edit
+    caplog.set_level(logging.DEBUG)
+    records: list[t.Any] = []
+    with write_attempted.connected_to(lambda sender, **kw: records.append(kw["record"])):
+        stale = save_edit(editor_target(kube, scope, projection=None, hook=colleague_first), runner.store, flow, live=live())
+        assert stale.kind is OutcomeKind.VERSION_STALE  # a native read refreshed the base; the edit is kept
+        assert runner.store.draft(uid)["data"]["token"] == "bmV3LXRva2Vu"
+        saved = save_edit(editor_target(kube, scope, projection=None), runner.store, flow, live=live())
+    assert saved.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
+    secret = KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/secrets/creds").body
+    assert secret is not None and secret["data"] == {"token": "bmV3LXRva2Vu"} and secret["metadata"]["labels"] == {"x": "y"}
+    assert [r.outcome for r in records] == ["version-stale", saved.kind.value]
+    assert all(r.redacted_paths == ("/data/token",) for r in records)
+    assert "bmV3LXRva2Vu" not in caplog.text + repr(records) and "b2xk" not in caplog.text + repr(records)

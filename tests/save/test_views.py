@@ -245,3 +245,38 @@ def test_a_secret_label_saves_and_no_byte_or_log_line_holds_its_value(app: Flask
     assert secret["metadata"]["labels"] == {"team": "payments"} and secret["data"] == {"token": ENCODED}
     sent = page.html + response.get_data(as_text=True) + confirmed.get_data(as_text=True) + caplog.text
     assert ENCODED not in sent and PLAIN not in sent
+
+
+def test_an_echo_arriving_while_waiting_confirms_at_once(app: Flask, kube, namespace, upstream, configmap) -> None:
+    import time
+
+    import gevent
+
+    save_views.configure(app, confirm_timeout=10.0)
+    page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
+    set_field(page, ["data", "a"], "mine")
+    assert outcome_kind(post_save(page)) == "saved-pending"
+    started = time.monotonic()
+    waiting = gevent.spawn(post_save, page, krm_confirm="1")
+    gevent.sleep(0.1)
+    assert not waiting.ready()
+    upstream.modified(kube_object(kube, namespace, "app"))
+    confirmed = waiting.get(timeout=5)
+    assert outcome_kind(confirmed) == "saved" and time.monotonic() - started < 5
+
+
+def test_typing_in_the_saved_field_makes_its_echo_a_conflict_there(app: Flask, kube, namespace, upstream, configmap) -> None:
+    page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
+    cid = page.component_ids[0]
+    set_field(page, ["data", "a"], "mine")
+    assert outcome_kind(post_save(page)) == "saved-pending"
+    set_field(page, ["data", "a"], "mine, and more")  # typed while the save is in flight
+    upstream.modified(kube_object(kube, namespace, "app"))
+    confirmed = post_save(page, krm_confirm="1")
+    body = confirmed.get_data(as_text=True)
+    assert confirmed.status_code == 409 and outcome_kind(confirmed) == "draft-conflict"
+    assert f'<a href="#{field_id(cid, ("data", "a"))}-field">/data/a</a>' in body
+    keep = page.edit(cid, op="keep_mine", path='["data", "a"]')
+    assert keep.status_code == 200
+    assert outcome_kind(post_save(page)) == "saved-pending"
+    assert kube_object(kube, namespace, "app")["data"]["a"] == "mine, and more"
