@@ -150,6 +150,11 @@ def _live(component: Component, template: str) -> Markup:
         return Markup(render_template(template, **context))
 
     page = current_page()
+    if component.id in page.components:
+        raise ComponentSpecError(
+            f"the same {component.kind} is shown twice on this page; give one of them another title= "
+            "(two identical components would share their element ids)"
+        )
     first = not page.components
     page.add(component)
     feed.hold_for(RENDER_HOLD)

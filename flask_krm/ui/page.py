@@ -209,9 +209,9 @@ class Page:
     """Component id -> digest of the body the page was rendered with."""
     connected_once: bool = False
 
-    def add(self, component: Component) -> Component:
-        """Register ``component`` (a component shown twice on one page is one component)."""
-        return self.components.setdefault(component.id, component)
+    def add(self, component: Component) -> None:
+        """Register ``component`` on the page."""
+        self.components[component.id] = component
 
 
 def new_page_id() -> str:

@@ -144,6 +144,9 @@ PAGES: t.Final = {
     "{{ krm.editor(scope, name, fields=fields, policy=policy) }}</body></html>",
     "/both": '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
     "{{ krm.list(scope) }}{{ krm.editor(scope, name) }}</body></html>",
+    "/twice": '{% import "krm/_macros.html" as krm %}{{ krm.editor(scope, name) }}{{ krm.editor(scope, name) }}',
+    "/titled": '{% import "krm/_macros.html" as krm %}{{ krm.editor(scope, name) }}'
+    '{{ krm.editor(scope, name, title="Again") }}',
 }
 
 

@@ -8,6 +8,7 @@ import typing as t
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -194,3 +195,11 @@ def test_templates_are_overridden_by_path(tmp_path: Path, app: Flask, client: Fl
     upstream.snapshot(CONFIGMAPS, configmap("alpha", {}))
     page = open_page(client, "/configmaps")
     assert "<td>custom alpha</td>" in page.html
+
+
+def test_the_same_component_twice_on_a_page_is_refused(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
+    with pytest.raises(ValueError, match="shown twice on this page"):
+        client.get("/twice")
+    page = open_page(client, "/titled")
+    assert len(set(page.component_ids)) == 2
