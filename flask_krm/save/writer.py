@@ -124,9 +124,6 @@ class KubeWriter:
 
     def send_merge_patch(self, path: str, body: Mapping[str, Any]) -> Answer:
         """PATCH ``body`` to ``path`` as a JSON merge patch; both preconditions must be in it."""
-        metadata = body.get("metadata")
-        if not isinstance(metadata, Mapping) or not metadata.get("uid") or not metadata.get("resourceVersion"):
-            raise MissingPrecondition("a merge PATCH must carry metadata.uid and metadata.resourceVersion")
         return self.request("PATCH", path, body=body, content_type=MERGE_PATCH, query={"fieldManager": self._field_manager})
 
     def delete(self, scope: Scope, *, uid: str, resource_version: str | None = None) -> Answer:
@@ -164,7 +161,12 @@ class KubeWriter:
         content_type: str = "application/json",
         query: Mapping[str, str] | None = None,
     ) -> Answer:
-        """One request; transport failures become ``Answer(0, error=...)``, never exceptions."""
+        """One request; transport failures become ``Answer(0, error=...)``, never exceptions.
+
+        Raises :class:`MissingPrecondition` for a PATCH without both preconditions, a PATCH that is
+        not a JSON merge patch, a DELETE without a uid precondition, and any PUT: none is ever sent.
+        """
+        _check_write(method, body, content_type)
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -188,6 +190,22 @@ class KubeWriter:
         except ValueError:
             parsed = None
         return Answer(response.status, parsed if isinstance(parsed, Mapping) else None)
+
+
+def _check_write(method: str, body: Mapping[str, Any] | None, content_type: str) -> None:
+    method = method.upper()
+    if method == "PUT":
+        raise MissingPrecondition("a whole-object PUT is never sent: it would drop fields the editor never saw")
+    if method == "PATCH":
+        metadata = body.get("metadata") if isinstance(body, Mapping) else None
+        if content_type != MERGE_PATCH:
+            raise MissingPrecondition(f"a PATCH is sent only as {MERGE_PATCH}")
+        if not isinstance(metadata, Mapping) or not metadata.get("uid") or not metadata.get("resourceVersion"):
+            raise MissingPrecondition("a merge PATCH must carry metadata.uid and metadata.resourceVersion")
+    if method == "DELETE":
+        preconditions = body.get("preconditions") if isinstance(body, Mapping) else None
+        if not isinstance(preconditions, Mapping) or not preconditions.get("uid"):
+            raise MissingPrecondition("a DELETE must carry a uid precondition")
 
 
 def read_result(answer: Answer, projection: str | None) -> ReadResult:

@@ -119,6 +119,26 @@ def feeds() -> Iterator[Callable[..., LiveFeed]]:
         feed.stop()
 
 
+def unconditional_patch(kube: KubeSimulator, path: str, patch: dict[str, Any], user: str = "admin") -> None:
+    """A colleague's or controller's merge patch without preconditions (never sent by flask-krm)."""
+    api = kube.api_client(user)
+    method, url, headers, body, _ = api.param_serialize(
+        "PATCH", path, header_params={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
+        body=patch, auth_settings=["BearerToken"],
+    )
+    response = api.call_api(method, url, header_params=headers, body=body)
+    response.read()
+    assert 200 <= response.status <= 299, response.data
+
+
+def admin_delete(kube: KubeSimulator, path: str) -> bool:
+    api = kube.api_client("admin")
+    method, url, headers, _, _ = api.param_serialize("DELETE", path, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+    response = api.call_api(method, url, header_params=headers)
+    response.read()
+    return bool(200 <= response.status <= 299)
+
+
 def new_store() -> LiveResourceStore:
     return LiveResourceStore(recovery=RecoveryCopies(lifetime=600))
 

@@ -22,6 +22,8 @@ from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 
+from .conftest import unconditional_patch
+
 PLAIN = "n4tive-s3cret"
 ENCODED = base64.b64encode(PLAIN.encode()).decode()
 
@@ -113,9 +115,7 @@ def test_a_conditional_merge_patch_is_forwarded_as_the_person_and_answers_204(ap
 def test_the_kubernetes_answer_keeps_its_category(app, kube, namespace, configmap) -> None:
     client, headers = signed_in(app)
     stale = conditional(configmap, {"data": {"a": "x"}})
-    KubeWriter(kube.api_client("admin")).request(
-        "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/app", body={"data": {"b": "other"}}, content_type=MERGE
-    )
+    unconditional_patch(kube, f"/api/v1/namespaces/{namespace}/configmaps/app", {"data": {"b": "other"}})
     conflict = client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=stale, headers={**headers, "Content-Type": MERGE})
     assert conflict.status_code == 409 and conflict.get_json()["reason"] == "Conflict"
     viewer, viewer_headers = signed_in(app, "viewer")

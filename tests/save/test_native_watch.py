@@ -133,7 +133,7 @@ def test_a_native_editor_saves_with_native_validation_and_recovers_with_a_native
 
     from flask_krm.save.writer import WriteRequest, WriteResult, default_save
 
-    from .conftest import editor_target
+    from .conftest import editor_target, unconditional_patch
 
     answer = KubeWriter(kube.api_client("admin")).request(
         "POST", f"/api/v1/namespaces/{namespace}/secrets",
@@ -148,10 +148,7 @@ def test_a_native_editor_saves_with_native_validation_and_recovers_with_a_native
     live = lambda: runner.watch.state is ConnectionState.LIVE  # noqa: E731
 
     def colleague_first(request: WriteRequest) -> WriteResult:
-        KubeWriter(kube.api_client("admin")).request(
-            "PATCH", f"/api/v1/namespaces/{namespace}/secrets/creds", body={"metadata": {"labels": {"x": "y"}}},
-            content_type="application/merge-patch+json",
-        )
+        unconditional_patch(kube, f"/api/v1/namespaces/{namespace}/secrets/creds", {"metadata": {"labels": {"x": "y"}}})
         return default_save(request)
 
     flow = SaveFlow(uid)

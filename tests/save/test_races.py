@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from flask_krm.save.actions import confirm_now, save_edit
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
-from flask_krm.save.writer import KubeWriter, SaveRefused, WriteRequest, WriteResult, default_save
+from flask_krm.save.writer import KubeWriter, MissingPrecondition, SaveRefused, WriteRequest, WriteResult, default_save
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator, WriteRequest as SimulatorWrite
 
-from .conftest import editor_target, new_store, wait_for
+from .conftest import admin_delete, editor_target, new_store, unconditional_patch, wait_for
 
 
 def create_configmap(kube: KubeSimulator, namespace: str, name: str, data: dict[str, str]) -> dict[str, Any]:
@@ -29,10 +31,7 @@ def read(kube: KubeSimulator, namespace: str, name: str) -> dict[str, Any] | Non
 
 
 def admin_patch(kube: KubeSimulator, namespace: str, name: str, patch: dict[str, Any]) -> None:
-    answer = KubeWriter(kube.api_client("admin")).request(
-        "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/{name}", body=patch, content_type="application/merge-patch+json"
-    )
-    assert answer.ok, answer
+    unconditional_patch(kube, f"/api/v1/namespaces/{namespace}/configmaps/{name}", patch)
 
 
 def editor_scope(namespace: str, name: str) -> Scope:
@@ -174,7 +173,7 @@ def test_revoked_access_is_explained_not_retried_and_not_a_conflict(kube, namesp
     feed = feeds(store, scope, kube.api_client("editor"))
     store.set_value(uid, ("data", "a"), "mine")
     admin = KubeWriter(kube.api_client("admin"))
-    assert admin.request("DELETE", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/krm-demo-edit-editor").ok
+    assert admin_delete(kube, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/krm-demo-edit-editor")
     flow = SaveFlow(uid)
     outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
     assert outcome.kind is OutcomeKind.ACCESS_DENIED and outcome.status_code == 403
@@ -230,3 +229,27 @@ def test_a_host_hook_can_refuse_and_an_unexpected_hook_error_is_an_unknown_outco
     unknown = save_edit(editor_target(kube, scope, hook=broken), store, flow, live=feed.live)
     assert unknown.kind is OutcomeKind.UNKNOWN and flow.phase is Phase.NEEDS_READ
     assert read(kube, namespace, "app")["data"] == {"a": "1"}
+
+
+def test_the_writer_never_sends_an_unconditional_write(kube, namespace) -> None:
+    created = create_configmap(kube, namespace, "app", {"a": "1"})
+    writer = KubeWriter(kube.api_client("admin"))
+    path = f"/api/v1/namespaces/{namespace}/configmaps/app"
+    scope = editor_scope(namespace, "app")
+    uid, version = created["metadata"]["uid"], created["metadata"]["resourceVersion"]
+    refused = [
+        lambda: writer.request("PUT", path, body=created),
+        lambda: writer.request("PATCH", path, body={"data": {"a": "x"}}, content_type="application/merge-patch+json"),
+        lambda: writer.request("PATCH", path, body={"metadata": {"uid": uid}, "data": {"a": "x"}}, content_type="application/merge-patch+json"),
+        lambda: writer.request("PATCH", path, body={"metadata": {"uid": uid, "resourceVersion": version}}, content_type="application/json-patch+json"),
+        lambda: writer.request("DELETE", path),
+        lambda: writer.patch(scope, {"data": {"a": "x"}}, uid="", resource_version=version),
+        lambda: writer.patch(scope, {"data": {"a": "x"}}, uid=uid, resource_version=""),
+        lambda: writer.delete(scope, uid=""),
+    ]
+    for attempt in refused:
+        with pytest.raises(MissingPrecondition):
+            attempt()
+    assert read(kube, namespace, "app")["metadata"]["resourceVersion"] == version
+    forged = writer.patch(scope, {"metadata": {"uid": "forged", "resourceVersion": "1"}, "data": {"a": "x"}}, uid=uid, resource_version=version)
+    assert forged.ok and read(kube, namespace, "app")["data"] == {"a": "x"}  # the intent's preconditions win

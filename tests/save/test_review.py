@@ -26,7 +26,7 @@ from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, open_page
 
-from .conftest import new_store
+from .conftest import admin_delete, new_store
 from .test_races import create_configmap
 
 LIST_PAGE = '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>{{ krm.list(scope) }}</body></html>'
@@ -141,8 +141,7 @@ def test_a_delete_is_bound_to_the_selected_uid(app, kube, namespace, upstream) -
     assert post(page, "delete", uid="not-a-listed-uid").status_code == 404
     assert review_kinds(post(page, "delete", uid=old_uid)) == ["delete"]
     assert review_kinds(post(page, "delete", uid=gone_uid)) == ["delete", "delete"]
-    admin = KubeWriter(kube.api_client("admin"))
-    assert admin.request("DELETE", f"/api/v1/namespaces/{namespace}/configmaps/app").ok
+    assert admin_delete(kube, f"/api/v1/namespaces/{namespace}/configmaps/app")
     replacement = create_configmap(kube, namespace, "app", {"a": "replacement"})
     saved = post(page, "save")
     assert saved.status_code == 409

@@ -27,6 +27,8 @@ from flask_krm.save.writer import KubeWriter
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, field_id, open_page
 
+from .conftest import admin_delete, unconditional_patch
+
 EDITOR_PAGE = (
     '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
     "{{ krm.editor(scope, name) }}</body></html>"
@@ -165,10 +167,7 @@ def test_without_an_echo_a_guarded_read_confirms(app: Flask, kube, namespace, up
 def test_a_409_is_answered_409_with_the_refreshed_wording(app: Flask, kube, namespace, upstream, configmap) -> None:
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     set_field(page, ["data", "a"], "mine")
-    KubeWriter(kube.api_client("admin")).request(
-        "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/app", body={"data": {"b": "colleague"}},
-        content_type="application/merge-patch+json",
-    )
+    unconditional_patch(kube, f"/api/v1/namespaces/{namespace}/configmaps/app", {"data": {"b": "colleague"}})
     response = post_save(page)
     assert response.status_code == 409 and outcome_kind(response) == "version-stale"
     assert "Configuration refreshed. Your edits are intact; review and save again." in response.get_data(as_text=True)
@@ -220,7 +219,7 @@ def test_host_wording_replaces_the_defaults(app: Flask, kube, namespace, upstrea
 def test_a_deleted_object_is_unavailable_with_its_recovery_copy(app: Flask, kube, namespace, upstream, configmap) -> None:
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     set_field(page, ["data", "a"], "mine")
-    assert KubeWriter(kube.api_client("admin")).request("DELETE", f"/api/v1/namespaces/{namespace}/configmaps/app").ok
+    assert admin_delete(kube, f"/api/v1/namespaces/{namespace}/configmaps/app")
     replacement = create(kube, namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "new"}})
     response = post_save(page)
     body = response.get_data(as_text=True)
