@@ -10,6 +10,8 @@ from flask import Flask
 
 from flask_krm import KrmStream
 from flask_krm.cli import krm_cli
+from flask_krm.save.review import ReviewViews
+from flask_krm.save.staging import CreatePolicy
 
 from . import access, kinds, pages
 from .accounts import init_accounts
@@ -33,6 +35,11 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
 - ``EXAMPLE_MAX_REPLICAS``: the save hook refuses more replicas than this.
 - ``EXAMPLE_CLUSTER_DESCRIPTION``: shown in the page footer (which cluster this is).
 """
+
+CONFIGMAP_CREATES: t.Final = CreatePolicy(
+    "v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",))
+)
+"""What a person may put in a new ConfigMap: a name, labels and data (nothing Kubernetes sets)."""
 
 
 def create_app(config: Mapping[str, t.Any] | None = None) -> Flask:
@@ -58,6 +65,9 @@ def create_app(config: Mapping[str, t.Any] | None = None) -> Flask:
     krm.authorizer(access.authorize)
     krm.client_loader(access.client_loader(krm, impersonate=bool(app.config["EXAMPLE_IMPERSONATE"])))
     krm.save_hook(limit_replicas(int(app.config["EXAMPLE_MAX_REPLICAS"])))
+
+    # Creates and deletes from live lists, reviewed and saved together (see templates/krm/list.html).
+    app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): CONFIGMAP_CREATES}).blueprint())
 
     init_accounts(app)
     init_audit(app)
