@@ -1,9 +1,21 @@
 """Saving: conditional writes, every outcome and its recovery, create and delete, audit.
 
-* :mod:`~flask_krm.save.outcomes`: outcome kinds, their wording and HTTP status (pure);
-* :mod:`~flask_krm.save.flow`: the per-editor save state machine (pure);
-* :mod:`~flask_krm.save.staging`: pending creates and deletes and the review list (pure);
-* :mod:`~flask_krm.save.audit`: audit records with RFC 6902 diffs, redacted values withheld (pure).
+Pure (no Flask, no gevent, no network):
+
+* :mod:`~flask_krm.save.outcomes`: outcome kinds, their wording (host-overridable) and HTTP status;
+* :mod:`~flask_krm.save.flow`: the per-editor save state machine (serialized, live-only, capture
+  before I/O, pending confirmation, guarded reads, no blind replay);
+* :mod:`~flask_krm.save.staging`: pending creates (local draft ids) and deletes (uids), the review list;
+* :mod:`~flask_krm.save.audit`: audit records with RFC 6902 diffs, redacted values withheld.
+
+With I/O:
+
+* :mod:`~flask_krm.save.writer`: conditional merge PATCH, uid-bound DELETE, create, uncached GET,
+  and :func:`~flask_krm.save.writer.default_save`, the default save hook;
+* :mod:`~flask_krm.save.actions`: a Save, its confirmation, creates, deletes and the review Save;
+* :mod:`~flask_krm.save.publish`: the audit log line and the ``write_attempted`` / ``saved`` signals;
+* :mod:`~flask_krm.save.fragments`, :mod:`~flask_krm.save.views` (the ``save`` editor action, registered
+  on import) and :mod:`~flask_krm.save.review` (create/delete/review endpoints of live lists).
 """
 
 from __future__ import annotations
