@@ -20,6 +20,7 @@ from flask_krm.ui import EditorContext, editor_action
 NAMESPACE: t.Final = "demo"
 CONFIGMAPS: t.Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
 SECRETS: t.Final = f"target=sim&version=v1&resource=secrets&namespace={NAMESPACE}"
+DEPLOYMENTS: t.Final = f"target=sim&group=apps&version=v1&resource=deployments&namespace={NAMESPACE}"
 
 LIST_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
@@ -52,7 +53,11 @@ def create_app(kubeconfig: str, instance_path: str) -> tuple[Flask, KrmStream]:
         KRM_TARGETS={"sim": {"kubeconfig": kubeconfig, "context": "admin"}},
         KRM_SCOPE_POLICY=ScopePolicy(
             targets=frozenset({"sim"}),
-            resources=(AllowedResource(group="", resource="configmaps"), AllowedResource(group="", resource="secrets")),
+            resources=(
+                AllowedResource(group="", resource="configmaps"),
+                AllowedResource(group="", resource="secrets"),
+                AllowedResource(group="apps", resource="deployments"),
+            ),
             namespaces=frozenset({NAMESPACE}),
         ),
         KRM_WATCH_LINGER=5.0,
@@ -78,6 +83,10 @@ def create_app(kubeconfig: str, instance_path: str) -> tuple[Flask, KrmStream]:
     @app.get("/configmaps/<name>")
     def configmap(name: str) -> str:
         return render_template_string(EDITOR_PAGE, scope=CONFIGMAPS, name=name, title=name)
+
+    @app.get("/deployments/<name>")
+    def deployment(name: str) -> str:
+        return render_template_string(EDITOR_PAGE, scope=DEPLOYMENTS, name=name, title=name)
 
     @app.get("/secrets/<name>")
     def secret(name: str) -> str:

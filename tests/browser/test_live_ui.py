@@ -27,6 +27,16 @@ def entry(page: Page, key: str) -> Locator:
     return page.locator(".krm-entry").filter(has=value_field(page, key))
 
 
+def error_of(page: Page, field: Locator) -> Locator:
+    """The field's own error slot (its id is the field's id with ``-error``)."""
+    return page.locator(f"#{field.get_attribute('id')}-error")
+
+
+def marker_of(page: Page, field: Locator) -> Locator:
+    """The field's dirty marker (in the field wrapper, ``<id>-field``)."""
+    return page.locator(f"#{field.get_attribute('id')}-field > .krm-dirty-marker")
+
+
 def caret(field: Locator) -> list[int]:
     return [int(n) for n in field.evaluate("el => [el.selectionStart, el.selectionEnd]")]
 
@@ -219,6 +229,43 @@ def test_an_editor_action_waits_for_the_edit_still_being_typed(page: Page, core:
     type_over(value_field(page, "a"), "typed just now")
     page.get_by_role("button", name="Show draft").click()
     expect(page.locator(".krm-outcome")).to_have_text('{"a": "typed just now"}')
+
+
+def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubernetes.client.CoreV1Api) -> None:
+    name = unique("keys")
+    create_configmap(core, name, {"a": "1", "b": "2"})
+    page.goto(f"/configmaps/{name}")
+    wait_live(page)
+    page.get_by_label("New key", exact=True).fill("c")
+    page.get_by_label("Value", exact=True).fill("three")
+    page.get_by_role("button", name="Add a key to data").click()
+    expect(value_field(page, "c")).to_have_value("three")
+    expect(page.get_by_label("New key", exact=True)).to_have_value("")
+    key_a = entry(page, "a").get_by_label("Key", exact=True)
+    key_a.fill("alpha")
+    key_a.press("Tab")
+    expect(value_field(page, "alpha")).to_have_value("1")
+    expect(value_field(page, "a")).to_have_count(0)
+    page.get_by_role("button", name="Remove b", exact=True).click()
+    expect(value_field(page, "b")).to_have_count(0)
+    page.get_by_label("New key", exact=True).fill("c")
+    page.get_by_role("button", name="Add a key to data").click()
+    expect(page.locator(".krm-field-map > fieldset > .krm-error")).to_have_text("A key named c already exists.")
+
+
+def test_a_value_the_field_cannot_hold_is_refused_at_the_field(page: Page) -> None:
+    page.goto("/deployments/web")
+    wait_live(page)
+    containers = page.get_by_label("containers", exact=True)
+    type_over(containers, '[{"name": "web", ')
+    expect(error_of(page, containers)).to_contain_text("Not valid JSON")
+    expect(containers).to_have_value('[{"name": "web", ')
+    type_over(containers, '[{"name": "web", "image": "nginx:1.28"}]')
+    expect(error_of(page, containers)).to_have_text("")
+    expect(marker_of(page, containers)).to_be_visible()
+    replicas = page.get_by_label("replicas", exact=True)
+    type_over(replicas, "5")
+    expect(marker_of(page, replicas)).to_be_visible()
 
 
 def set_hidden(page: Page, hidden: bool) -> None:
