@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import typing as t
+import weakref
 from collections.abc import Callable
 
 import gevent
@@ -64,7 +65,9 @@ class Feed:
     """
 
     def __init__(self, store: LiveResourceStore, opener: SubscriptionOpener, group: Group, linger: float) -> None:
-        self.store = store
+        # Weak: the registry keeps feeds in a weak mapping keyed by their store, so a feed must not
+        # keep its store alive; a store nobody holds any more ends its feed.
+        self._store = weakref.ref(store)
         self._opener = opener
         self._group = group
         self._linger = linger
@@ -177,8 +180,12 @@ class Feed:
         try:
             subscription = self._opener()
             for batch in subscription.batches():
+                store = self._store()
+                if store is None:
+                    return
                 for event in batch:
-                    self.apply(event)
+                    self._apply(store, event)
+                del store
         except gevent.GreenletExit:
             raise
         except Exception as exc:
@@ -188,7 +195,7 @@ class Feed:
             if subscription is not None:
                 subscription.close()
 
-    def apply(self, event: Event) -> None:
+    def _apply(self, store: LiveResourceStore, event: Event) -> None:
         """Apply one protocol event to the store and move the status along."""
         if isinstance(event, StreamError):
             if event.terminal:
@@ -198,7 +205,7 @@ class Feed:
             else:
                 self._set_status(StreamStatus("syncing"))
             return
-        self.store.apply(event)
+        store.apply(event)
         if isinstance(event, Reset):
             self._set_status(StreamStatus("syncing"))
         elif isinstance(event, Synced):
