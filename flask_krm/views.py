@@ -40,6 +40,7 @@ def make_blueprint(krm: KrmStream) -> Blueprint:
     """Build a ``krm`` blueprint (one per application): the JSON stream endpoint, CSRF protection on every
     state-changing request, and the live UI's routes, templates and static files."""
     from . import ui
+    from .save import views as save_views  # noqa: F401  (importing it registers the Save action)
 
     bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
     bp.before_request(csrf.protect)
