@@ -49,7 +49,8 @@ HIDDEN_METADATA: t.Final[frozenset[str]] = frozenset(
 )
 
 DEFAULT_ROOTS: t.Final[tuple[Path, ...]] = (("metadata", "labels"), ("metadata", "annotations"))
-"""Always shown first by default; every top-level member except identity follows (see :func:`default_roots`)."""
+"""Shown first by default (even when empty, if keys can be added); every top-level member except
+identity follows (see :func:`default_roots`)."""
 
 _IDENTITY_KEYS: t.Final = frozenset({"apiVersion", "kind", "metadata"})
 
@@ -348,6 +349,7 @@ def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> Edi
     for root in selected:
         if (
             roots is None
+            and (root not in DEFAULT_ROOTS or state.read_only(root + (_PROBE_KEY,)))
             and get_at(state.draft, root) is MISSING
             and get_at(state.server, root) is MISSING
             and not builder.conflicts.get(text_path(root))

@@ -236,11 +236,11 @@ def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubern
     create_configmap(core, name, {"a": "1", "b": "2"})
     page.goto(f"/configmaps/{name}")
     wait_live(page)
-    page.get_by_label("New key", exact=True).fill("c")
-    page.get_by_label("Value", exact=True).fill("three")
+    page.get_by_label("New key in data", exact=True).fill("c")
+    page.get_by_label("Value of the new key in data", exact=True).fill("three")
     page.get_by_role("button", name="Add a key to data").click()
     expect(value_field(page, "c")).to_have_value("three")
-    expect(page.get_by_label("New key", exact=True)).to_have_value("")
+    expect(page.get_by_label("New key in data", exact=True)).to_have_value("")
     key_a = entry(page, "a").get_by_label("Key", exact=True)
     key_a.fill("alpha")
     key_a.press("Tab")
@@ -248,9 +248,11 @@ def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubern
     expect(value_field(page, "a")).to_have_count(0)
     page.get_by_role("button", name="Remove b", exact=True).click()
     expect(value_field(page, "b")).to_have_count(0)
-    page.get_by_label("New key", exact=True).fill("c")
+    new_key = page.get_by_label("New key in data", exact=True)
+    new_key.fill("c")
     page.get_by_role("button", name="Add a key to data").click()
-    expect(page.locator(".krm-field-map > fieldset > .krm-error")).to_have_text("A key named c already exists.")
+    data_map = (new_key.get_attribute("id") or "").removesuffix("-new-key")
+    expect(page.locator(f"#{data_map}-error")).to_have_text("A key named c already exists.")
 
 
 def test_a_value_the_field_cannot_hold_is_refused_at_the_field(page: Page) -> None:

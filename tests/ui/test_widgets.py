@@ -91,7 +91,7 @@ def test_status_is_shown_read_only_and_identity_is_not_a_field() -> None:
     assert (ready.kind, ready.editable, ready.text) == ("number", False, "1")
     roots = [f.path for f in view.fields]
     assert ("apiVersion",) not in roots and ("kind",) not in roots and ("metadata",) not in roots
-    assert roots[:2] == [("metadata", "labels"), ("spec",)]
+    assert roots[:3] == [("metadata", "labels"), ("metadata", "annotations"), ("spec",)]
 
 
 def test_multi_line_text_uses_a_text_area_decided_by_either_side() -> None:
@@ -192,3 +192,14 @@ def test_selected_fields_keep_their_order_and_absent_ones_say_so() -> None:
 def test_field_selections_that_are_not_paths_are_refused(bad: t.Any) -> None:
     with pytest.raises(FieldSelectionError):
         parse_field_roots(bad if bad != [""] else [""])
+
+
+def test_empty_labels_and_annotations_are_offered_when_keys_can_be_added() -> None:
+    bare = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "uid": "u-c", "resourceVersion": "1"}, "data": {"a": "1"}}
+    view = build_editor(state_of(held(bare), "u-c"))
+    assert [(f.path, f.kind, f.can_add, f.children) for f in view.fields[:2]] == [
+        (("metadata", "labels"), "map", True, ()),
+        (("metadata", "annotations"), "map", True, ()),
+    ]
+    read_only = build_editor(state_of(held(bare, policy=EditPolicy.only(("data",))), "u-c"))
+    assert [f.path for f in read_only.fields] == [("data",)]
