@@ -44,10 +44,6 @@ class Column:
     header: str
     path: Path
 
-    @property
-    def pointer(self) -> str:
-        return path_to_pointer(self.path)
-
 
 DEFAULT_COLUMNS: t.Final = (Column("Name", ("metadata", "name")),)
 NAMESPACE_COLUMN: t.Final = Column("Namespace", ("metadata", "namespace"))

@@ -44,10 +44,6 @@ STRING_MAP_NAMES: t.Final[frozenset[str]] = frozenset({"labels", "annotations", 
 BYTES_MAP_PATHS: t.Final[frozenset[tuple[str, ...]]] = frozenset({("binaryData",)})
 """Maps whose values are base64 bytes, shown as their size only."""
 
-HIDDEN_METADATA: t.Final[frozenset[str]] = frozenset(
-    {"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"}
-)
-
 DEFAULT_ROOTS: t.Final[tuple[Path, ...]] = (("metadata", "labels"), ("metadata", "annotations"))
 """Shown first by default (even when empty, if keys can be added); every top-level member except
 identity follows (see :func:`default_roots`)."""

@@ -58,7 +58,7 @@ def test_a_text_edit_changes_the_draft_and_clears_the_field_error(page: PageHand
     assert error_partial(response) == (field_id(cid, ("data", "a"), "-error"), "")
     again = reload(page)
     assert input_value(again.html, field_id(cid, ("data", "a"))) == "typed"
-    assert re.search(rf'id="{field_id(cid, ("data", "a"))}-field">.*?krm-dirty-marker', again.html, re.S)
+    assert re.search(rf'id="{field_id(cid, ("data", "a"))}-field" data-krm-path="/data/a">.*?krm-dirty-marker', again.html, re.S)
 
 
 def test_text_area_line_breaks_are_stored_as_sent_by_the_object(page: PageHandle) -> None:
