@@ -150,6 +150,15 @@ class SessionDrafts:
             self._pages[page] = state
             return state
 
+    def find_page_state(self, page: Hashable) -> dict[str, t.Any] | None:
+        """The UI state of ``page`` if this session holds it; never creates or evicts anything."""
+        with self._registry.lock:
+            state = self._pages.get(page)
+            if state is not None:
+                self._touch()
+                self._pages[page] = self._pages.pop(page)
+            return state
+
     def _touch(self) -> float:
         self.last_used = now = self._registry.now()
         return now

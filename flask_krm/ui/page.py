@@ -224,5 +224,6 @@ def find_page(drafts: SessionDrafts, page_id: str) -> Page | None:
     """The page ``page_id`` of this session, or ``None`` (unknown, expired or another session's)."""
     if not isinstance(page_id, str) or not page_id or len(page_id) > 64:
         return None
-    found = drafts.page_state((PAGE_STATE_PREFIX, page_id)).get("page")
+    state = drafts.find_page_state((PAGE_STATE_PREFIX, page_id))
+    found = state.get("page") if state is not None else None
     return found if isinstance(found, Page) else None

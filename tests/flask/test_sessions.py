@@ -312,3 +312,11 @@ def test_another_user_cannot_edit_a_draft_through_guessed_identifiers(tmp_path: 
     assert json.loads(intruder.get("/drafts?name=app-config").data)["data"]["log-level"] == "info"
     krm.shutdown(app)
     assert not krm._get_state(app).group
+
+
+def test_looking_up_unknown_pages_never_evicts_a_real_one(registry: DraftRegistry) -> None:
+    drafts = namespace(registry)
+    drafts.page_state("real")["page"] = "kept"
+    for n in range(MAX_PAGE_STATES * 2):
+        assert drafts.find_page_state(f"guessed-{n}") is None
+    assert drafts.find_page_state("real") == {"page": "kept"}
