@@ -89,4 +89,7 @@ def test_a_deleted_namespace_is_terminating(admin: kubernetes.client.ApiClient, 
     assert refused.body["message"] == (
         f'configmaps "late" is forbidden: unable to create new content in namespace {namespace} because it is being terminated'
     )
+    assert refused.body["details"]["causes"] == [
+        {"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}
+    ]
     request(admin, "PATCH", f"{path}/held", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)

@@ -158,3 +158,33 @@ def test_wrong_value_types_are_refused(admin: kubernetes.client.ApiClient, names
     assert reply.status == 422 and reply.body["details"]["causes"][0]["field"] == "patch"
     created_badly = request(admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("b", {"n": 1}))  # type: ignore[dict-item]
     assert created_badly.status == 400 and created_badly.body["reason"] == "BadRequest"
+
+
+def _owners(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {entry["manager"]: entry for entry in obj["metadata"]["managedFields"]}
+
+
+def test_field_managers(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]) -> None:
+    first = _owners(created)["OpenAPI-Generator"]  # the official client's user agent names the default manager
+    assert (first["operation"], first["apiVersion"], first["fieldsType"]) == ("Update", "v1", "FieldsV1")
+    assert set(first["fieldsV1"]["f:data"]) >= {"f:x", "f:y"}
+    path = f"/api/v1/namespaces/{namespace}/configmaps/a"
+    moved = request(admin, "PATCH", path, query=[("fieldManager", "other")], body={"data": {"x": "changed"}}, content_type=MERGE_PATCH).body
+    owners = _owners(moved)
+    assert "f:x" in owners["other"]["fieldsV1"]["f:data"]
+    assert "f:x" not in owners["OpenAPI-Generator"]["fieldsV1"]["f:data"]
+    unchanged = request(admin, "PATCH", path, query=[("fieldManager", "third")], body={"data": {"x": "changed"}}, content_type=MERGE_PATCH).body
+    assert set(_owners(unchanged)) == {"OpenAPI-Generator", "other"}  # a no-op write records no manager
+
+
+def test_status_writes_are_managed_per_subresource(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    labels = {"app": "web"}
+    body = {"metadata": {"name": "web"}, "spec": {"selector": {"matchLabels": labels}, "template": {
+        "metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}}
+    assert request(admin, "POST", path, body=body).status == 201
+    reply = request(admin, "PATCH", f"{path}/web/status", query=[("fieldManager", "controller")], body={"status": {"replicas": 1}},
+                    content_type=MERGE_PATCH)
+    entry = _owners(reply.body)["controller"]
+    assert entry["subresource"] == "status"
+    assert entry["fieldsV1"] == {"f:status": {"f:replicas": {}}}

@@ -28,6 +28,7 @@ from .errors import (
 )
 from .faults import FaultState
 from .listing import ListOptions, list_body
+from .managed_fields import manager_from_user_agent
 from .impersonation import impersonate, parse_impersonation
 from .rbac import Attributes, RbacAuthorizer, require
 from .registry import Preconditions, Registry
@@ -166,17 +167,18 @@ class ApiServer:
             return self._watch(resource, list_namespace, ListOptions.parse(query, resource), start_response)
         body = _read_json(environ)
         scope = namespace if resource.namespaced else ""
+        manager = query.get("fieldManager") or manager_from_user_agent(environ.get("HTTP_USER_AGENT", ""))
         if request.verb == "create" and not resource.stored:
             return _respond(start_response, 201, review(self.authorizer, body, resource.kind, user))
         if request.verb == "create":
-            result, code = self.registry.create(resource, scope, body), 201
+            result, code = self.registry.create(resource, scope, body, manager), 201
         elif request.verb == "update":
-            result, code = self.registry.replace(resource, scope, name, body, request.subresource), 200
+            result, code = self.registry.replace(resource, scope, name, body, request.subresource, manager), 200
         elif request.verb == "patch":
             content_type = environ.get("CONTENT_TYPE", "").split(";")[0].strip()
             if content_type != MERGE_PATCH:
                 raise unsupported_media_type([MERGE_PATCH])
-            result, code = self.registry.patch(resource, scope, name, body, request.subresource), 200
+            result, code = self.registry.patch(resource, scope, name, body, request.subresource, manager), 200
         else:
             result, code = self.registry.delete(resource, scope, name, _preconditions(body))[0], 200
         if self.faults.take_lost_write_response():

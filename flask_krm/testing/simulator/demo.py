@@ -21,6 +21,8 @@ from .registry import Registry, now
 from .store import Object
 
 _HASH_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+DEMO_MANAGER = "krm-demo"
+CONTROLLER_MANAGER = "kube-controller-manager"
 SCALE_EVERY = 15
 EDIT_EVERY = 9
 
@@ -106,7 +108,7 @@ class DemoController:
         by_kind = {t.kind: t for t in catalog.DEFAULT_CATALOG.types}
         for obj in demo_objects():
             resource = by_kind[obj["kind"]]
-            self.registry.create(resource, obj["metadata"].get("namespace", ""), obj)
+            self.registry.create(resource, obj["metadata"].get("namespace", ""), obj, DEMO_MANAGER)
 
     def start(self) -> None:
         if self.tick is not None:
@@ -132,11 +134,12 @@ class DemoController:
             worker = self.registry.store.get(catalog.DEPLOYMENTS, DEMO_NAMESPACES[0], "worker")
             if worker is not None:
                 replicas = 3 if worker["spec"]["replicas"] == 1 else 1
-                self.registry.patch(catalog.DEPLOYMENTS, DEMO_NAMESPACES[0], "worker", {"spec": {"replicas": replicas}})
+                self.registry.patch(catalog.DEPLOYMENTS, DEMO_NAMESPACES[0], "worker", {"spec": {"replicas": replicas}}, manager=DEMO_MANAGER)
         if self.competing_edits and self.steps % EDIT_EVERY == 0:
             if self.registry.store.get(catalog.CONFIGMAPS, DEMO_NAMESPACES[0], "app-config") is not None:
                 greeting = f"hello #{self.steps // EDIT_EVERY}"
-                self.registry.patch(catalog.CONFIGMAPS, DEMO_NAMESPACES[0], "app-config", {"data": {"greeting": greeting}})
+                patch = {"data": {"greeting": greeting}}
+                self.registry.patch(catalog.CONFIGMAPS, DEMO_NAMESPACES[0], "app-config", patch, manager=DEMO_MANAGER)
 
     def _roll(self, deployment: Object) -> None:
         """Observe a new generation (all new pods created, none ready yet), else make one more pod ready."""
@@ -159,7 +162,9 @@ class DemoController:
         annotations = updated["metadata"].setdefault("annotations", {})
         annotations["deployment.kubernetes.io/revision"] = str(rollout.revision)
         updated["status"] = self._status(deployment, rollout, desired)
-        self.registry.replace(catalog.DEPLOYMENTS, metadata["namespace"], metadata["name"], updated, "status")
+        self.registry.replace(
+            catalog.DEPLOYMENTS, metadata["namespace"], metadata["name"], updated, "status", manager=CONTROLLER_MANAGER
+        )
 
     @staticmethod
     def _status(deployment: Object, rollout: _Rollout, desired: int) -> dict[str, Any]:

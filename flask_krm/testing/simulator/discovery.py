@@ -37,7 +37,7 @@ def discovery_document(catalog: Catalog, path: str, server_address: str) -> dict
         group, version = parts[1], parts[2]
     else:
         return None
-    resources = [entry for t in catalog.in_group_version(group, version) for entry in t.discovery()]
+    resources = sorted((entry for t in catalog.in_group_version(group, version) for entry in t.discovery()), key=lambda e: e["name"])
     document: dict[str, Any] = {"kind": "APIResourceList"}
     if group:
         document["apiVersion"] = "v1"

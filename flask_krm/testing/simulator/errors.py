@@ -89,8 +89,9 @@ class ApiError(Exception):
             "metadata": dict(self.status_metadata),
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = self.details
         body["code"] = self.code
@@ -175,6 +176,11 @@ def too_large_resource_version(requested: int, current: int) -> ApiError:
 
 def service_unavailable(message: str) -> ApiError:
     return ApiError(503, "ServiceUnavailable", message)
+
+
+def unwrapped(message: str) -> ApiError:
+    """A plain Go error reaching the response writer: 500 with the bare message and no reason."""
+    return ApiError(500, "", message)
 
 
 def internal(message: str) -> ApiError:

@@ -126,7 +126,10 @@ class ListOptions:
         if self.resource_version in ("", "0"):
             return None
         if not self.resource_version.isdigit():
-            raise bad_request(f'invalid resource version: strconv.ParseUint: parsing "{self.resource_version}": invalid syntax')
+            raise bad_request(
+                f'invalid resource version: resourceVersion: Invalid value: "{self.resource_version}": '
+                f'strconv.ParseUint: parsing "{self.resource_version}": invalid syntax'
+            )
         return int(self.resource_version)
 
     @property

@@ -24,14 +24,16 @@ from .errors import (
     bad_request,
     conflict,
     forbidden,
-    internal,
     invalid,
     not_found,
+    unwrapped,
 )
+from .managed_fields import record_write
 from .merge_patch import apply_merge_patch
 from .store import Object, ObjectStore
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+SYSTEM_MANAGER = "krm-simulator"
 
 
 def now() -> str:
@@ -83,8 +85,8 @@ class Registry:
 
     # create
 
-    def create(self, resource: ResourceType, namespace: str, body: Any) -> Object:
-        """POST to a collection; returns the stored object."""
+    def create(self, resource: ResourceType, namespace: str, body: Any, manager: str = SYSTEM_MANAGER) -> Object:
+        """POST to a collection as field manager ``manager``; returns the stored object."""
         obj = self._decode(resource, body)
         metadata = obj["metadata"]
         if resource.namespaced:
@@ -101,7 +103,7 @@ class Registry:
         if resource.namespaced:
             self._check_namespace_accepts(resource, namespace, name)
         if metadata.get("resourceVersion"):
-            raise internal("resourceVersion should not be set on objects to be created")
+            raise unwrapped("resourceVersion should not be set on objects to be created")
         for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "selfLink"):
             metadata.pop(system_field, None)
         metadata["uid"] = str(uuid.uuid4())
@@ -111,11 +113,14 @@ class Registry:
         self._validate(resource, name, strategies.validate(resource, obj))
         if self.store.get(resource, namespace if resource.namespaced else "", name) is not None:
             raise already_exists(resource.group_resource, name)
+        obj["metadata"]["managedFields"] = record_write(resource, None, obj, manager, "", metadata["creationTimestamp"])
         return self._commit(resource, obj, "ADDED")
 
     # update and patch
 
-    def replace(self, resource: ResourceType, namespace: str, name: str, body: Any, subresource: str = "") -> Object:
+    def replace(
+        self, resource: ResourceType, namespace: str, name: str, body: Any, subresource: str = "", manager: str = SYSTEM_MANAGER
+    ) -> Object:
         """PUT an object (or its status); the body's uid, if any, is a precondition."""
         existing = self.get(resource, namespace, name)
         new = self._decode(resource, body)
@@ -126,24 +131,36 @@ class Registry:
                 f"AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
             )
             raise conflict(resource.group_resource, name, cause)
-        return self._update(resource, namespace, name, existing, new, subresource, "update")
+        return self._update(resource, namespace, name, existing, new, subresource, "update", manager)
 
-    def patch(self, resource: ResourceType, namespace: str, name: str, patch: Any, subresource: str = "") -> Object:
+    def patch(
+        self, resource: ResourceType, namespace: str, name: str, patch: Any, subresource: str = "", manager: str = SYSTEM_MANAGER
+    ) -> Object:
         """Apply an RFC 7386 merge patch; ``metadata.resourceVersion`` in it is an optimistic lock."""
         existing = self.get(resource, namespace, name)
         if not isinstance(patch, dict):
-            raise bad_request("error decoding patch: json: cannot unmarshal into a map: the patch is not a JSON object")
+            raise bad_request(
+                f"error decoding patch: json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}"
+            )
         patched = apply_merge_patch(copy.deepcopy(existing), patch)
         try:
             strategies.check_types(resource, patched)
         except strategies.DecodeError as error:
-            document = json.dumps(patched, separators=(",", ":"))
+            document = json.dumps(dict(sorted(patched.items())), separators=(",", ":"))
             raise invalid(catalog.GroupKind("", ""), "", [FieldError.invalid("patch", document, str(error))]) from None
         new = strategies.canonical(resource, patched)
-        return self._update(resource, namespace, name, existing, new, subresource, "patch")
+        return self._update(resource, namespace, name, existing, new, subresource, "patch", manager)
 
     def _update(
-        self, resource: ResourceType, namespace: str, name: str, existing: Object, new: Object, subresource: str, verb: str
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        existing: Object,
+        new: Object,
+        subresource: str,
+        verb: str,
+        manager: str,
     ) -> Object:
         metadata = new["metadata"]
         if metadata.get("name", name) != name:
@@ -170,16 +187,18 @@ class Registry:
         strategies.prepare_for_update(resource, new, existing, subresource)
         self._validate(resource, name, strategies.validate_update(resource, new, existing))
         new = strategies.canonical(resource, new)
-        if resource == catalog.NAMESPACES:
-            if _without_version(new) == _without_version(existing):
-                return existing
-            committed = self._commit(resource, new, "MODIFIED")
-            return self._finish_namespace(name) or committed
-        if metadata.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
-            return self._remove(resource, new)
+        if resource != catalog.NAMESPACES and metadata.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            # the last finalizer is gone: the stored object is deleted as it was (that is what watchers
+            # see), while the writer gets back the object it sent
+            self._remove(resource, copy.deepcopy(existing))
+            return new
         if _without_version(new) == _without_version(existing):
             return existing
-        return self._commit(resource, new, "MODIFIED")
+        new["metadata"]["managedFields"] = record_write(resource, existing, new, manager, subresource, now())
+        committed = self._commit(resource, new, "MODIFIED")
+        if resource == catalog.NAMESPACES:
+            return self._finish_namespace(name) or committed
+        return committed
 
     @staticmethod
     def _check_resource_version(resource: ResourceType, name: str, requested: Any, existing: Object) -> None:
@@ -189,8 +208,7 @@ class Registry:
                 raise invalid(kind, name, [FieldError.invalid("metadata.resourceVersion", 0, "must be specified for an update")])
             return
         if not isinstance(requested, str) or not requested.isdigit():
-            error = FieldError.invalid("resourceVersion", requested, f'strconv.ParseUint: parsing {json.dumps(requested)}: invalid syntax')
-            raise invalid(catalog.GroupKind("", ""), "", [error])
+            raise unwrapped(f"strconv.ParseUint: parsing {json.dumps(requested)}: invalid syntax")
         if int(requested) != int(existing["metadata"]["resourceVersion"]):
             raise conflict(resource.group_resource, name, OPTIMISTIC_LOCK_MESSAGE)
 
@@ -264,14 +282,25 @@ class Registry:
 
     def _decode(self, resource: ResourceType, body: Any) -> Object:
         if not isinstance(body, dict):
-            raise bad_request(f"{resource.kind} in version \"{resource.version}\" cannot be handled as a {resource.kind}: the body is not a JSON object")
-        kind, api_version = body.get("kind"), body.get("apiVersion")
-        if (kind and kind != resource.kind) or (api_version and api_version != resource.api_version):
             raise bad_request(
-                f"the API version in the data ({api_version}) does not match the expected API version ({resource.api_version})"
-                if api_version and api_version != resource.api_version
-                else f"the kind in the data ({kind}) does not match the expected kind ({resource.kind})"
+                f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
+                f"json: cannot unmarshal {strategies.json_type(body)} into Go value of type struct"
             )
+        kind, api_version = body.get("kind"), body.get("apiVersion")
+        if resource.custom and not kind:
+            raw = json.dumps(body)
+            raise bad_request(
+                f"the object provided is unrecognized (must be of type {resource.kind}): "
+                f"Object 'Kind' is missing in '{raw}' ({raw[:30]} ...)"
+            )
+        if kind and kind != resource.kind:
+            internal_kind = f"{resource.group.split('.')[0] or 'core'}.{resource.kind}"
+            raise bad_request(
+                f'{kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
+                f"converting ({resource.version}.{kind}) to ({internal_kind}): unknown conversion"
+            )
+        if api_version and api_version != resource.api_version:
+            raise bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({resource.api_version})")
         obj = copy.deepcopy(body)
         obj.setdefault("metadata", {})
         try:
@@ -288,7 +317,14 @@ class Registry:
         if existing is None:
             raise not_found(catalog.NAMESPACES.group_resource, namespace)
         if existing["metadata"].get("deletionTimestamp"):
-            raise forbidden(resource.group_resource, name, f"unable to create new content in namespace {namespace} because it is being terminated")
+            error = forbidden(
+                resource.group_resource, name, f"unable to create new content in namespace {namespace} because it is being terminated"
+            )
+            assert error.details is not None
+            error.details["causes"] = [
+                {"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}
+            ]
+            raise error
 
     def _admit(self, request: WriteRequest) -> None:
         for hook in list(self.write_hooks):

@@ -61,6 +61,8 @@ LABEL_VALUE_MESSAGE = (
     "end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 )
+OMITTED_WHEN_EMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
+OMITTED_WHEN_EMPTY = ("data", "binaryData", "stringData")
 IMMUTABLE = "field is immutable"
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 
@@ -87,9 +89,13 @@ def canonical(resource: ResourceType, obj: Object) -> Object:
         result["metadata"] = {key: metadata[key] for key in METADATA_FIELDS if key in metadata}
     if resource.custom:
         return _sorted(result)  # type: ignore[no-any-return]
-    for section in (result.get("metadata"), result):
-        for key in ("labels", "annotations", "data", "binaryData", "stringData"):
-            if isinstance(section, dict) and isinstance(section.get(key), dict):
+    for section, keys in ((result.get("metadata"), OMITTED_WHEN_EMPTY_METADATA), (result, OMITTED_WHEN_EMPTY)):
+        if not isinstance(section, dict):
+            continue
+        for key in keys:
+            if key in section and section[key] in ({}, [], None):
+                del section[key]  # Go's encoder leaves out empty omitempty maps and lists
+            elif isinstance(section.get(key), dict):
                 section[key] = _sorted(section[key])
     return result
 
@@ -109,13 +115,14 @@ def _string_map(obj: Object, path: tuple[str, ...], go_field: str) -> None:
             return
         node = node[part]
     if not isinstance(node, dict):
-        raise DecodeError(f"json: cannot unmarshal {_json_type(node)} into Go struct field {go_field} of type map[string]string")
+        raise DecodeError(f"json: cannot unmarshal {json_type(node)} into Go struct field {go_field} of type map[string]string")
     for value in node.values():
         if not isinstance(value, str):
-            raise DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {go_field} of type string")
+            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field} of type string")
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """How Go's JSON decoder names the type of a value in its errors."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
@@ -126,7 +133,7 @@ def _json_type(value: Any) -> str:
 def check_types(resource: ResourceType, obj: Object) -> None:
     """Raise ``DecodeError`` when a field of a built-in kind has the wrong JSON type."""
     if not isinstance(obj.get("metadata"), dict):
-        raise DecodeError(f"json: cannot unmarshal {_json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta")
+        raise DecodeError(f"json: cannot unmarshal {json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta")
     _string_map(obj, ("metadata", "labels"), f"{resource.kind}.metadata.labels")
     _string_map(obj, ("metadata", "annotations"), f"{resource.kind}.metadata.annotations")
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
@@ -142,7 +149,7 @@ def check_types(resource: ResourceType, obj: Object) -> None:
         replicas = (obj.get("spec") or {}).get("replicas")
         if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
             raise DecodeError(
-                f"json: cannot unmarshal {_json_type(replicas)} into Go struct field DeploymentSpec.spec.replicas of type int32"
+                f"json: cannot unmarshal {json_type(replicas)} into Go struct field DeploymentSpec.spec.replicas of type int32"
             )
 
 
@@ -344,6 +351,8 @@ def validate_update(resource: ResourceType, new: Object, old: Object) -> list[Fi
             ))
     if new_meta.get("uid") != old_meta.get("uid"):
         metadata_errors.append(FieldError.invalid("metadata.uid", new_meta.get("uid"), IMMUTABLE))
+    if resource == catalog.SECRETS and new.get("type") != old.get("type"):
+        errors.append(FieldError.invalid("type", new.get("type"), IMMUTABLE))
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS) and old.get("immutable"):
         if not new.get("immutable"):
             errors.append(FieldError.forbidden("immutable", IMMUTABLE_WHEN_SET))
@@ -351,13 +360,9 @@ def validate_update(resource: ResourceType, new: Object, old: Object) -> list[Fi
             errors.append(FieldError.forbidden("data", IMMUTABLE_WHEN_SET))
         if resource == catalog.CONFIGMAPS and new.get("binaryData") != old.get("binaryData"):
             errors.append(FieldError.forbidden("binaryData", IMMUTABLE_WHEN_SET))
-    if resource == catalog.SECRETS and new.get("type") != old.get("type"):
-        errors.append(FieldError.invalid("type", new.get("type"), IMMUTABLE))
     if resource == catalog.DEPLOYMENTS and (new.get("spec") or {}).get("selector") != (old.get("spec") or {}).get("selector"):
         errors.append(FieldError.invalid("spec.selector", (new.get("spec") or {}).get("selector"), IMMUTABLE))
-    # kube-apiserver checks metadata twice (common fields, then the kind's own update validation),
-    # so each metadata failure appears twice among the causes (the message lists it once)
-    return metadata_errors + metadata_errors + errors + validate(resource, new)
+    return metadata_errors + errors + validate(resource, new)
 
 
 def field_values(resource: ResourceType, obj: Object) -> dict[str, str]:

@@ -7,6 +7,7 @@ layer iterates ``Watcher.lines()`` to write one chunk per event.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -46,12 +47,27 @@ def encode_event(event_type: str, obj: Object) -> bytes:
     return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
 
 
+EMPTY_FIELDS: dict[str, dict[str, Any]] = {
+    "Namespace": {"spec": {}, "status": {}},
+    "Deployment": {
+        "spec": {"replicas": 0, "selector": None, "template": {"metadata": {}, "spec": {"containers": None}}, "strategy": {}},
+        "status": {},
+    },
+    "Role": {"rules": None},
+    "ClusterRole": {"rules": None},
+    "RoleBinding": {"roleRef": {"apiGroup": "", "kind": "", "name": ""}},
+    "ClusterRoleBinding": {"roleRef": {"apiGroup": "", "kind": "", "name": ""}},
+}
+"""What an empty object of a built-in kind still serializes (its non-omitempty fields); bookmarks carry them."""
+
+
 def bookmark(resource: ResourceType, resource_version: int, initial_events_end: bool = False) -> Object:
-    """A BOOKMARK object: only kind, apiVersion and metadata.resourceVersion (plus the end annotation)."""
+    """A BOOKMARK object: an empty object of the kind with only ``metadata.resourceVersion`` (plus the end annotation)."""
     metadata: dict[str, Any] = {"resourceVersion": str(resource_version)}
     if initial_events_end:
         metadata["annotations"] = {INITIAL_EVENTS_END: "true"}
-    return {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": metadata}
+    empty = {} if resource.custom else EMPTY_FIELDS.get(resource.kind, {})
+    return {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": metadata, **copy.deepcopy(empty)}
 
 
 def _with_version(obj: Object, resource_version: int) -> Object:
