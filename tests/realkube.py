@@ -1,17 +1,20 @@
 """A real kube-apiserver backed by etcd, started on loopback ports for the contract suite.
 
-``start_kube_apiserver()`` runs the binaries that ``scripts/kube-binaries`` builds (or reuses),
-with a throwaway data directory, self-signed serving certificates, RBAC authorization, a static
-token file for the simulator's demo users, its cluster RBAC objects and its Flunder CRD, and yields a handle shaped
-like the simulator's: ``name``, ``api_client(user)``, ``kubeconfig_path``, ``supports(...)``,
-``version``.
+``start_kube_apiserver()`` runs the binaries that ``scripts/kube-binaries`` builds (or reuses)
+with a throwaway data directory, self-signed serving certificates, RBAC authorization and a static
+token file for the simulator's demo users; it installs the simulator's cluster RBAC objects and
+its Flunder CRD, and yields a handle shaped like the simulator's: ``name``, ``api_client(user)``,
+``kubeconfig_path``, ``supports(capability)`` and ``version``.
+
+No controllers run beside the server (no kube-controller-manager): a deleted namespace stays
+``Terminating``, owner references are not garbage-collected and Deployments get no status.
 """
 
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
-import os
 import shutil
 import signal
 import socket
@@ -21,7 +24,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +38,16 @@ REPO = Path(__file__).resolve().parent.parent
 KUBE_BINARIES_SCRIPT = REPO / "scripts" / "kube-binaries"
 KUBE_APISERVER_MODULE = REPO / "scripts" / "kube-binaries.d" / "kube-apiserver" / "go.mod"
 
+MASTERS = "system:masters"
 STARTUP_TIMEOUT = 90.0
 STOP_TIMEOUT = 10.0
+PR_SET_PDEATHSIG = 1
+CLUSTER_COLLECTIONS = {
+    "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    "CustomResourceDefinition": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+}
+SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 
 class RealKubeError(RuntimeError):
@@ -53,7 +64,7 @@ def pinned_kubernetes_version() -> str:
 
 
 def kube_binaries_directory() -> Path:
-    """The directory holding ``kube-apiserver`` and ``etcd``, built by the script if missing."""
+    """The directory holding ``kube-apiserver`` and ``etcd`` (the script builds them if missing)."""
     result = subprocess.run([str(KUBE_BINARIES_SCRIPT)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RealKubeError(f"scripts/kube-binaries failed ({result.returncode}):\n{result.stderr[-4000:]}")
@@ -72,7 +83,7 @@ class KubeApiServer:
     name: str = "kube-apiserver"
 
     def api_client(self, user: str = "admin") -> kubernetes.client.ApiClient:
-        """An official-client ``ApiClient`` authenticated as a demo user, verifying the server CA."""
+        """An official-client ``ApiClient`` authenticated as a demo user, verifying the server's CA."""
         configuration = kubernetes.client.Configuration()
         configuration.host = self.url
         configuration.ssl_ca_cert = self.ca_path
@@ -82,7 +93,7 @@ class KubeApiServer:
         return kubernetes.client.ApiClient(configuration)
 
     def supports(self, capability: str) -> bool:
-        """A real server supports no simulator fault injection."""
+        """Always false: fault injection exists only in the simulator."""
         return False
 
     def _token(self, user: str) -> str:
@@ -94,7 +105,13 @@ class KubeApiServer:
 
 @contextmanager
 def start_kube_apiserver(users: Sequence[User] = DEMO_USERS) -> Iterator[KubeApiServer]:
-    """Start etcd and kube-apiserver on free loopback ports; stop both and delete their data."""
+    """Start etcd and kube-apiserver on free loopback ports; on exit stop both and delete their data.
+
+    ``users`` become the static token file; the first one in ``system:masters`` prepares the server.
+    """
+    admin = next((user for user in users if MASTERS in user.groups), None)
+    if admin is None:
+        raise RealKubeError(f"no user in {MASTERS} among {[user.name for user in users]}")
     binaries = kube_binaries_directory()
     with ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="flask-krm-kube-"))
@@ -102,9 +119,8 @@ def start_kube_apiserver(users: Sequence[User] = DEMO_USERS) -> Iterator[KubeApi
         etcd_url = _start_etcd(stack, binaries / "etcd", workdir)
         port = _free_port()
         url = f"https://127.0.0.1:{port}"
-        token_file = _write_token_file(workdir, users)
-        signing_key, public_key = _write_service_account_keys(workdir)
         cert_dir = workdir / "certs"
+        signing_key, public_key = _write_service_account_keys(workdir)
         apiserver = _spawn(
             stack,
             [
@@ -119,73 +135,39 @@ def start_kube_apiserver(users: Sequence[User] = DEMO_USERS) -> Iterator[KubeApi
                 f"--service-account-key-file={public_key}",
                 f"--service-account-signing-key-file={signing_key}",
                 "--authorization-mode=RBAC",
-                f"--token-auth-file={token_file}",
+                f"--token-auth-file={_write_token_file(workdir, users)}",
                 "--anonymous-auth=false",
                 "--profiling=false",
+                # the default "lease" reconciler refuses a loopback advertise address
                 "--endpoint-reconciler-type=none",
             ],
             workdir / "kube-apiserver.log",
         )
-        ca_path = str(cert_dir / "apiserver.crt")
-        admin = next(user for user in users if "system:masters" in user.groups)
-        probe = _Probe(url, admin.token, cert_dir / "apiserver.crt", [apiserver])
-        probe.await_ok("/readyz", STARTUP_TIMEOUT)
-        probe.await_ok("/api/v1/namespaces/default", STARTUP_TIMEOUT)
-        version = json.loads(probe.get("/version"))["gitVersion"]
-        server = KubeApiServer(
+        ca_path = cert_dir / "apiserver.crt"  # the self-signed serving certificate followed by its CA
+        http = _AdminHttp(url, admin.token, ca_path, apiserver)
+        http.await_ok("/readyz")
+        http.await_ok("/api/v1/namespaces/default")
+        _install_demo_objects(http)
+        yield KubeApiServer(
             url=url,
-            kubeconfig_path=str(_write_kubeconfig(workdir, url, Path(ca_path), users)),
-            ca_path=ca_path,
-            version=version,
+            kubeconfig_path=str(_write_kubeconfig(workdir, url, ca_path, users)),
+            ca_path=str(ca_path),
+            version=str(http.get("/version")["gitVersion"]),
             users={user.name: user for user in users},
         )
-        _install_demo_objects(server, admin.name, probe)
-        yield server
-
-
-def _start_etcd(stack: ExitStack, etcd: Path, workdir: Path) -> str:
-    client_url = f"http://127.0.0.1:{_free_port()}"
-    peer_url = f"http://127.0.0.1:{_free_port()}"
-    process = _spawn(
-        stack,
-        [
-            str(etcd),
-            "--name=default",
-            f"--data-dir={workdir / 'etcd'}",
-            f"--listen-client-urls={client_url}",
-            f"--advertise-client-urls={client_url}",
-            f"--listen-peer-urls={peer_url}",
-            f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=default={peer_url}",
-            "--unsafe-no-fsync",
-            "--log-level=warn",
-        ],
-        workdir / "etcd.log",
-    )
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
-        try:
-            with urllib.request.urlopen(f"{client_url}/health", timeout=2) as response:
-                if json.load(response).get("health") == "true":
-                    return client_url
-        except (OSError, ValueError):
-            pass
-        process.raise_if_exited()
-        if time.monotonic() > deadline:
-            raise RealKubeError(f"etcd not healthy after {STARTUP_TIMEOUT:.0f} s\n{process.log_tail()}")
-        time.sleep(0.1)
 
 
 @dataclass
 class _Running:
     """A started server process and the file its output goes to."""
 
+    program: str
     process: subprocess.Popen[bytes]
     log_path: Path
 
     def raise_if_exited(self) -> None:
         if self.process.poll() is not None:
-            raise RealKubeError(f"{self.process.args[0]} exited with {self.process.returncode}\n{self.log_tail()}")
+            raise RealKubeError(f"{self.program} exited with {self.process.returncode}\n{self.log_tail()}")
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
@@ -201,11 +183,61 @@ class _Running:
             self.process.wait()
 
 
+def _die_with_parent() -> None:
+    """In the child: be killed when the test process dies, so no server outlives a killed run."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def _spawn(stack: ExitStack, argv: list[str], log_path: Path) -> _Running:
+    """Start a server in its own session (Ctrl-C reaches only pytest, which then stops it in order)."""
     log = stack.enter_context(open(log_path, "wb"))
-    running = _Running(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True), log_path)
+    process = subprocess.Popen(
+        argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent
+    )
+    running = _Running(Path(argv[0]).name, process, log_path)
     stack.callback(running.stop)
     return running
+
+
+def _poll(ready: Callable[[], bool], running: _Running, what: str) -> None:
+    """Call ``ready`` until it is true; fail at once if the process exits, or after the timeout."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while not ready():
+        running.raise_if_exited()
+        if time.monotonic() > deadline:
+            raise RealKubeError(f"{what} after {STARTUP_TIMEOUT:.0f} s\n{running.log_tail()}")
+        time.sleep(0.1)
+
+
+def _start_etcd(stack: ExitStack, etcd: Path, workdir: Path) -> str:
+    client_url = f"http://127.0.0.1:{_free_port()}"
+    peer_url = f"http://127.0.0.1:{_free_port()}"
+    running = _spawn(
+        stack,
+        [
+            str(etcd),
+            "--name=default",
+            f"--data-dir={workdir / 'etcd'}",
+            f"--listen-client-urls={client_url}",
+            f"--advertise-client-urls={client_url}",
+            f"--listen-peer-urls={peer_url}",
+            f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=default={peer_url}",
+            "--unsafe-no-fsync",
+            "--log-level=warn",
+        ],
+        workdir / "etcd.log",
+    )
+
+    def healthy() -> bool:
+        try:
+            with urllib.request.urlopen(f"{client_url}/health", timeout=2) as response:
+                return bool(json.load(response).get("health") == "true")
+        except (OSError, ValueError):
+            return False
+
+    _poll(healthy, running, "etcd is not healthy")
+    return client_url
 
 
 def _free_port() -> int:
@@ -215,14 +247,14 @@ def _free_port() -> int:
 
 
 def _write_token_file(workdir: Path, users: Sequence[User]) -> Path:
+    """kube-apiserver's static token CSV: token, user name, uid (the name, as in the simulator), groups."""
     path = workdir / "tokens.csv"
-    rows = [f'{user.token},{user.name},{user.name},"{",".join(user.groups)}"' for user in users]
-    path.write_text("\n".join(rows) + "\n")
+    path.write_text("".join(f'{user.token},{user.name},{user.name},"{",".join(user.groups)}"\n' for user in users))
     return path
 
 
 def _write_service_account_keys(workdir: Path) -> tuple[Path, Path]:
-    """A fresh P-256 signing key for service account tokens and its public key (private, public)."""
+    """A fresh P-256 key for signing service account tokens, and its public key: (private, public)."""
     private, public = workdir / "service-account.key", workdir / "service-account.pub"
     for command in (
         ["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(private)],
@@ -235,6 +267,7 @@ def _write_service_account_keys(workdir: Path) -> tuple[Path, Path]:
 
 
 def _write_kubeconfig(workdir: Path, url: str, ca_path: Path, users: Sequence[User]) -> Path:
+    """One cluster (with its CA inline) and one token context per user; the first user is current."""
     ca_data = base64.b64encode(ca_path.read_bytes()).decode()
     config = {
         "apiVersion": "v1",
@@ -245,75 +278,79 @@ def _write_kubeconfig(workdir: Path, url: str, ca_path: Path, users: Sequence[Us
         "current-context": users[0].name,
     }
     path = workdir / "kubeconfig"
-    path.write_text(json.dumps(config, indent=2))
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    path.chmod(0o600)
     return path
 
 
-class _Probe:
-    """Plain HTTPS requests to the server as the admin, failing fast when a process dies."""
+class _AdminHttp:
+    """Plain JSON requests to the server as the admin user, for starting and preparing it."""
 
-    def __init__(self, url: str, token: str, ca_path: Path, processes: Sequence[_Running]) -> None:
+    def __init__(self, url: str, token: str, ca_path: Path, running: _Running) -> None:
         self._url = url
         self._token = token
         self._ca_path = ca_path
-        self._processes = processes
+        self.running = running
         self._context: ssl.SSLContext | None = None
 
-    def get(self, path: str) -> bytes:
+    def get(self, path: str) -> Any:
+        return json.loads(self._send(urllib.request.Request(self._url + path)))
+
+    def post(self, path: str, body: Mapping[str, Any]) -> Any:
+        request = urllib.request.Request(
+            self._url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+        )
+        return json.loads(self._send(request))
+
+    def await_ok(self, path: str) -> None:
+        """Wait until ``GET path`` answers 2xx (the serving certificate appears once the server runs)."""
+
+        def ok() -> bool:
+            if not self._ca_path.exists():
+                return False
+            try:
+                self._send(urllib.request.Request(self._url + path))
+                return True
+            except OSError:
+                return False
+
+        _poll(ok, self.running, f"GET {path} is not OK")
+
+    def _send(self, request: urllib.request.Request) -> bytes:
         if self._context is None:
             self._context = ssl.create_default_context(cafile=str(self._ca_path))
-        request = urllib.request.Request(self._url + path, headers={"Authorization": f"Bearer {self._token}"})
-        with urllib.request.urlopen(request, timeout=5, context=self._context) as response:
+        request.add_header("Authorization", f"Bearer {self._token}")
+        with urllib.request.urlopen(request, timeout=10, context=self._context) as response:
             return bytes(response.read())
 
-    def await_ok(self, path: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        last_error = "no answer"
-        while True:
-            if self._ca_path.exists():
-                try:
-                    self.get(path)
-                    return
-                except urllib.error.HTTPError as error:
-                    last_error = f"HTTP {error.code}"
-                except (OSError, ssl.SSLError) as error:
-                    last_error = str(error)
-            for process in self._processes:
-                process.raise_if_exited()
-            if time.monotonic() > deadline:
-                tail = self._processes[0].log_tail()
-                raise RealKubeError(f"GET {path} not OK after {timeout:.0f} s ({last_error})\n{tail}")
-            time.sleep(0.1)
 
-
-def _install_demo_objects(server: KubeApiServer, admin: str, probe: _Probe) -> None:
-    """The simulator's cluster RBAC objects and Flunder CRD, in effect and served on return."""
+def _install_demo_objects(http: _AdminHttp) -> None:
+    """The simulator's cluster RBAC objects and Flunder CRD, served and in effect on return."""
     rbac_objects = cluster_rbac_objects()
-    with server.api_client(admin) as client:
-        rbac = kubernetes.client.RbacAuthorizationV1Api(client)
-        create = {"ClusterRole": rbac.create_cluster_role, "ClusterRoleBinding": rbac.create_cluster_role_binding}
-        for rbac_object in rbac_objects:
-            create[rbac_object["kind"]](rbac_object)
-        kubernetes.client.ApiextensionsV1Api(client).create_custom_resource_definition(FLUNDER_CRD)
-        spec = FLUNDER_CRD["spec"]
-        probe.await_ok(f"/apis/{spec['group']}/{spec['versions'][0]['name']}/{spec['names']['plural']}", STARTUP_TIMEOUT)
-        rules = {obj["metadata"]["name"]: obj["rules"] for obj in rbac_objects if obj["kind"] == "ClusterRole"}
-        authorization = kubernetes.client.AuthorizationV1Api(client)
-        for binding in (obj for obj in rbac_objects if obj["kind"] == "ClusterRoleBinding"):
-            rule = rules[binding["roleRef"]["name"]][0]
-            for subject in binding["subjects"]:
-                _await_allowed(authorization, subject["name"], rule["verbs"][-1], rule["apiGroups"][0], rule["resources"][0])
+    for resource_object in [*rbac_objects, FLUNDER_CRD]:
+        try:
+            http.post(CLUSTER_COLLECTIONS[resource_object["kind"]], resource_object)
+        except urllib.error.HTTPError as error:
+            raise RealKubeError(f"creating {resource_object['kind']} {resource_object['metadata']['name']}: "
+                                f"HTTP {error.code} {error.read().decode(errors='replace')}") from None
+    spec = FLUNDER_CRD["spec"]
+    http.await_ok(f"/apis/{spec['group']}/{spec['versions'][0]['name']}/{spec['names']['plural']}")
+    rules = {obj["metadata"]["name"]: obj["rules"] for obj in rbac_objects if obj["kind"] == "ClusterRole"}
+    for binding in (obj for obj in rbac_objects if obj["kind"] == "ClusterRoleBinding"):
+        rule = rules[binding["roleRef"]["name"]][0]
+        for subject in binding["subjects"]:
+            _await_allowed(http, subject["name"], rule["verbs"][-1], rule["apiGroups"][0], rule["resources"][0])
 
 
-def _await_allowed(api: kubernetes.client.AuthorizationV1Api, user: str, verb: str, group: str, resource: str) -> None:
+def _await_allowed(http: _AdminHttp, user: str, verb: str, group: str, resource: str) -> None:
     """RBAC reads bindings through an informer: wait until a new binding is in effect."""
     review = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SubjectAccessReview",
         "spec": {"user": user, "resourceAttributes": {"verb": verb, "group": group, "resource": resource}},
     }
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while not api.create_subject_access_review(review).status.allowed:
-        if time.monotonic() > deadline:
-            raise RealKubeError(f"RBAC never allowed {user} to {verb} {resource}")
-        time.sleep(0.05)
+    _poll(
+        lambda: bool(http.post(SUBJECT_ACCESS_REVIEWS, review)["status"].get("allowed")),
+        http.running,
+        f"RBAC does not allow {user} to {verb} {resource}",
+    )

@@ -1,4 +1,4 @@
-"""The real kube-apiserver fixture: version, static-token users, RBAC, CRD and teardown."""
+"""The real kube-apiserver fixture: version, static-token users, RBAC, the Flunder CRD, teardown."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from kubernetes.client.exceptions import ApiException
 
 from flask_krm.testing.simulator import DEMO_USERS, User
 from tests.realkube import KubeApiServer, pinned_kubernetes_version, start_kube_apiserver
+
+pytestmark = pytest.mark.apiserver
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +36,12 @@ def release(version: str) -> tuple[int, int, int]:
     return int(match[1]), int(match[2]), int(match[3])
 
 
+def whoami(client: kubernetes.client.ApiClient) -> kubernetes.client.V1UserInfo:
+    review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(kubernetes.client.V1SelfSubjectReview())
+    assert review.status is not None and review.status.user_info is not None
+    return review.status.user_info
+
+
 def test_server_reports_at_least_the_pinned_release(kube: KubeApiServer) -> None:
     with kube.api_client("viewer") as client:
         info = kubernetes.client.VersionApi(client).get_code()
@@ -44,11 +52,9 @@ def test_server_reports_at_least_the_pinned_release(kube: KubeApiServer) -> None
 @pytest.mark.parametrize("user", DEMO_USERS, ids=lambda user: user.name)
 def test_static_token_users_authenticate_as_themselves(kube: KubeApiServer, user: User) -> None:
     with kube.api_client(user.name) as client:
-        review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(
-            {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
-        )
-    assert review.status.user_info.username == user.name
-    assert set(user.groups) | {"system:authenticated"} <= set(review.status.user_info.groups)
+        info = whoami(client)
+    assert info.username == user.name
+    assert {*user.groups, "system:authenticated"} <= set(info.groups or ())
 
 
 def test_an_unknown_token_is_unauthorized(kube: KubeApiServer) -> None:
@@ -60,44 +66,37 @@ def test_an_unknown_token_is_unauthorized(kube: KubeApiServer) -> None:
 
 
 def test_rbac_lets_the_viewer_read_but_not_patch(kube: KubeApiServer) -> None:
+    probe = kubernetes.client.V1ConfigMap(metadata=kubernetes.client.V1ObjectMeta(name="rbac-probe"), data={"k": "v"})
     patch = {"data": {"k": "changed"}}
     with kube.api_client("admin") as admin, kube.api_client("viewer") as viewer:
-        kubernetes.client.CoreV1Api(admin).create_namespaced_config_map(
-            "default", {"metadata": {"name": "rbac-probe"}, "data": {"k": "v"}}
-        )
-        read = kubernetes.client.CoreV1Api(viewer).read_namespaced_config_map("rbac-probe", "default")
-        assert read.data == {"k": "v"}
+        kubernetes.client.CoreV1Api(admin).create_namespaced_config_map("default", probe)
+        assert kubernetes.client.CoreV1Api(viewer).read_namespaced_config_map("rbac-probe", "default").data == {"k": "v"}
         with pytest.raises(ApiException) as refused:
             kubernetes.client.CoreV1Api(viewer).patch_namespaced_config_map("rbac-probe", "default", patch)
-        assert refused.value.status == 403
-        assert json.loads(refused.value.body)["reason"] == "Forbidden"
         patched = kubernetes.client.CoreV1Api(admin).patch_namespaced_config_map("rbac-probe", "default", patch)
-        assert patched.data == {"k": "changed"}
+    assert refused.value.status == 403
+    assert json.loads(refused.value.body or "{}")["reason"] == "Forbidden"
+    assert patched.data == {"k": "changed"}
 
 
 def test_the_flunder_crd_is_served_namespaced(kube: KubeApiServer) -> None:
+    flunder = {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "fl-1"}, "spec": {"reference": "x"}}
     with kube.api_client("admin") as client:
-        custom = kubernetes.client.CustomObjectsApi(client)
-        created = custom.create_namespaced_custom_object(
-            "wardle.example.com", "v1alpha1", "default", "flunders",
-            {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "fl-1"}, "spec": {"reference": "x"}},
+        created = kubernetes.client.CustomObjectsApi(client).create_namespaced_custom_object(
+            "wardle.example.com", "v1alpha1", "default", "flunders", flunder
         )
+    assert isinstance(created, dict)
     assert created["metadata"]["namespace"] == "default"
     assert created["spec"] == {"reference": "x"}
 
 
 def test_the_kubeconfig_reaches_the_server_as_its_current_user(kube: KubeApiServer) -> None:
-    client = kubernetes.config.new_client_from_config(config_file=kube.kubeconfig_path)
-    with client:
-        review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(
-            {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
-        )
-    assert review.status.user_info.username == DEMO_USERS[0].name
+    with kubernetes.config.new_client_from_config(config_file=kube.kubeconfig_path) as client:  # type: ignore[no-untyped-call]
+        assert whoami(client).username == DEMO_USERS[0].name
 
 
 def test_fault_injection_is_not_offered(kube: KubeApiServer) -> None:
-    assert not kube.supports("drop_watches")
-    assert not kube.supports("compact")
+    assert not kube.supports("faults")
 
 
 def test_stopping_removes_processes_and_data() -> None:
