@@ -1,0 +1,44 @@
+"""gunicorn settings for serving the example (or any flask-krm host) with gevent workers.
+
+``gunicorn --config example_app/gunicorn_conf.py 'example_app:create_app()'``. The gevent worker
+patches each worker process before it loads the application (so never use ``--preload``). Each
+worker serves ``flask krm streams`` from its own status socket and shuts flask-krm down on exit,
+so open pages get a terminal event instead of reconnecting to a dying worker.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask import Flask
+
+from flask_krm.cli import StatusServer
+
+worker_class = "gevent"
+workers = 1  # drafts live in the worker's memory: scale with processes behind sticky sessions
+worker_connections = 2000  # every open page holds one connection
+graceful_timeout = 10
+
+_status: dict[int, StatusServer] = {}
+
+
+def _app(worker: t.Any) -> Flask | None:
+    app = getattr(worker, "wsgi", None)
+    return app if isinstance(app, Flask) and "krm" in app.extensions else None
+
+
+def post_worker_init(worker: t.Any) -> None:
+    """Serve this worker's streams to ``flask krm streams``."""
+    app = _app(worker)
+    if app is not None:
+        _status[worker.pid] = StatusServer(app).start()
+
+
+def worker_exit(server: t.Any, worker: t.Any) -> None:
+    """End every stream with a terminal event and stop the watches."""
+    app = _app(worker)
+    if app is not None:
+        app.extensions["krm"].shutdown(app)
+    status = _status.pop(worker.pid, None)
+    if status is not None:
+        status.stop()
