@@ -30,6 +30,8 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "DRAFT_EXPIRY": 1800.0,
     "MAX_STORES_PER_SESSION": 16,
     "SERVE_HTMX": True,
+    "SAVE_CONFIRM_TIMEOUT": 5.0,
+    "RECOVERY_LIFETIME": 3600.0,
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -45,6 +47,11 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
 - ``DRAFT_EXPIRY``: seconds a session's draft store without unsaved edits survives unused.
 - ``MAX_STORES_PER_SESSION``: draft stores one session may hold at once.
 - ``SERVE_HTMX``: whether the page script tags include the vendored htmx.
+- ``SAVE_CONFIRM_TIMEOUT``: seconds an accepted Save waits for its echo on the live stream before
+  a guarded read decides whether it stuck (more than 0, at most 300).
+- ``RECOVERY_LIFETIME``: seconds a session keeps the copy of an unsaved draft after its object was
+  deleted or replaced, for copy-out (read when a session's draft store is made; the copy never
+  outlives its store).
 """
 
 STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY"})
@@ -102,6 +109,13 @@ def _non_negative_number(key: str, value: t.Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
         raise ValueError(f"KRM_{key} must be zero or a positive number of seconds, got {value!r}")
     return float(value)
+
+
+def _confirm_timeout(key: str, value: t.Any) -> float:
+    seconds = _positive_number(key, value)
+    if seconds > 300:
+        raise ValueError(f"KRM_{key} must be at most 300 seconds, got {value!r}")
+    return seconds
 
 
 def _positive_int(key: str, value: t.Any) -> int:
@@ -164,6 +178,8 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "DRAFT_EXPIRY": _positive_number,
     "MAX_STORES_PER_SESSION": _positive_int,
     "SERVE_HTMX": _flag,
+    "SAVE_CONFIRM_TIMEOUT": _confirm_timeout,
+    "RECOVERY_LIFETIME": _positive_number,
 }
 
 

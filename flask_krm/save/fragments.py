@@ -8,7 +8,6 @@ is shown only as a cause's message, withheld at redacted paths.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ from flask import current_app
 from markupsafe import Markup
 
 from ..store import RecoveryCopy, path_to_pointer
+from ..ui.recovery import copy_out
 from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
 from .staging import ReviewItem
 
@@ -39,16 +39,14 @@ def outcome_fragment(
 ) -> Markup:
     """The outcome partials for the editor whose outcome region is ``target_id``.
 
-    ``cleared`` are paths whose error elements an earlier outcome filled; ``recovery`` is offered
-    for copy-out when the object is unavailable.
+    ``cleared`` are paths whose error elements an earlier outcome filled; ``recovery`` (the
+    person's unsaved draft) is offered for copy-out, as text, when the object is unavailable.
     """
     causes = [(cause, field_id(cause.path, "-error") if cause.path else None) for cause in outcome.causes]
     shown = {error_id for _, error_id in causes if error_id}
     cleared_ids = [i for i in dict.fromkeys(field_id(path, "-error") for path in cleared) if i not in shown]
     conflicts = [(path_to_pointer(path), field_id(path, "")) for path in outcome.conflicts]
-    recovery_text = None
-    if recovery is not None and outcome.kind is OutcomeKind.UNAVAILABLE and recovery.patch:
-        recovery_text = json.dumps(recovery.patch, indent=2, sort_keys=True, ensure_ascii=False)
+    offered = copy_out(recovery) if recovery is not None and outcome.kind is OutcomeKind.UNAVAILABLE and recovery.patch else None
     return _render(
         "krm/save/outcome.html",
         target_id=target_id,
@@ -58,7 +56,8 @@ def outcome_fragment(
         causes=causes,
         cleared=cleared_ids,
         conflicts=conflicts,
-        recovery=recovery_text,
+        copy_out=offered,
+        recovery=offered.text if offered is not None else None,
     )
 
 

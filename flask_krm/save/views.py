@@ -12,22 +12,25 @@ every live editor gets a Save button posting to ``/ui/components/<id>/actions/sa
 
 An accepted write answers "saved, waiting for live confirmation" together with a hidden element
 that posts back at once with ``krm_confirm=1``: that request waits for the watch echo and, when
-none arrives within :attr:`SaveSettings.confirm_timeout`, lets a guarded read decide; its answer
+none arrives within ``KRM_SAVE_CONFIRM_TIMEOUT`` seconds, lets a guarded read decide; its answer
 replaces the outcome. Per-editor save state lives in the session (``SessionDrafts.page_state``).
 """
 
 from __future__ import annotations
 
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import gevent.event
 from flask import Flask, Response, current_app, request, url_for
 from markupsafe import Markup
 
-from ..store import RecoveryCopy, identity_of
+from .. import config
+from ..store import RecoveryCopy
 from ..ui import EditorContext, editor_action
 from ..ui.page import Component
+from ..ui.recovery import recovery_copy
+from ..ui.render import EditedObject
 from .actions import Confirmation, EditorTarget, save_edit
 from .flow import Phase, SaveFlow
 from .fragments import outcome_fragment
@@ -39,13 +42,15 @@ if t.TYPE_CHECKING:
 SAVE_STATE: t.Final = "krm.save"
 CONFIRM_FIELD: t.Final = "krm_confirm"
 EXTENSION_KEY: t.Final = "krm.save"
+CONFIRM_TIMEOUT_KEY: t.Final = "SAVE_CONFIRM_TIMEOUT"
 
 
 @dataclass(frozen=True, slots=True)
 class SaveSettings:
-    """How saving behaves in one application (see :func:`configure`).
+    """How saving behaves in one application, as read for one request (see :func:`settings_of`).
 
-    :param confirm_timeout: seconds to wait for an accepted write's echo before a guarded read.
+    :param confirm_timeout: seconds to wait for an accepted write's echo before a guarded read
+        (``KRM_SAVE_CONFIRM_TIMEOUT``).
     :param texts: outcome wording (defaults from the saving guide; override any outcome).
     """
 
@@ -57,17 +62,25 @@ class SaveSettings:
             raise ValueError(f"confirm_timeout must be between 0 and 300 seconds, got {self.confirm_timeout!r}")
 
 
-def configure(app: Flask, *, confirm_timeout: float = 5.0, texts: OutcomeTexts | None = None) -> SaveSettings:
-    """Set ``app``'s save settings; returns them. Raises ``ValueError`` for a bad timeout."""
-    settings = SaveSettings(confirm_timeout, texts or OutcomeTexts())
-    app.extensions[EXTENSION_KEY] = settings
-    return settings
+def configure(app: Flask, *, texts: OutcomeTexts | None = None, confirm_timeout: float | None = None) -> SaveSettings:
+    """Set ``app``'s outcome wording; returns the settings now in force.
+
+    ``confirm_timeout``, when given, is written to ``KRM_SAVE_CONFIRM_TIMEOUT`` (the configuration
+    key is the one place the timeout lives). Raises ``ValueError`` for a bad timeout.
+    """
+    if texts is not None:
+        app.extensions[EXTENSION_KEY] = texts
+    if confirm_timeout is not None:
+        app.config[config.PREFIX + CONFIRM_TIMEOUT_KEY] = confirm_timeout
+    return settings_of(app)
 
 
 def settings_of(app: Flask) -> SaveSettings:
-    """``app``'s save settings (the defaults unless :func:`configure` was called)."""
+    """``app``'s save settings now: ``KRM_SAVE_CONFIRM_TIMEOUT`` (validated at each call) and the
+    wording set with :func:`configure` (the defaults otherwise)."""
     found = app.extensions.get(EXTENSION_KEY)
-    return found if isinstance(found, SaveSettings) else SaveSettings()
+    texts = found if isinstance(found, OutcomeTexts) else OutcomeTexts()
+    return SaveSettings(config.get(app, CONFIRM_TIMEOUT_KEY), texts)
 
 
 @dataclass(eq=False)
@@ -77,8 +90,6 @@ class EditorSaveState:
     flow: SaveFlow
     shown_causes: tuple[Path, ...] = ()
     """Paths whose error elements the last outcome filled (cleared by the next one)."""
-    last_patch: dict[str, t.Any] | None = None
-    """The patch of the last Save, offered for copy-out if the object disappears."""
 
 
 def editor_state(drafts: SessionDrafts, component: Component, uid: str) -> EditorSaveState:
@@ -105,19 +116,28 @@ def _target(ctx: EditorContext) -> EditorTarget:
 def save(ctx: EditorContext) -> Response:
     """The Save action (or, with ``krm_confirm``, the wait for a pending save's confirmation)."""
     settings = settings_of(t.cast(Flask, current_app._get_current_object()))  # type: ignore[attr-defined]
-    uid = ctx.uid
+    edited = ctx.edited
+    uid = edited.removed.identity.uid if edited.removed is not None else edited.uid
     if uid is None:
         return _respond(ctx, None, Outcome(OutcomeKind.UNAVAILABLE, http_status=404), settings)
     state = editor_state(ctx.drafts, ctx.component, uid)
     if request.form.get(CONFIRM_FIELD):
-        return _respond(ctx, state, _confirmation(ctx, state, settings), settings)
+        return _respond(ctx, state, _named(_confirmation(ctx, state, settings), edited), settings)
+    if edited.removed is not None:  # deleted or replaced with unsaved changes: nothing to write to
+        gone = Outcome(OutcomeKind.UNAVAILABLE, replacement_uid=edited.replacement)
+        return _respond(ctx, state, gone if edited.replacement else replace(gone, http_status=404), settings)
     scope = ctx.component.scope
     if not ctx.krm.is_authorized(ctx.principal, scope, ctx.component.projection, "patch"):
         return _respond(ctx, state, Outcome(OutcomeKind.ACCESS_DENIED), settings)
-    if state.flow.phase is Phase.IDLE:
-        state.last_patch = ctx.store.patch(uid)
     outcome = save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live)
     return _respond(ctx, state, outcome, settings)
+
+
+def _named(outcome: Outcome, edited: EditedObject) -> Outcome:
+    """``outcome``, naming the replacement the page knows of when it reports the object unavailable."""
+    if outcome.kind is OutcomeKind.UNAVAILABLE and outcome.replacement_uid is None and edited.replacement:
+        return replace(outcome, replacement_uid=edited.replacement, http_status=None)
+    return outcome
 
 
 def _confirmation(ctx: EditorContext, state: EditorSaveState, settings: SaveSettings) -> Outcome:
@@ -138,19 +158,10 @@ def _confirmation(ctx: EditorContext, state: EditorSaveState, settings: SaveSett
 
 
 def _recovery(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcome) -> RecoveryCopy | None:
+    """The person's unsaved draft, offered for copy-out when the object is unavailable."""
     if outcome.kind is not OutcomeKind.UNAVAILABLE or state is None:
         return None
-    uid = state.flow.uid
-    if ctx.store.recovery is not None:
-        found = ctx.store.recovery.for_uid(uid)
-        if found is not None:
-            return found
-    server = ctx.store.server(uid)
-    patch = ctx.store.patch(uid) if server is not None else state.last_patch
-    if not patch:
-        return None
-    draft = ctx.store.draft(uid) or {}
-    return RecoveryCopy(identity_of(server or draft), draft, patch)
+    return recovery_copy(ctx.store, state.flow.uid)
 
 
 def _respond(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcome, settings: SaveSettings) -> Response:

@@ -30,7 +30,7 @@ from flask import Response
 from markupsafe import Markup, escape
 
 from .page import Component, EditorSpec, Page
-from .render import find_object
+from .render import EditedObject, edited_object
 
 if t.TYPE_CHECKING:
     from ..extension import KrmStream
@@ -69,9 +69,15 @@ class EditorContext:
         return self.component.spec
 
     @property
+    def edited(self) -> EditedObject:
+        """What the editor edits on its page: the object's uid, or the recovery copy of the unsaved
+        changes to an object since deleted or replaced (:func:`flask_krm.ui.render.edited_object`)."""
+        return edited_object(self.store, self.component, self.page)
+
+    @property
     def uid(self) -> str | None:
-        """The uid of the object the editor shows, or None when the store holds none."""
-        return find_object(self.store, self.spec)
+        """The uid of the object the editor edits, or None when there is none (gone or never there)."""
+        return self.edited.uid
 
     @property
     def live(self) -> bool:

@@ -138,7 +138,7 @@ class Channel:
                 for link in self.links:
                     if link.component.id not in changed:
                         continue
-                    body = render_body(link.component, link.store, link.status, self.state.cache)
+                    body = render_body(link.component, link.store, link.status, self.state.cache, self.page)
                     digest = hashlib.sha256(body.encode()).hexdigest()
                     if sent.get(link.component.id) != digest:
                         sent[link.component.id] = digest

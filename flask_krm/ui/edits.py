@@ -39,7 +39,7 @@ from ..store.paths import Path, as_path, get_at, text_path
 from .binding import Binding, Refusal, bind
 from .live import PAGE_HEADER
 from .page import Component, EditorSpec
-from .render import find_object, render_template_fragment
+from .render import edited_object, render_template_fragment
 from .state import UiState
 from .widgets import path_json, widget_for
 
@@ -150,7 +150,7 @@ def apply_edit(binding: Binding) -> tuple[Path, str]:
         raise EditRefused(400, f"Unknown edit operation {op!r}.")
     path = _path()
     store = binding.store
-    uid = find_object(store, spec)
+    uid = edited_object(store, binding.component, binding.page).uid
     if uid is None:
         raise EditRefused(404, "The object is no longer here.", path)
     extra = ""

@@ -160,7 +160,7 @@ def _live(component: Component, template: str) -> Markup:
     feed.hold_for(RENDER_HOLD)
     if feed.status.state != "live" and not store.snapshot_complete:
         feed.wait_live(FIRST_PAINT_WAIT)
-    body = render_body(component, store, feed.status, state.cache)
+    body = render_body(component, store, feed.status, state.cache, page)
     page.painted[component.id] = body_digest(body)
     store_page(drafts, page)
     context.update(

@@ -44,6 +44,11 @@ class Column:
     header: str
     path: Path
 
+    @property
+    def pointer(self) -> str:
+        """The column's RFC 6901 pointer (``/metadata/name``), for templates."""
+        return path_to_pointer(self.path)
+
 
 DEFAULT_COLUMNS: t.Final = (Column("Name", ("metadata", "name")),)
 NAMESPACE_COLUMN: t.Final = Column("Namespace", ("metadata", "namespace"))
@@ -204,6 +209,9 @@ class Page:
     painted: dict[str, str] = field(default_factory=dict)
     """Component id -> digest of the body the page was rendered with."""
     connected_once: bool = False
+    bound: dict[str, str] = field(default_factory=dict)
+    """Editor component id -> uid of the object this page edits there (see
+    :func:`flask_krm.ui.render.edited_object`)."""
 
     def add(self, component: Component) -> None:
         """Register ``component`` on the page."""

@@ -28,8 +28,10 @@ from flask import current_app, url_for
 from markupsafe import Markup
 
 from ..events import Redaction
+from ..store import RecoveryCopy
 from ..store.paths import MISSING, Path, get_at, pointer_to_path, text_path
-from .page import Component, EditorSpec, ListSpec
+from .page import Component, EditorSpec, ListSpec, Page
+from .recovery import CopyOut, copy_out, recovery_copy
 from .widgets import EditorView, ObjectState, build_editor, display_text
 
 if t.TYPE_CHECKING:
@@ -187,6 +189,50 @@ def find_object(store: LiveResourceStore, spec: EditorSpec) -> str | None:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class EditedObject:
+    """What one editor on one page edits.
+
+    :param uid: the object being edited, or ``None`` when there is none to edit.
+    :param removed: the recovery copy of the object this page was editing with unsaved changes,
+        since deleted (or replaced under the same name); the editor then edits nothing.
+    :param replacement: the uid now holding the name, when ``removed`` was replaced.
+    """
+
+    uid: str | None
+    removed: RecoveryCopy | None = None
+    replacement: str | None = None
+
+
+def edited_object(store: LiveResourceStore, component: Component, page: Page | None = None) -> EditedObject:
+    """The object ``component`` edits on ``page``, binding the page to it.
+
+    A page edits the object it first showed under the editor's name. When that object leaves the
+    store while the session holds a recovery copy of its unsaved changes, the page stays bound to
+    it: the editor reports the removal (and any replacement under the same name) and edits
+    nothing, so the person's changes never land on a replacement; a replacement is opened by
+    loading the page again. Without unsaved changes there is nothing to lose, and the page follows
+    whatever object now has the name. Without a page, the newest object with the name is edited.
+    """
+    spec = component.spec
+    assert isinstance(spec, EditorSpec)
+    current = find_object(store, spec)
+    if page is None:
+        return EditedObject(current)
+    bound = page.bound.get(component.id)
+    if bound is not None and bound != current:
+        if bound in store.uids():
+            return EditedObject(bound)
+        copy = recovery_copy(store, bound)
+        if copy is not None:
+            return EditedObject(None, copy, current)
+    if current is None:
+        page.bound.pop(component.id, None)
+    else:
+        page.bound[component.id] = current
+    return EditedObject(current)
+
+
 def _redaction_map(redactions: Sequence[Redaction]) -> dict[Path, int]:
     out: dict[Path, int] = {}
     for redaction in redactions:
@@ -224,7 +270,17 @@ def _identity(obj: Mapping[str, t.Any]) -> Identity:
     )
 
 
-def _render_editor(component: Component, status: StreamStatus, state: ObjectState | None) -> Markup:
+@dataclass(frozen=True, slots=True)
+class RemovedView:
+    """What an editor shows when the object it edited with unsaved changes is gone."""
+
+    copy_out: CopyOut
+    replaced: bool
+
+
+def _render_editor(
+    component: Component, status: StreamStatus, state: ObjectState | None, removed: RemovedView | None = None
+) -> Markup:
     spec = component.spec
     view: EditorView | None = None
     obj: Identity | None = None
@@ -240,16 +296,29 @@ def _render_editor(component: Component, status: StreamStatus, state: ObjectStat
         view=view,
         edit_url=edit_url(component),
         field_id=component.element_id,
+        removed=removed,
     )
 
 
 def render_editor_body(
-    component: Component, store: LiveResourceStore | None, status: StreamStatus, cache: FragmentCache
+    component: Component,
+    store: LiveResourceStore | None,
+    status: StreamStatus,
+    cache: FragmentCache,
+    page: Page | None = None,
 ) -> Markup:
-    """The fields of a live editor: shared through ``cache`` while this session has no draft changes."""
+    """The fields of a live editor: shared through ``cache`` while this session has no draft changes.
+
+    On a ``page``, the editor shows the object the page edits (:func:`edited_object`): when that
+    object is gone with unsaved changes, a notice and their copy-out, rendered for this session.
+    """
     spec = component.spec
     assert isinstance(spec, EditorSpec)
-    uid = find_object(store, spec) if store is not None else None
+    edited = edited_object(store, component, page) if store is not None else EditedObject(None)
+    if edited.removed is not None:
+        removed = RemovedView(copy_out(edited.removed), edited.replacement is not None)
+        return _render_editor(component, status, None, removed)
+    uid = edited.uid
     if store is None or uid is None:
         return cache.get_or_render(("editor", component.id, status, None), lambda: _render_editor(component, status, None))
     state = object_state(store, uid, spec)
@@ -260,12 +329,16 @@ def render_editor_body(
 
 
 def render_body(
-    component: Component, store: LiveResourceStore | None, status: StreamStatus, cache: FragmentCache
+    component: Component,
+    store: LiveResourceStore | None,
+    status: StreamStatus,
+    cache: FragmentCache,
+    page: Page | None = None,
 ) -> Markup:
-    """A component's live body (``store`` None: nothing is held, as for a refused component)."""
+    """A component's live body on ``page`` (``store`` None: nothing is held, as for a refused component)."""
     if isinstance(component.spec, ListSpec):
         return render_list_body(component, store, status, cache)
-    return render_editor_body(component, store, status, cache)
+    return render_editor_body(component, store, status, cache, page)
 
 
 def body_partial(component: Component, body: Markup) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from flask import Flask, current_app
 
-from ..store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, LiveResourceStore
+from ..store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, LiveResourceStore, RecoveryCopies
 from .feeds import Feed
 from .page import Component
 from .render import FragmentCache
@@ -36,10 +36,12 @@ class UiState:
     def store_for(self, drafts: SessionDrafts, component: Component) -> LiveResourceStore:
         """The session's store for ``component``'s scope and projection (made on first use).
 
-        Raises :class:`~flask_krm.errors.DraftLimitReached` when the session holds too many stores
-        with unsaved edits.
+        A new store keeps recovery copies for ``KRM_RECOVERY_LIFETIME`` seconds. Raises
+        :class:`~flask_krm.errors.DraftLimitReached` when the session holds too many stores with
+        unsaved edits.
         """
-        return drafts.store(component.scope, component.projection, new_store)
+        lifetime = float(self.krm.setting("RECOVERY_LIFETIME"))
+        return drafts.store(component.scope, component.projection, lambda: new_store(lifetime))
 
     def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component, app: Flask) -> Feed:
         """The feed that keeps ``store`` current (made on first use)."""
@@ -63,10 +65,12 @@ class UiState:
             feed.close()
 
 
-def new_store() -> LiveResourceStore:
-    """A session store as the UI makes them: the default policy (editors narrow it) and the
-    built-in keyed-list schemas."""
-    return LiveResourceStore(DEFAULT_POLICY, BUILTIN_LIST_SCHEMAS)
+def new_store(recovery_lifetime: float | None = None) -> LiveResourceStore:
+    """A session store as the UI makes them: the default policy (editors narrow it), the built-in
+    keyed-list schemas and, given a lifetime in seconds, recovery copies of drafts whose objects
+    disappear (the store belongs to one session and principal; copies are kept per uid)."""
+    recovery = RecoveryCopies(recovery_lifetime) if recovery_lifetime is not None else None
+    return LiveResourceStore(DEFAULT_POLICY, BUILTIN_LIST_SCHEMAS, recovery=recovery)
 
 
 _states: weakref.WeakKeyDictionary[Flask, UiState] = weakref.WeakKeyDictionary()
