@@ -425,10 +425,10 @@ class _Watch:
     def serve_snapshot(self, subscriber: Subscriber) -> None:
         """Give ``subscriber`` a snapshot cycle from the cache (which must be synced)."""
         engine = subscriber.engine
-        subscriber._awaiting = False
         if not engine.needs_snapshot:
             subscriber._deliver(engine.feed(ContinuityLost("resynchronized from the cache")), live=False)
         subscriber._deliver(engine.feed(Snapshot(list(self.cache.values()))), live=False)
+        subscriber._awaiting = False  # until the cache changes, another snapshot would be the same
 
 
 class Subscriber:
@@ -466,6 +466,11 @@ class Subscriber:
     def ended(self) -> bool:
         """Nothing more will be queued (a terminal error was queued, or it was closed)."""
         return self._ending or self._closed
+
+    @property
+    def queued(self) -> int:
+        """Events waiting to be read."""
+        return len(self._queue)
 
     def __iter__(self) -> Iterator[bytes]:
         sequencer = FrameSequencer()
@@ -543,8 +548,8 @@ class Subscriber:
         if self.engine.closed:
             self._ending = True
             self._detach()
-        elif self.engine.needs_snapshot:
-            self._awaiting = True
+        elif live and self.engine.needs_snapshot:
+            self._awaiting = True  # the engine refused a live event: a snapshot from the cache follows
         self._wake.set()
 
     def _overflow(self) -> None:

@@ -120,15 +120,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def live_greenlets() -> list[greenlet.greenlet]:
-    """Every greenlet that is running or waiting to run, apart from the main one and gevent's hub."""
+    """Every greenlet of this thread's gevent hub that is running or waiting to run (the simulator
+    serves from a thread of its own, with its own hub)."""
     gc.collect()
     hub = gevent.get_hub()
     return [
         obj
         for obj in gc.get_objects()
         if isinstance(obj, greenlet.greenlet)
-        and obj is not hub
-        and obj.parent is not None
+        and obj.parent is hub
         and not obj.dead
         and (bool(obj) or getattr(obj, "started", False))
     ]

@@ -1,0 +1,283 @@
+"""The shared fan-out hub against the simulator: sharing, snapshots from the cache, overflow,
+linger, authorization, outages and shutdown."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import gevent
+import pytest
+
+from flask_krm.events import Event, StreamError, Upsert
+from flask_krm.principal import Principal
+from flask_krm.scope import Scope
+from flask_krm.sse import HEARTBEAT, decode_events
+from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.upstream.authz import SubjectAccessReviewAuthorizer, allow_all
+from flask_krm.upstream.clients import ApiClients, Impersonation, Kubeconfig
+from flask_krm.upstream.hub import Hub, HubClosed, Subscriber
+from flask_krm.upstream.reflector import Backoff, WatchSettings
+
+from .cluster import APP, Cluster, kubeconfig_via, names, types
+from .conftest import live_greenlets
+from .proxy import Proxy
+
+FAST = WatchSettings(backoff=Backoff(initial=0.05, maximum=0.3))
+FULL = "krm-full/v1"
+
+HubFactory = Callable[..., Hub]
+
+
+@pytest.fixture
+def make_hub(kube: KubeSimulator) -> Iterator[HubFactory]:
+    """Hubs on the simulator (``via``: a proxy URL; ``context``: the service identity)."""
+    hubs: list[Hub] = []
+
+    def make(*, via: str | None = None, context: str = "admin", tmp: Path | None = None, **options: Any) -> Hub:
+        path = kube.kubeconfig_path if via is None else kubeconfig_via(kube, via, tmp or Path(kube.kubeconfig_path).parent)
+        clients = ApiClients({"sim": Kubeconfig(path, context=context)}, pool_maxsize=16)
+        options.setdefault("authorizer", allow_all)
+        options.setdefault("settings", FAST)
+        options.setdefault("linger", 0)
+        hub = Hub(clients, options.pop("authorizer"), **options)
+        hubs.append(hub)
+        return hub
+
+    yield make
+    for hub in hubs:
+        hub.shutdown(timeout=1)
+        hub.clients.close()
+
+
+def read(subscriber: Subscriber, done: Callable[[list[Event]], bool], timeout: float = 10.0) -> list[Event]:
+    """Events from ``subscriber`` until ``done(all read so far)``."""
+    events: list[Event] = []
+    with gevent.Timeout(timeout, AssertionError(f"timed out; read {types(events)}")):
+        while not done(events):
+            pairs = subscriber.take(0.1)
+            if pairs is None:
+                break
+            events += [event for event, _ in pairs]
+    return events
+
+
+def until_type(kind: str) -> Callable[[list[Event]], bool]:
+    return lambda events: bool(events) and types(events)[-1] == kind
+
+
+def test_subscribers_share_one_upstream_watch_and_encoded_events(make_hub, cluster: Cluster, proxy: Proxy) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    cluster.create_configmap("b", {"k": "2"})
+    hub = make_hub(via=proxy.url)
+    subscribers = [hub.subscribe(APP, FULL, Principal(f"user{i}")) for i in range(10)]
+    snapshots = []
+    for subscriber in subscribers:
+        pairs: list[tuple[Event, bytes]] = []
+        while not pairs or types([p[0] for p in pairs])[-1] != "synced":
+            pairs += subscriber.take(5) or []
+        snapshots.append(pairs)
+        assert types([event for event, _ in pairs]) == ["reset", "added", "added", "synced"]
+    assert len(proxy.watches()) == 1 and hub.watch_count == 1
+    first = snapshots[0]
+    for other in snapshots[1:]:
+        assert all(a[1] is b[1] for a, b in zip(first, other)), "encoded once, shared"
+        assert all(a[0] is b[0] for a, b in zip(first[1:3], other[1:3])), "one projected object, shared"
+
+    cluster.create_configmap("c", {"k": "3"})
+    live = [subscriber.take(5) for subscriber in subscribers]
+    assert all(names([event for event, _ in pairs]) == ["added c"] for pairs in live)
+    assert len({id(pairs[0][1]) for pairs in live}) == 1
+    assert len(proxy.watches()) == 1
+
+
+def test_a_joiner_gets_its_snapshot_from_the_cache(make_hub, cluster: Cluster, proxy: Proxy) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    hub = make_hub(via=proxy.url)
+    first = hub.subscribe(APP, FULL, Principal("one"))
+    read(first, until_type("synced"))
+    requests = len(proxy.requests)
+    joiner = hub.subscribe(APP, "krm-spec/v1", Principal("two"))
+    events = read(joiner, until_type("synced"))
+    assert types(events) == ["reset", "added", "synced"]
+    assert events[0].projection == "krm-spec/v1"
+    assert len(proxy.requests) == requests, "no upstream request for a joiner"
+
+
+def test_other_scopes_and_identities_get_their_own_watch(make_hub, cluster: Cluster, kube) -> None:
+    cluster.create_namespace("other")
+    hub = make_hub()
+    hub.subscribe(APP, FULL, Principal("a"))
+    hub.subscribe(APP, FULL, Principal("b"))
+    assert hub.watch_count == 1
+    hub.subscribe(Scope(target="sim", version="v1", resource="configmaps", namespace="other"), FULL, Principal("a"))
+    assert hub.watch_count == 2
+    viewer = hub.clients.acting_as("sim", Impersonation("viewer"))
+    hub.subscribe(APP, FULL, Principal("viewer"), client=viewer)
+    hub.subscribe(APP, FULL, Principal("viewer"), client=hub.clients.acting_as("sim", Impersonation("viewer")))
+    assert hub.watch_count == 3, "one watch per identity"
+
+
+def test_sse_chunks_coalesce_queued_frames_and_heartbeat_when_idle(make_hub, cluster: Cluster) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    cluster.create_configmap("b", {"k": "2"})
+    hub = make_hub(heartbeat=0.2)
+    chunks = iter(hub.subscribe(APP, FULL, Principal("one")))
+    with gevent.Timeout(5):
+        snapshot = next(chunks)
+        assert [(e["seq"], e["type"]) for e in decode_events(snapshot)] == [
+            (1, "reset"),
+            (2, "added"),
+            (3, "added"),
+            (4, "synced"),
+        ], "one chunk for everything queued"
+        assert next(chunks) == HEARTBEAT
+        cluster.create_configmap("c", {"k": "3"})
+        chunk = next(chunks)
+        while chunk == HEARTBEAT:
+            chunk = next(chunks)
+        [added] = decode_events(chunk)
+        assert (added["seq"], added["type"], added["object"]["metadata"]["name"]) == (5, "added", "c")
+    chunks.close()  # type: ignore[attr-defined]
+    assert hub.watch_count == 0, "closing the iterator closes the subscriber"
+
+
+def test_a_slow_subscriber_is_resynchronized_and_never_grows(make_hub, cluster: Cluster) -> None:
+    cluster.create_configmap("a", {"k": "0"})
+    depth = 8
+    hub = make_hub(queue_depth=depth)
+    fast = hub.subscribe(APP, FULL, Principal("fast"))
+    slow = hub.subscribe(APP, FULL, Principal("slow"))
+    read(fast, until_type("synced"))
+    read(slow, until_type("synced"))
+    seen_by_fast: list[str] = []
+
+    def follow_fast() -> None:
+        while seen_by_fast[-1:] != ["40"]:
+            seen_by_fast.extend(e.object["data"]["k"] for e in read(fast, bool) if isinstance(e, Upsert))
+
+    reader = gevent.spawn(follow_fast)
+    most_queued = 0
+    for n in range(1, 41):
+        cluster.patch_configmap("a", {"k": str(n)})
+        most_queued = max(most_queued, slow.queued)
+    reader.join(timeout=10)
+    assert reader.successful()
+    assert seen_by_fast == [str(n) for n in range(1, 41)], "the fast subscriber missed nothing"
+    assert most_queued <= depth
+    assert slow.resyncs >= 1
+    events = read(slow, until_type("synced"))
+    assert types(events) == ["error:RESYNC_REQUIRED", "reset", "added", "synced"]
+    assert isinstance(events[2], Upsert) and events[2].object["data"] == {"k": "40"}
+    cluster.create_configmap("b", {"k": "1"})
+    assert names(read(slow, until_type("added"))) == ["added b"], "live again after the resync"
+
+
+def test_the_watch_stops_a_linger_after_its_last_subscriber(make_hub, kube, cluster: Cluster) -> None:
+    def upstream_watches() -> set[int]:
+        return kube.call(lambda: {id(watcher) for watcher in kube.application.watchers})
+
+    hub = make_hub(linger=0.3)
+    first = hub.subscribe(APP, FULL, Principal("one"))
+    read(first, until_type("synced"))
+    opened = upstream_watches()
+    assert len(opened) == 1
+    first.close()
+    gevent.sleep(0.1)
+    second = hub.subscribe(APP, FULL, Principal("two"))  # within the linger: the same watch
+    read(second, until_type("synced"))
+    assert upstream_watches() == opened
+    second.close()
+    assert hub.watch_count == 1
+    gevent.sleep(0.6)
+    assert hub.watch_count == 0
+    pokes = itertools.count()
+    with gevent.Timeout(5, AssertionError("the upstream watch connection was not closed")):
+        while upstream_watches():  # the simulator notices a closed connection only when writing to it
+            cluster.create_configmap(f"poke-{next(pokes)}", {})
+            gevent.sleep(0.05)
+    third = hub.subscribe(APP, FULL, Principal("three"))
+    read(third, until_type("synced"))
+    reopened = upstream_watches()
+    assert len(reopened) == 1 and reopened != opened
+
+
+def test_revoked_access_ends_that_stream_with_a_terminal_forbidden(make_hub, cluster: Cluster) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    hub = make_hub(context="krm-gateway", reauthorize_every=0.2)
+    hub.authorizer = SubjectAccessReviewAuthorizer(hub.clients)
+    viewer = hub.subscribe(APP, FULL, Principal("viewer"))
+    editor = hub.subscribe(APP, FULL, Principal("editor"))
+    read(viewer, until_type("synced"))
+    read(editor, until_type("synced"))
+    cluster.delete("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/krm-demo-view-viewer")
+    events = read(viewer, lambda ev: bool(ev) and isinstance(ev[-1], StreamError), timeout=5)
+    forbidden = events[-1]
+    assert isinstance(forbidden, StreamError)
+    assert (forbidden.code, forbidden.terminal) == ("FORBIDDEN", True)
+    assert "viewer may not list configmaps" in forbidden.message
+    assert viewer.take(0.1) is None, "nothing after a terminal error"
+    cluster.create_configmap("b", {"k": "2"})
+    assert names(read(editor, until_type("added"))) == ["added b"], "the others are unaffected"
+
+
+def test_a_refused_subscriber_opens_no_watch(make_hub, kube, proxy: Proxy) -> None:
+    kube.add_user("nobody")
+    hub = make_hub(via=proxy.url, context="krm-gateway")
+    hub.authorizer = SubjectAccessReviewAuthorizer(hub.clients)
+    refused = hub.subscribe(APP, FULL, Principal("nobody"))
+    [forbidden] = refused.take(1) or []
+    assert isinstance(forbidden[0], StreamError) and forbidden[0].code == "FORBIDDEN" and forbidden[0].terminal
+    assert refused.take(0.1) is None
+    assert hub.watch_count == 0 and proxy.watches() == []
+
+
+def test_a_terminal_upstream_failure_ends_every_subscriber(make_hub, kube) -> None:
+    kube.add_user("nobody")
+    hub = make_hub(context="nobody")
+    subscribers = [hub.subscribe(APP, FULL, Principal(f"u{i}")) for i in range(3)]
+    for subscriber in subscribers:
+        [last] = read(subscriber, lambda ev: bool(ev) and isinstance(ev[-1], StreamError))
+        assert isinstance(last, StreamError) and (last.code, last.terminal) == ("FORBIDDEN", True)
+        assert subscriber.take(0.1) is None
+    assert hub.watch_count == 0
+
+
+def test_an_outage_reaches_every_subscriber_and_joiner_then_recovers(make_hub, cluster: Cluster, kube) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    hub = make_hub()
+    early = hub.subscribe(APP, FULL, Principal("early"))
+    read(early, until_type("synced"))
+    kube.faults.refuse_connections(1.0)
+    kube.faults.drop_watches()
+    assert types(read(early, until_type("error:UPSTREAM_UNAVAILABLE"))) == ["error:UPSTREAM_UNAVAILABLE"]
+    joiner = hub.subscribe(APP, FULL, Principal("joiner"))
+    assert types(read(joiner, lambda ev: bool(ev))) == ["error:UPSTREAM_UNAVAILABLE"], "told at once"
+    assert types(read(early, until_type("synced"))) == ["error:RESYNC_REQUIRED", "reset", "added", "synced"]
+    assert types(read(joiner, until_type("synced"))) == ["reset", "added", "synced"]
+
+
+def test_shutdown_ends_every_stream_and_leaves_no_greenlet(make_hub, cluster: Cluster) -> None:
+    before = {id(g) for g in live_greenlets()}
+    hub = make_hub(linger=30)
+    other = Scope(target="sim", version="v1", resource="secrets", namespace="app")
+    subscribers = [hub.subscribe(scope, FULL, Principal("u")) for scope in (APP, APP, other)]
+    lingering = hub.subscribe(Scope(target="sim", version="v1", resource="configmaps", namespace="default"), FULL, Principal("u"))
+    for subscriber in subscribers + [lingering]:
+        read(subscriber, until_type("synced"))
+    lingering.close()
+    assert hub.watch_count == 3
+    started = [g for g in live_greenlets() if id(g) not in before]
+    assert len(started) >= 4, "three pumps and a linger timer are alive before the shutdown"
+    hub.shutdown(timeout=1)
+    for subscriber in subscribers:
+        [last] = read(subscriber, lambda ev: bool(ev))
+        assert isinstance(last, StreamError) and last.terminal
+        assert subscriber.take(0.1) is None
+    assert hub.watch_count == 0
+    assert [g for g in live_greenlets() if id(g) not in before] == []
+    hub.shutdown(timeout=1)  # idempotent
+    with pytest.raises(HubClosed):
+        hub.subscribe(APP, FULL, Principal("late"))
