@@ -98,12 +98,15 @@ def read_banner(process: subprocess.Popen[bytes], timeout: float) -> list[str]:
     raise RuntimeError("the example printed no complete banner:\n" + received.decode(errors="replace"))
 
 
-def start_example(command: Sequence[str], tmp_path: Path, timeout: float = START_TIMEOUT) -> Example:
-    """Run ``command`` from the repository root and wait for its banner."""
+def start_example(
+    command: Sequence[str], tmp_path: Path, timeout: float = START_TIMEOUT, env: dict[str, str] | None = None
+) -> Example:
+    """Run ``command`` from the repository root (in ``env``, default :func:`clean_environment`)
+    and wait for its banner."""
     stderr = tmp_path / "stderr.log"
     with stderr.open("w") as errors:
         process = subprocess.Popen(
-            list(command), cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, env=clean_environment()
+            list(command), cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, env=env or clean_environment()
         )
     try:
         banner = read_banner(process, timeout)
@@ -113,9 +116,9 @@ def start_example(command: Sequence[str], tmp_path: Path, timeout: float = START
         raise RuntimeError(f"{exc}\n--- stderr ---\n{stderr.read_text()[-4000:]}") from None
     text = "\n".join(banner)
     url = re.search(r"Open:\s+(http://\S+)", text)
-    kubeconfig = re.search(r"--kubeconfig (\S+)", text)
-    assert url and kubeconfig, text
-    return Example(process, banner, url.group(1).rstrip("/"), kubeconfig.group(1), stderr)
+    kubeconfig = re.search(r"--kubeconfig (\S+)", text)  # the simulator's, in its kubectl hint
+    assert url, text
+    return Example(process, banner, url.group(1).rstrip("/"), kubeconfig.group(1) if kubeconfig else "", stderr)
 
 
 @pytest.fixture

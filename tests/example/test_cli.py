@@ -1,0 +1,180 @@
+"""``flask krm check`` and ``flask krm streams``, on the example application."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import re
+import subprocess
+import sys
+import threading
+import typing as t
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from example_app import create_app
+from flask_krm.cli import format_status, krm_cli
+from flask_krm.testing import KubeSimulator
+
+from .conftest import ROOT, Example, clean_environment
+
+CSRF_FIELD: t.Final = re.compile(r'name="krm_csrf_token" value="([^"]+)"')
+
+
+@pytest.fixture
+def kube() -> Iterator[KubeSimulator]:
+    with KubeSimulator(demo=True, demo_tick=None) as simulator:
+        yield simulator
+
+
+def example(tmp_path: Path, context: str | None, kubeconfig: str, **config: t.Any) -> Flask:
+    target: dict[str, str] = {"kubeconfig": kubeconfig}
+    if context:
+        target["context"] = context
+    app = create_app({"KRM_TARGETS": {"cluster": target}, **config})
+    app.instance_path = str(tmp_path)
+    return app
+
+
+def check(app: Flask) -> tuple[int, str]:
+    result = app.test_cli_runner().invoke(krm_cli, ["check", "--timeout", "5"])
+    return result.exit_code, result.output
+
+
+def test_check_passes_for_the_example_on_the_simulator(kube: KubeSimulator, tmp_path: Path) -> None:
+    code, output = check(example(tmp_path, "admin", kube.kubeconfig_path))
+    assert code == 0, output
+    assert "Everything needed is in place." in output
+    assert "KRM_SCOPE_POLICY = targets cluster; resources configmaps, secrets, deployments.apps," in output
+    assert "ok   the API server answers (HTTP 200, Kubernetes v" in output
+    assert "ok   flunders.wardle.example.com (wardle.example.com/v1alpha1) in demo: the target's identity may list and watch" in output
+    assert "note the target's identity may impersonate users" in output
+    assert "FAIL" not in output
+
+
+def test_check_fails_when_the_identity_may_neither_read_nor_impersonate(kube: KubeSimulator, tmp_path: Path) -> None:
+    kube.add_user("nobody")
+    code, output = check(example(tmp_path, "nobody", kube.kubeconfig_path))
+    assert code == 1
+    assert "FAIL configmaps (v1) in demo: the target's identity may neither list and watch nor impersonate" in output
+    assert "note the target's identity may not impersonate users" in output
+    assert re.search(r"^\d+ problems found$", output, re.MULTILINE)
+
+
+def test_check_notes_a_reader_that_only_impersonation_can_serve(kube: KubeSimulator, tmp_path: Path) -> None:
+    code, output = check(example(tmp_path, "viewer", kube.kubeconfig_path))
+    assert code == 0, output  # the viewer may list and watch everything the example serves
+    assert "ok   secrets (v1) in demo-staging: the target's identity may list and watch" in output
+
+
+def test_check_reports_an_unreachable_api_server_and_a_missing_resource(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "gone",
+        "clusters": [{"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}}],
+        "users": [{"name": "gone", "user": {"token": "x"}}],
+        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+    }))
+    code, output = check(example(tmp_path, None, str(kubeconfig)))
+    assert code == 1
+    assert "Target cluster (kubeconfig " in output and ", current context)" in output
+    assert "FAIL the API server does not answer" in output
+
+
+def test_check_reports_configuration_mistakes(tmp_path: Path) -> None:
+    app = create_app({"KRM_TARGETS": {}})
+    app.config["KRM_QUEUE_DEPTH"] = 0  # a use-time key changed on the running application
+    code, output = check(app)
+    assert code == 1
+    assert "FAIL KRM_QUEUE_DEPTH must be a positive integer, got 0" in output
+    assert "FAIL the scope policy serves target 'cluster', which KRM_TARGETS does not configure" in output
+
+
+def test_check_refuses_an_application_without_flask_krm() -> None:
+    result = Flask("plain").test_cli_runner().invoke(krm_cli, ["check"])
+    assert result.exit_code == 1
+    assert "this application does not use flask-krm" in result.output
+
+
+def test_streams_says_when_no_server_runs(tmp_path: Path) -> None:
+    app = create_app()
+    app.instance_path = str(tmp_path)
+    result = app.test_cli_runner().invoke(krm_cli, ["streams"])
+    assert result.exit_code == 1
+    assert f"no running server found: no status socket in {tmp_path}" in result.output
+
+
+def sign_in(url: str, user: str) -> urllib.request.OpenerDirector:
+    """A cookie-keeping HTTP client signed in to the example as ``user`` (landing on the audit page,
+    which has no live components)."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    form = opener.open(f"{url}/sign-in", timeout=10).read().decode()
+    token = CSRF_FIELD.search(form)
+    assert token, form
+    body = urllib.parse.urlencode({"username": user, "password": user, "krm_csrf_token": token.group(1)}).encode()
+    landed = opener.open(f"{url}/sign-in?next=/audit", data=body, timeout=10)
+    assert landed.geturl().endswith("/audit")
+    return opener
+
+
+def test_streams_lists_a_running_servers_watches_and_page_channels(example_server: Example) -> None:
+    browser = sign_in(example_server.url, "editor")
+    page = browser.open(f"{example_server.url}/namespaces/demo/configmaps/app-config", timeout=10).read().decode()
+    channel_url = re.search(r'hx-sse:connect="([^"]+)"', page)
+    assert channel_url, page
+    channel = browser.open(example_server.url + channel_url.group(1), timeout=30)
+    connected = threading.Event()
+    received: list[bytes] = []
+
+    def read_channel() -> None:
+        received.append(channel.readline())
+        connected.set()
+        while line := channel.readline():
+            received.append(line)
+
+    reader = threading.Thread(target=read_channel)
+    reader.start()
+    assert connected.wait(timeout=10)
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "example_app", "krm", "streams"],
+        cwd=ROOT, env=clean_environment(), capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert example_server.stop() == 0  # a clean shutdown ends the page's channel for good
+    reader.join(timeout=10)
+    assert not reader.is_alive()
+    channel.close()
+    assert b"event: krm-close\n" in received and b"data: The server is restarting" in b"".join(received)
+
+    assert done.returncode == 0, done.stderr
+    section = next(s for s in done.stdout.split("Server process ") if s.startswith(f"{example_server.process.pid}\n"))
+    assert section.splitlines()[1:] == [
+        "  Upstream watches: 1",
+        section.splitlines()[2],
+        "  Page channels: 1",
+        "    editor: cluster: configmaps in demo named app-config [editor, krm-full/v1]",
+        "  JSON streams: 0",
+    ]
+    assert re.fullmatch(r"    cluster: configmaps in demo named app-config \(open \d+s\)", section.splitlines()[2])
+
+
+def test_streams_formats_json_streams_with_their_age() -> None:
+    status = {
+        "pid": 7,
+        "watches": [],
+        "pages": [],
+        "streams": [{"scope": {"target": "t", "group": "apps", "version": "v1", "resource": "deployments", "namespace": "n"},
+                     "since": 100.0, "principal": "ada", "projection": "krm-spec/v1"}],
+    }
+    lines = list(format_status(status, now=165.0))
+    assert lines == [
+        "Server process 7",
+        "  Upstream watches: 0",
+        "  Page channels: 0",
+        "  JSON streams: 1",
+        "    ada: t: deployments.apps in n [krm-spec/v1] (open 1m05s)",
+    ]
