@@ -170,7 +170,7 @@ def _served_versions(api: _Api, group: str) -> list[str]:
     if not isinstance(entries, list):
         return []
     preferred = (body or {}).get("preferredVersion") or {}
-    names = [e.get("version") for e in entries if isinstance(e, Mapping) and isinstance(e.get("version"), str)]
+    names = [str(e["version"]) for e in entries if isinstance(e, Mapping) and isinstance(e.get("version"), str)]
     return sorted(names, key=lambda v: v != preferred.get("version"))
 
 

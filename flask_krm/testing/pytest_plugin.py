@@ -371,7 +371,7 @@ class LiveEditor:
         self.page.wait_until(lambda: condition(self), timeout, what)
         return self
 
-    def _url(self, endpoint: str, **values: str) -> str:
+    def _url(self, endpoint: str, **values: t.Any) -> str:
         app = self.page.client.application
         with app.test_request_context():
             from flask import url_for

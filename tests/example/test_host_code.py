@@ -89,9 +89,19 @@ def write_request(operation: t.Literal["patch", "create"], document: dict[str, t
     )
 
 
+def recording_writer(written: list[WriteRequest]) -> t.Callable[[WriteRequest], WriteResult]:
+    """A stand-in for the default conditional write: it records the request and reports success."""
+
+    def write(request: WriteRequest) -> WriteResult:
+        written.append(request)
+        return WriteResult(200, written_version="8")
+
+    return write
+
+
 def test_the_save_hook_refuses_too_many_replicas_before_any_write() -> None:
     written: list[WriteRequest] = []
-    hook = limit_replicas(10, write=lambda request: written.append(request) or WriteResult(200, written_version="8"))
+    hook = limit_replicas(10, write=recording_writer(written))
     with pytest.raises(SaveRefused) as refused:
         hook(write_request("patch", {"spec": {"replicas": 11}}))
     assert refused.value.kind is OutcomeKind.REFUSED
@@ -107,7 +117,7 @@ def test_the_save_hook_refuses_too_many_replicas_before_any_write() -> None:
 )
 def test_the_save_hook_delegates_everything_else(document: dict[str, t.Any]) -> None:
     written: list[WriteRequest] = []
-    hook = limit_replicas(10, write=lambda request: written.append(request) or WriteResult(200, written_version="8"))
+    hook = limit_replicas(10, write=recording_writer(written))
     assert hook(write_request("patch", document)) == WriteResult(200, written_version="8")
     assert len(written) == 1
 
