@@ -27,9 +27,9 @@ from .errors import (
     unsupported_media_type,
 )
 from .faults import FaultState
+from .impersonation import impersonate, parse_impersonation
 from .listing import ListOptions, list_body
 from .managed_fields import manager_from_user_agent
-from .impersonation import impersonate, parse_impersonation
 from .rbac import Attributes, RbacAuthorizer, require
 from .registry import Preconditions, Registry
 from .reviews import review
@@ -165,6 +165,8 @@ class ApiServer:
             return _respond(start_response, 200, list_body(self.store, resource, list_namespace, ListOptions.parse(query, resource)))
         if request.verb == "watch":
             return self._watch(resource, list_namespace, ListOptions.parse(query, resource), start_response)
+        if "dryRun" in query:
+            raise bad_request("dryRun is not supported by the Kubernetes simulator")  # better refused than applied
         body = _read_json(environ)
         scope = namespace if resource.namespaced else ""
         manager = query.get("fieldManager") or manager_from_user_agent(environ.get("HTTP_USER_AGENT", ""))

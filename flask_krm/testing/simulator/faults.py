@@ -65,7 +65,11 @@ class Faults:
 
     def compact(self) -> int:
         """Forget the change history now; returns the version below which everything is 410 Expired."""
-        return int(self._call(lambda: (self._store.compact(), self._store.horizon)[1]))
+        def compact() -> int:
+            self._store.compact()
+            return self._store.horizon
+
+        return int(self._call(compact))
 
     def refuse_connections(self, seconds: float, *, respond_503: bool = False) -> None:
         """For ``seconds``, close new connections at once (or answer 503 ServiceUnavailable)."""

@@ -173,8 +173,7 @@ class Registry:
         metadata["name"] = name
         if resource.namespaced:
             metadata["namespace"] = namespace
-        metadata.setdefault("uid", old_meta["uid"])
-        if not metadata["uid"]:
+        if not metadata.get("uid"):
             metadata["uid"] = old_meta["uid"]
         for kept in ("creationTimestamp", "generation", "managedFields"):
             if kept in old_meta:
@@ -187,7 +186,7 @@ class Registry:
         strategies.prepare_for_update(resource, new, existing, subresource)
         self._validate(resource, name, strategies.validate_update(resource, new, existing))
         new = strategies.canonical(resource, new)
-        if resource != catalog.NAMESPACES and metadata.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if resource != catalog.NAMESPACES and new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             # the last finalizer is gone: the stored object is deleted as it was (that is what watchers
             # see), while the writer gets back the object it sent
             self._remove(resource, copy.deepcopy(existing))

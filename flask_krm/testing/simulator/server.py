@@ -173,7 +173,7 @@ class KubeSimulator:
     def api_client(self, user: str = "admin") -> kubernetes.client.ApiClient:
         """An official ``ApiClient`` configured from the kubeconfig context of ``user``."""
         configuration = kubernetes.client.Configuration()
-        kubernetes.config.load_kube_config(
+        kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=self.kubeconfig_path, context=user, client_configuration=configuration, persist_config=False
         )
         return kubernetes.client.ApiClient(configuration)
