@@ -432,6 +432,28 @@ def status_sockets(app: Flask) -> list[Path]:
     return found
 
 
+def socket_pid(path: Path) -> int | None:
+    """The server process id in a status socket's name, or ``None`` for another name."""
+    digits = path.name[len(SOCKET_PREFIX) : -len(SOCKET_SUFFIX)]
+    return int(digits) if path.name.startswith(SOCKET_PREFIX) and digits.isdecimal() else None
+
+
+def remove_if_stale(path: Path) -> bool:
+    """Remove the status socket of a server process that no longer runs (killed without cleanup)."""
+    pid = socket_pid(path)
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return True
+    except PermissionError:
+        return False  # another user's process: it exists
+    return False
+
+
 def read_status(path: Path, timeout: float = 5.0) -> dict[str, t.Any]:
     """One server's snapshot from its status socket. Raises ``OSError`` or ``ValueError``."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
@@ -497,7 +519,10 @@ def streams_command(timeout: float) -> None:
         try:
             status = read_status(path, timeout)
         except (OSError, ValueError) as exc:
-            click.echo(f"{path.name}: no answer ({type(exc).__name__}); the server may have stopped", err=True)
+            if remove_if_stale(path):
+                click.echo(f"{path.name}: removed; its server process is gone", err=True)
+            else:
+                click.echo(f"{path.name}: no answer ({type(exc).__name__})", err=True)
             continue
         answered += 1
         for line in format_status(status):

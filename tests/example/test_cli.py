@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -178,3 +179,17 @@ def test_streams_formats_json_streams_with_their_age() -> None:
         "  JSON streams: 1",
         "    ada: t: deployments.apps in n [krm-spec/v1] (open 1m05s)",
     ]
+
+
+def test_streams_removes_the_socket_of_a_server_that_died_without_cleaning_up(tmp_path: Path) -> None:
+    dead_pid = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_pid.wait(timeout=30)
+    stale = tmp_path / f"krm-status-{dead_pid.pid}.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(stale))  # bound, never served: what a killed server leaves behind
+    app = create_app()
+    app.instance_path = str(tmp_path)
+    result = app.test_cli_runner().invoke(krm_cli, ["streams"])
+    assert result.exit_code == 1
+    assert f"krm-status-{dead_pid.pid}.sock: removed; its server process is gone" in result.output
+    assert not stale.exists()

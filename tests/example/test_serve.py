@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import http.cookiejar
+import json
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -81,3 +85,64 @@ def test_an_unreadable_kubeconfig_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert f"example_app: cannot read the kubeconfig {missing}" in done.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_http(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Wait until ``url`` answers, failing early if ``process`` exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except OSError:
+            try:
+                process.wait(timeout=0.2)  # returns only if the server died
+            except subprocess.TimeoutExpired:
+                continue
+            raise AssertionError(f"the server exited with {process.returncode}") from None
+    raise AssertionError(f"{url} did not answer within {timeout:g}s")
+
+
+def test_the_readme_gunicorn_command_serves_the_example_and_shuts_it_down(kube: KubeSimulator, tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    flags = ["--worker-class", "gevent", "--workers", "1", "--config", "example_app/gunicorn_conf.py"]
+    assert "--worker-class gevent --workers 1" in readme and "--config example_app/gunicorn_conf.py" in readme
+    assert "'example_app:create_app()'" in readme
+    port = free_port()
+    env = {
+        **clean_environment(),
+        "FLASK_SECRET_KEY": "gunicorn test",
+        "FLASK_KRM_TARGETS": json.dumps({"cluster": {"kubeconfig": kube.kubeconfig_path, "context": "admin"}}),
+    }
+    with (tmp_path / "gunicorn.log").open("w") as log:
+        server = subprocess.Popen(
+            [str(Path(sys.executable).with_name("gunicorn")), *flags, "--bind", f"127.0.0.1:{port}",
+             "--graceful-timeout", "10", "example_app:create_app()"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_for_http(f"{url}/sign-in", server, timeout=60)
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        token = CSRF_FIELD.search(opener.open(f"{url}/sign-in", timeout=10).read().decode())
+        assert token
+        form = {"username": "editor", "password": "editor", "krm_csrf_token": token.group(1)}
+        page = opener.open(f"{url}/sign-in", data=urllib.parse.urlencode(form).encode(), timeout=30).read().decode()
+        assert "hello" in page  # the overview's ConfigMaps list, served live from the simulator
+        streams = subprocess.run(
+            [sys.executable, "-m", "flask", "--app", "example_app", "krm", "streams"],
+            cwd=ROOT, env=clean_environment(), capture_output=True, text=True, timeout=60, check=False,
+        )
+        worker = re.search(r"Server process (\d+)\n  Upstream watches: (\d+)", streams.stdout)
+        assert worker and int(worker.group(2)) >= 4, streams.stdout + streams.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0, (tmp_path / "gunicorn.log").read_text()
+    assert "Worker exiting" in (tmp_path / "gunicorn.log").read_text()
+    assert not (ROOT / "instance" / f"krm-status-{worker.group(1)}.sock").exists()  # worker_exit cleaned up
