@@ -52,3 +52,15 @@ def test_unknown_resource_is_404_with_status(admin: kubernetes.client.ApiClient)
     assert reply.status == 404
     assert reply.body["kind"] == "Status" and reply.body["reason"] == "NotFound"
     assert reply.body["message"] == "the server could not find the requested resource"
+
+
+def test_the_custom_resource_definition_carries_its_schema(admin: kubernetes.client.ApiClient) -> None:
+    reply = request(admin, "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/flunders.wardle.example.com")
+    assert reply.status == 200
+    definition = reply.body
+    assert definition["spec"]["names"]["kind"] == "Flunder"
+    conditions = {condition["type"]: condition["status"] for condition in definition["status"]["conditions"]}
+    assert conditions["Established"] == "True"
+    schema = definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    ports = schema["properties"]["spec"]["properties"]["ports"]
+    assert ports["x-kubernetes-list-type"] == "map" and ports["x-kubernetes-list-map-keys"] == ["name"]

@@ -29,6 +29,7 @@ class GroupKind:
 
 
 STORED_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+READ_VERBS = ("get", "list", "watch")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class ResourceType:
     custom: bool = False
     status_subresource: bool = False
     stored: bool = True
+    read_only: bool = False
     field_labels: tuple[str, ...] = ()
 
     @property
@@ -65,7 +67,9 @@ class ResourceType:
 
     @property
     def verbs(self) -> tuple[str, ...]:
-        return STORED_VERBS if self.stored else ("create",)
+        if not self.stored:
+            return ("create",)
+        return READ_VERBS if self.read_only else STORED_VERBS
 
     def supported_field_labels(self) -> tuple[str, ...]:
         """Field selector labels (``metadata.namespace`` only for namespaced types)."""
@@ -120,6 +124,10 @@ SELF_SUBJECT_ACCESS_REVIEWS = ResourceType(
     AUTHORIZATION_GROUP, "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False,
     stored=False,
 )
+CUSTOM_RESOURCE_DEFINITIONS = ResourceType(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", False,
+    ("crd", "crds"), read_only=True,
+)
 FLUNDERS = ResourceType(
     "wardle.example.com", "v1alpha1", "flunders", "flunder", "Flunder", True, custom=True, status_subresource=True
 )
@@ -167,7 +175,20 @@ FLUNDER_CRD: dict[str, Any] = {
         ],
     },
 }
-"""The CustomResourceDefinition equivalent of ``FLUNDERS``, for installing the same type on a real server."""
+"""The CustomResourceDefinition of ``FLUNDERS``: served (read-only) by the simulator, installable on a real server."""
+
+
+def established(definition: dict[str, Any], timestamp: str) -> dict[str, Any]:
+    """``definition`` with the status kube-apiserver gives a CRD once its names are accepted."""
+    spec = definition["spec"]
+    conditions = [
+        {"type": "NamesAccepted", "status": "True", "lastTransitionTime": timestamp, "reason": "NoConflicts",
+         "message": "no conflicts found"},
+        {"type": "Established", "status": "True", "lastTransitionTime": timestamp, "reason": "InitialNamesAccepted",
+         "message": "the initial names have been accepted"},
+    ]
+    stored = [version["name"] for version in spec["versions"] if version.get("storage")]
+    return {**definition, "status": {"conditions": conditions, "acceptedNames": spec["names"], "storedVersions": stored}}
 
 
 class Catalog:
@@ -196,6 +217,6 @@ class Catalog:
 DEFAULT_CATALOG = Catalog(
     (
         NAMESPACES, CONFIGMAPS, SECRETS, DEPLOYMENTS, ROLES, ROLE_BINDINGS, CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS,
-        SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_ACCESS_REVIEWS, FLUNDERS,
+        SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_ACCESS_REVIEWS, CUSTOM_RESOURCE_DEFINITIONS, FLUNDERS,
     )
 )

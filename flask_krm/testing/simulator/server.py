@@ -15,14 +15,14 @@ from gevent.pywsgi import WSGIHandler, WSGIServer
 
 from .api import HEADER_LINES, ApiServer
 from .authentication import Authenticator, User
-from .catalog import DEFAULT_CATALOG, Catalog
+from .catalog import CUSTOM_RESOURCE_DEFINITIONS, DEFAULT_CATALOG, FLUNDER_CRD, Catalog, established
 from .demo import DemoController
 from .faults import Faults, FaultState
 from .hub_thread import HubThread
 from .identities import DEMO_USERS, cluster_rbac_objects
 from .kubeconfig import write_kubeconfig
 from .rbac import RbacAuthorizer
-from .registry import Registry
+from .registry import Registry, now
 from .store import ObjectStore
 from .watch import ConnectionDropped, WatchSettings
 
@@ -68,6 +68,7 @@ def build_server(
     for resource_object in cluster_rbac_objects():
         resource = next(t for t in catalog.types if t.kind == resource_object["kind"])
         registry.create(resource, "", resource_object)
+    registry.create(CUSTOM_RESOURCE_DEFINITIONS, "", established(FLUNDER_CRD, now()))
     for namespace in ("default", "kube-system", "kube-public"):
         registry.create(catalog.find("", "v1", "namespaces"), "", {"metadata": {"name": namespace}})  # type: ignore[arg-type]
     return application

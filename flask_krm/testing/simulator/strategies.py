@@ -34,6 +34,7 @@ TOP_LEVEL_FIELDS: dict[str, tuple[str, ...]] = {
     "ClusterRole": ("rules", "aggregationRule"),
     "RoleBinding": ("subjects", "roleRef"),
     "ClusterRoleBinding": ("subjects", "roleRef"),
+    "CustomResourceDefinition": ("spec", "status"),
 }
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
