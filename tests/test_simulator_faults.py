@@ -23,7 +23,6 @@ def kube() -> Iterator[KubeSimulator]:
 
 @pytest.fixture
 def faults(kube: KubeSimulator) -> Iterator[Faults]:
-    assert kube.faults is not None
     yield kube.faults
     kube.faults.accept_connections()
     kube.faults.set_latency(0)

@@ -37,7 +37,6 @@ class SimulatorServer:
 
     @property
     def faults(self) -> Faults:
-        assert self.simulator.faults is not None
         return self.simulator.faults
 
     def api_client(self, user: str = "admin") -> kubernetes.client.ApiClient:

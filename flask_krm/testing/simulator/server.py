@@ -15,7 +15,7 @@ from gevent.pywsgi import WSGIHandler, WSGIServer
 
 from .api import HEADER_LINES, ApiServer
 from .authentication import Authenticator, User
-from .catalog import CUSTOM_RESOURCE_DEFINITIONS, DEFAULT_CATALOG, FLUNDER_CRD, Catalog, established
+from .catalog import CUSTOM_RESOURCE_DEFINITIONS, DEFAULT_CATALOG, FLUNDER_CRD, NAMESPACES, established
 from .demo import DemoController
 from .faults import Faults, FaultState
 from .hub_thread import HubThread
@@ -52,25 +52,19 @@ class _Handler(WSGIHandler):  # type: ignore[misc]
         super().handle_error(kind, value, traceback)
 
 
-def build_server(
-    *,
-    catalog: Catalog = DEFAULT_CATALOG,
-    users: Sequence[User] = DEMO_USERS,
-    history_window: int = 10_000,
-    watch_settings: WatchSettings | None = None,
-) -> ApiServer:
-    """An ``ApiServer`` with its store, registry, authentication and the demo users' cluster RBAC."""
+def build_server(users: Sequence[User], history_window: int, watch_settings: WatchSettings) -> ApiServer:
+    """An ``ApiServer`` with its store, the standard namespaces, the Flunder CRD and the demo users' cluster RBAC."""
     store = ObjectStore(history_window)
     registry = Registry(store)
     application = ApiServer(
-        catalog, store, registry, Authenticator(users), RbacAuthorizer(store), watch_settings or WatchSettings(), FaultState()
+        DEFAULT_CATALOG, store, registry, Authenticator(users), RbacAuthorizer(store), watch_settings, FaultState()
     )
     for resource_object in cluster_rbac_objects():
-        resource = next(t for t in catalog.types if t.kind == resource_object["kind"])
+        resource = next(t for t in DEFAULT_CATALOG.types if t.kind == resource_object["kind"])
         registry.create(resource, "", resource_object)
     registry.create(CUSTOM_RESOURCE_DEFINITIONS, "", established(FLUNDER_CRD, now()))
     for namespace in ("default", "kube-system", "kube-public"):
-        registry.create(catalog.find("", "v1", "namespaces"), "", {"metadata": {"name": namespace}})  # type: ignore[arg-type]
+        registry.create(NAMESPACES, "", {"metadata": {"name": namespace}})
     return application
 
 
@@ -102,7 +96,7 @@ class KubeSimulator:
         self._thread: HubThread | None = None
         self._server: WSGIServer | None = None
         self.application: ApiServer | None = None
-        self.faults: Faults | None = None
+        self._faults: Faults | None = None
         self.demo: DemoController | None = None
         self.url = ""
 
@@ -116,14 +110,12 @@ class KubeSimulator:
         self._thread = HubThread(self._serve, self._shutdown)
         self._thread.start()
         assert self.application is not None
-        self.faults = Faults(self.application.faults, self.application.store, self.application.registry,
-                             self.application.watchers, self.call)
+        self._faults = Faults(self.application.faults, self.application.store, self.application.registry,
+                              self.application.watchers, self.call)
         return self
 
     def _serve(self) -> None:
-        self.application = build_server(
-            users=self._users, history_window=self._history_window, watch_settings=self._watch_settings
-        )
+        self.application = build_server(self._users, self._history_window, self._watch_settings)
         demo, tick, competing_edits = self._demo_options
         if demo:
             self.demo = DemoController(self.application.registry, tick=tick, competing_edits=competing_edits)
@@ -162,6 +154,13 @@ class KubeSimulator:
         self.stop()
 
     # use
+
+    @property
+    def faults(self) -> Faults:
+        """Fault injection for the running server."""
+        if self._faults is None:
+            raise RuntimeError("the simulator is not running")
+        return self._faults
 
     @property
     def kubeconfig_path(self) -> str:
