@@ -90,16 +90,6 @@ def test_compaction_expires_old_versions(admin: kubernetes.client.ApiClient, nam
         assert events.next()["object"]["metadata"]["name"] == "d"
 
 
-def test_history_window_bounds_replay() -> None:
-    with KubeSimulator(history_window=3) as small, small.api_client() as admin:
-        request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "w"}})
-        first = _create(admin, "w", "a")["metadata"]["resourceVersion"]
-        for name in ("b", "c", "d", "e"):
-            _create(admin, "w", name)
-        with watch(admin, "/api/v1/namespaces/w/configmaps", resourceVersion=first) as events:
-            assert events.next()["type"] == "ERROR"
-
-
 def test_refused_connections_are_closed(admin: kubernetes.client.ApiClient, faults: Faults) -> None:
     assert request(admin, "GET", "/api/v1/namespaces/default").status == 200  # a kept-alive connection exists
     faults.refuse_connections(60)
@@ -161,17 +151,3 @@ def test_mutating_hook_runs_before_every_write(admin: kubernetes.client.ApiClien
     assert seen == ["create", "patch"]
     after = request(admin, "PATCH", path, body={"metadata": {"labels": {"owner": None}}}, content_type=MERGE_PATCH).body
     assert "labels" not in after["metadata"] or "owner" not in after["metadata"]["labels"]
-
-
-def test_periodic_bookmarks(namespace: str) -> None:
-    with KubeSimulator(bookmark_interval=0.1) as frequent, frequent.api_client() as admin:
-        with watch(admin, "/api/v1/namespaces/default/configmaps", allowWatchBookmarks="true", resourceVersion="0") as events:
-            bookmark = events.until(lambda event: event["type"] == "BOOKMARK")[-1]
-    assert set(bookmark["object"]["metadata"]) == {"resourceVersion"}
-
-
-def test_added_user(kube: KubeSimulator, namespace: str) -> None:
-    kube.add_user("carol", groups=["testers"])
-    with kube.api_client("carol") as carol:
-        reply = request(carol, "GET", f"/api/v1/namespaces/{namespace}/configmaps")
-    assert reply.status == 403 and 'User "carol" cannot list' in reply.body["message"]

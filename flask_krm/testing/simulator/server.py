@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -15,7 +15,7 @@ from gevent.pywsgi import WSGIHandler, WSGIServer
 
 from .api import HEADER_LINES, ApiServer
 from .authentication import Authenticator, User
-from .catalog import CUSTOM_RESOURCE_DEFINITIONS, DEFAULT_CATALOG, FLUNDER_CRD, NAMESPACES, established
+from .catalog import CUSTOM_RESOURCE_DEFINITIONS, DEFAULT_CATALOG, FLUNDER_CRD, NAMESPACES, RBAC_GROUP, established
 from .demo import DemoController
 from .faults import Faults, FaultState
 from .hub_thread import HubThread
@@ -68,10 +68,22 @@ def build_server(users: Sequence[User], history_window: int, watch_settings: Wat
     return application
 
 
+def install_rbac(registry: Registry, objects: Sequence[Mapping[str, Any]]) -> None:
+    """Create Roles, ClusterRoles and their bindings (and any namespace a namespaced one names)."""
+    for obj in objects:
+        resource = next(t for t in DEFAULT_CATALOG.types if t.group == RBAC_GROUP and t.kind == obj.get("kind"))
+        namespace = str(obj.get("metadata", {}).get("namespace", "")) if resource.namespaced else ""
+        if namespace and registry.store.get(NAMESPACES, "", namespace) is None:
+            registry.create(NAMESPACES, "", {"metadata": {"name": namespace}})
+        registry.create(resource, namespace, obj)
+
+
 class KubeSimulator:
     """A Kubernetes API server in memory, served over plain HTTP on 127.0.0.1 from its own thread.
 
-    Use as a context manager: ``with KubeSimulator() as kube: kube.api_client("admin")``.
+    Use as a context manager: ``with KubeSimulator() as kube: kube.api_client("admin")``. ``users``
+    are the token users (the demo users by default); ``rbac`` are extra Role, ClusterRole, RoleBinding
+    and ClusterRoleBinding objects created at start-up (RBAC can also be changed through the API).
     """
 
     def __init__(
@@ -79,6 +91,7 @@ class KubeSimulator:
         *,
         port: int = 0,
         users: Sequence[User] = DEMO_USERS,
+        rbac: Sequence[Mapping[str, Any]] = (),
         history_window: int = 10_000,
         bookmark_interval: float = 60.0,
         demo: bool = False,
@@ -88,6 +101,7 @@ class KubeSimulator:
     ) -> None:
         self._port = port
         self._users = list(users)
+        self._rbac = [dict(obj) for obj in rbac]
         self._history_window = history_window
         self._watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
         self._demo_options = (demo, demo_tick, competing_edits)
@@ -121,6 +135,7 @@ class KubeSimulator:
             self.demo = DemoController(self.application.registry, tick=tick, competing_edits=competing_edits)
             self.demo.seed()
             self.demo.start()
+        install_rbac(self.application.registry, self._rbac)
         self.application.store.compact()  # like a fresh watch cache: history starts once the server is up
         self._server = WSGIServer(("127.0.0.1", self._port), self.application, handler_class=_Handler, log=None)
         self._server.start()

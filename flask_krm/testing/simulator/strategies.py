@@ -182,10 +182,8 @@ def prepare_for_update(resource: ResourceType, new: Object, old: Object, subreso
     if subresource == "status":
         if resource.custom:
             status = new.get("status")
-            metadata = new["metadata"]
             new.clear()
             new.update(copy.deepcopy(old))
-            new["metadata"]["resourceVersion"] = metadata.get("resourceVersion")
             if status is None:
                 new.pop("status", None)
             else:
