@@ -239,7 +239,7 @@ def _text(markup: str) -> str:
     return html.unescape(_TAG.sub("", markup)).strip()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class LivePage:
     """A rendered page with live components, kept current by its own page channel.
 
@@ -255,6 +255,9 @@ class LivePage:
     closed_reason: str | None = None
     _messages: gevent.queue.Queue[t.Any] | None = None
     _reader: gevent.Greenlet | None = None
+
+    def __repr__(self) -> str:
+        return f"<LivePage {self.channel_url or 'without live components'} {sorted(self.components)}>"
 
     def editor(self, title: str | None = None) -> LiveEditor:
         """The page's editor whose title contains ``title`` (the only or first one without it)."""
@@ -282,15 +285,17 @@ class LivePage:
         if self.channel_url is None:
             return self
         self._messages = gevent.queue.Queue()
-        response = self.client.get(self.channel_url, buffered=False)
-        self._reader = gevent.spawn(self._read, response)
+        self._reader = gevent.spawn(self._read, self.channel_url)
         return self
 
-    def _read(self, response: TestResponse) -> None:
+    def _read(self, url: str) -> None:
         from ..sse import SSEDecoder
 
         assert self._messages is not None
         decoder = SSEDecoder()
+        # Requested here, not by the caller: the streamed view keeps its request context pushed
+        # in the greenlet that made the request, so it must also be the one that reads it.
+        response = self.client.get(url, buffered=False)
         try:
             for chunk in response.iter_encoded():
                 for message in decoder.feed(chunk):
@@ -333,12 +338,15 @@ class LivePage:
             reader.kill(block=True, timeout=2)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class LiveEditor:
     """One live editor of a :class:`LivePage`: its fields, edits and Save."""
 
     page: LivePage
     component_id: str
+
+    def __repr__(self) -> str:
+        return f"<LiveEditor {self.component_id} {self.stream}>"
 
     @property
     def body(self) -> str:

@@ -149,3 +149,46 @@ def test_a_viewer_is_told_it_cannot_save_and_forged_requests_are_refused(browser
 
     with example.admin_api() as api:
         assert kubernetes.client.AppsV1Api(api).read_namespaced_deployment(DEPLOYMENT, NAMESPACE).spec.replicas != 9
+
+
+def test_an_editor_creates_and_deletes_configmaps_through_one_review_list(browser: Browser, example: Example) -> None:
+    page = sign_in(browser, example, "editor")
+    page.goto(f"/namespaces/{NAMESPACE}")
+    configmaps = page.locator(".krm-list", has=page.get_by_role("heading", name="ConfigMaps"))
+    expect(configmaps.locator(".krm-connection")).to_have_text("Live", timeout=WAIT_MS)
+    form = configmaps.locator("form.create-form")
+    form.get_by_label("Name").fill("made-in-a-test")
+    form.get_by_label("Key").fill("colour")
+    form.get_by_label("Value").fill("teal")
+    form.get_by_role("button", name="Add to review").click()
+    review = configmaps.locator(".review")
+    expect(review.locator("[data-krm-review-kind=create]")).to_contain_text("made-in-a-test", timeout=WAIT_MS)
+    expect(form.get_by_label("Name")).to_have_value("")  # the form is ready for the next one
+
+    configmaps.locator("tr", has_text="feature-flags").get_by_role("button", name="Delete").click()
+    expect(review.locator("[data-krm-review-kind=delete]")).to_contain_text("feature-flags", timeout=WAIT_MS)
+    assert configmaps.locator("tr", has_text="made-in-a-test").count() == 0  # nothing is written yet
+
+    review.get_by_role("button", name="Save all").click()
+    expect(configmaps.locator("tbody tr", has_text="made-in-a-test")).to_contain_text("teal", timeout=WAIT_MS)
+    expect(configmaps.locator("tbody tr", has_text="feature-flags")).to_have_count(0, timeout=WAIT_MS)
+    expect(review).to_contain_text("No pending changes.")
+    with example.admin_api() as api:
+        core = kubernetes.client.CoreV1Api(api)
+        assert core.read_namespaced_config_map("made-in-a-test", NAMESPACE).data == {"colour": "teal"}
+        names = [item.metadata.name for item in core.list_namespaced_config_map(NAMESPACE).items]
+        assert "feature-flags" not in names
+
+    page.goto("/audit")
+    expect(page.locator("tr.audit-entry", has_text=f"ConfigMap {NAMESPACE}/made-in-a-test")).to_contain_text("created")
+    expect(page.locator("tr.audit-entry", has_text=f"ConfigMap {NAMESPACE}/feature-flags")).to_contain_text("deleted")
+
+
+def test_a_viewer_gets_no_create_form_and_no_delete_buttons(browser: Browser, example: Example) -> None:
+    page = sign_in(browser, example, "viewer")
+    page.goto(f"/namespaces/{NAMESPACE}")
+    configmaps = page.locator(".krm-list", has=page.get_by_role("heading", name="ConfigMaps"))
+    expect(configmaps.locator(".krm-connection")).to_have_text("Live", timeout=WAIT_MS)
+    expect(configmaps.locator("tbody tr").first).to_be_visible()
+    expect(configmaps.locator("form.create-form")).to_have_count(0)
+    expect(configmaps.get_by_role("button", name="Delete")).to_have_count(0)
