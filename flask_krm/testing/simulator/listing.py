@@ -200,12 +200,11 @@ def list_body(store: ObjectStore, resource: ResourceType, namespace: str | None,
         metadata["continue"] = encode_continue(key_path(object_key(selected[-1])) + "\x00", version)
         if options.unfiltered:
             metadata["remainingItemCount"] = remaining
-    return {
-        "kind": resource.list_kind,
-        "apiVersion": resource.api_version,
-        "metadata": metadata,
-        "items": [list_item(resource, obj) for obj in selected],
-    }
+    items = [list_item(resource, obj) for obj in selected]
+    if resource.custom:  # an unstructured list: sorted keys, and "continue" always present
+        metadata = {"continue": "", **metadata}
+        return {"apiVersion": resource.api_version, "items": items, "kind": resource.list_kind, "metadata": dict(sorted(metadata.items()))}
+    return {"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": metadata, "items": items}
 
 
 def list_item(resource: ResourceType, obj: Object) -> Object:

@@ -149,7 +149,7 @@ class _Parser:
         value = self.take() if self.peek() is not None and _is_word(self.peek() or "") else ""
         if operator in ("<", ">"):
             if not re.fullmatch(r"-?\d+", value):
-                raise SelectorError("for 'Gt', 'Lt' operators, the value must be an integer")
+                raise SelectorError(f'values[0]: Invalid value: "{value}": for \'Gt\', \'Lt\' operators, the value must be an integer')
             return Requirement(key, "gt" if operator == ">" else "lt", (value,))
         return Requirement(key, "!=" if operator == "!=" else "=", (_check_value(value),))
 

@@ -17,7 +17,7 @@ from typing import Any
 import gevent.queue
 
 from .catalog import ResourceType
-from .errors import ApiError, too_large_resource_version
+from .errors import ApiError
 from .listing import ListOptions
 from .store import Event, Object, ObjectStore, too_old
 
@@ -85,6 +85,7 @@ class Watcher:
     settings: WatchSettings
     _queue: gevent.queue.Queue[bytes | _End] = field(default_factory=gevent.queue.Queue)
     _unsubscribe: Callable[[], None] | None = None
+    _after: int = 0
     last_version: int = 0
 
     def open(self) -> None:
@@ -92,9 +93,8 @@ class Watcher:
         options = self.options
         requested = options.requested_version()
         if requested is not None and requested > self.store.resource_version:
-            self._fail(too_large_resource_version(requested, self.store.resource_version))
-            return
-        if options.send_initial_events or (options.send_initial_events is None and requested is None):
+            self._after = requested  # a version from the future: wait for it quietly, as the watch cache does
+        elif options.send_initial_events or (options.send_initial_events is None and requested is None):
             for obj in self.store.items(self.resource, self.namespace):
                 if options.selects(self.resource, obj):
                     self._queue.put(encode_event("ADDED", obj))
@@ -116,7 +116,7 @@ class Watcher:
         self._queue.put(_End(drop=False))
 
     def _offer(self, event: Event) -> None:
-        if event.resource != self.resource:
+        if event.resource != self.resource or event.resource_version <= self._after:
             return
         namespace = event.object["metadata"].get("namespace", "")
         if self.namespace is not None and namespace != self.namespace:
