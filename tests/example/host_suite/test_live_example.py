@@ -93,3 +93,17 @@ def test_a_viewer_can_neither_edit_nor_save(
     assert (denied.kind, denied.status_code) == ("access-denied", 403)
     with admin(kube_simulator) as api:
         assert CoreV1Api(api).read_namespaced_config_map("app-config", NAMESPACE).data["greeting"] == "hello"
+
+
+def test_a_draft_survives_a_reload_and_is_shared_by_the_sessions_tabs_only(
+    krm_client: t.Callable[[str], LiveClient],
+) -> None:
+    path = f"/namespaces/{NAMESPACE}/configmaps/feature-flags"
+    client = krm_client("editor")
+    first = client.live(path).editor()
+    assert first.set("/data/dark-mode", "false").status_code == 200
+    second_tab = client.live(path).editor().wait_live()
+    assert 'value="false"' in second_tab.body and "CHANGED" in second_tab.text.upper()
+    first.wait_until(lambda e: 'value="false"' in e.body, what="the first tab to show the draft")
+    other_session = krm_client("editor").live(path).editor().wait_live()
+    assert 'value="true"' in other_session.body and "CHANGED" not in other_session.text.upper()
