@@ -128,3 +128,15 @@ def test_resource_version_match_needs_a_resource_version(admin: kubernetes.clien
     assert reply.body["reason"] == "Invalid"
     assert reply.body["details"]["kind"] == "ListOptions" and reply.body["details"]["group"] == "meta.k8s.io"
     assert reply.body["details"]["causes"][0]["field"] == "resourceVersionMatch"
+
+
+def test_custom_resource_lists_are_unstructured(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    path = f"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders"
+    for name in ("f", "g"):
+        body = {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": name}, "spec": {}}
+        assert request(admin, "POST", path, body=body).status == 201
+    whole = request(admin, "GET", path).body
+    assert list(whole) == ["apiVersion", "items", "kind", "metadata"]  # encoded from a map: sorted keys
+    assert whole["metadata"]["continue"] == ""  # present even when there is nothing more
+    page = request(admin, "GET", path, query=[("limit", 1)]).body
+    assert page["metadata"]["continue"] and page["metadata"]["remainingItemCount"] == 1

@@ -177,3 +177,16 @@ def test_timeout_seconds_ends_the_stream(admin: kubernetes.client.ApiClient, nam
     with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", timeoutSeconds=1) as events:
         assert events.rest() == []
     assert time.monotonic() - started < 5
+
+
+def test_the_official_watch_helper(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    start = request(admin, "GET", f"/api/v1/namespaces/{namespace}/configmaps").body["metadata"]["resourceVersion"]
+    _create(admin, namespace, "a")
+    watcher = kubernetes.watch.Watch(return_type=object)
+    core = kubernetes.client.CoreV1Api(admin)
+    for event in watcher.stream(core.list_namespaced_config_map, namespace, resource_version=start, timeout_seconds=5,
+                                _request_timeout=(5, 10)):
+        assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "a"
+        break
+    watcher.stop()
+    assert watcher.resource_version == event["object"]["metadata"]["resourceVersion"]
