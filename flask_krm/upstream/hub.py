@@ -336,6 +336,9 @@ class _Watch:
                 self._apply(op)
                 if self.ended:
                     return
+                # Readers write what was queued before the next op: a watch with buffered events
+                # would otherwise keep the CPU until every queue overflowed.
+                gevent.sleep(0)
         except Exception as exc:
             log.error("the upstream watch failed with %s; its streams end", type(exc).__name__)
             self._apply(_WATCH_CRASHED)
