@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import kubernetes.client
@@ -63,3 +64,13 @@ def test_rbac_objects_at_start_up() -> None:
     with KubeSimulator(rbac=[role, binding]) as kube, kube.api_client("viewer") as viewer:
         assert request(viewer, "POST", "/api/v1/namespaces/team/configmaps", body=configmap("mine")).status == 201
         assert request(viewer, "POST", "/api/v1/namespaces/default/configmaps", body=configmap("mine")).status == 403
+
+
+def test_a_closed_watch_connection_ends_the_watch(kube: KubeSimulator, namespace: str) -> None:
+    with kube.api_client() as admin:
+        with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion="0"):
+            assert kube.open_watches() == 1
+        deadline = time.monotonic() + 5
+        while kube.open_watches():
+            assert time.monotonic() < deadline, "the watch outlived its connection"
+            time.sleep(0.02)

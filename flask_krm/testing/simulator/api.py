@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -11,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import gevent
+import gevent.socket
 
 from . import catalog as types
 from .authentication import Authenticator, Identity
@@ -39,6 +41,7 @@ from .watch import ConnectionDropped, Watcher, WatchSettings
 
 StartResponse = Callable[..., Callable[[bytes], Any]]
 HEADER_LINES = "simulator.header_lines"
+CONNECTION = "simulator.connection"
 MERGE_PATCH = "application/merge-patch+json"
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 
@@ -164,7 +167,8 @@ class ApiServer:
         if request.verb == "list":
             return _respond(start_response, 200, list_body(self.store, resource, list_namespace, ListOptions.parse(query, resource)))
         if request.verb == "watch":
-            return self._watch(resource, list_namespace, ListOptions.parse(query, resource), start_response)
+            options = ListOptions.parse(query, resource)
+            return self._watch(resource, list_namespace, options, environ.get(CONNECTION), start_response)
         if "dryRun" in query:
             raise bad_request("dryRun is not supported by the Kubernetes simulator")  # better refused than applied
         body = _read_json(environ)
@@ -187,25 +191,40 @@ class ApiServer:
             raise ConnectionDropped()
         return _respond(start_response, code, result)
 
-    def _watch(self, resource: ResourceType, namespace: str | None, options: ListOptions, start_response: StartResponse) -> Iterator[bytes]:
+    def _watch(
+        self, resource: ResourceType, namespace: str | None, options: ListOptions, connection: Any, start_response: StartResponse
+    ) -> Iterator[bytes]:
         watcher = Watcher(self.store, resource, namespace, options, self.watch_settings)
         watcher.open()
         self.watchers.add(watcher)
         write = start_response("200 OK", [("Content-Type", "application/json"), ("Cache-Control", "no-cache, private")])
         write(b"")  # send the headers now: a watch answers before its first event
-        return self._stream(watcher)
+        return self._stream(watcher, connection)
 
-    def _stream(self, watcher: Watcher) -> Iterator[bytes]:
+    def _stream(self, watcher: Watcher, connection: Any) -> Iterator[bytes]:
+        monitor = gevent.spawn(_end_when_closed, connection, watcher) if connection is not None else None
         try:
             yield from watcher.lines()
         finally:
             self.watchers.discard(watcher)
+            if monitor is not None:
+                monitor.kill(block=False)
 
     def end_watches(self) -> None:
         """Finish every open watch cleanly (server shutdown)."""
         for watcher in list(self.watchers):
             watcher.close()
             watcher.end(drop=False)
+
+
+def _end_when_closed(connection: Any, watcher: Watcher) -> None:
+    """End ``watcher`` once its client has closed the connection (as a real server notices at once)."""
+    try:
+        gevent.socket.wait_read(connection.fileno())
+        if connection.recv(1, socket.MSG_PEEK) == b"":
+            watcher.end(drop=False)
+    except OSError:
+        watcher.end(drop=False)
 
 
 def _selected_name(query: dict[str, str], resource: ResourceType) -> str:

@@ -13,7 +13,7 @@ import kubernetes.client
 import kubernetes.config
 from gevent.pywsgi import WSGIHandler, WSGIServer
 
-from .api import HEADER_LINES, ApiServer
+from .api import CONNECTION, HEADER_LINES, ApiServer
 from .authentication import Authenticator, User
 from .catalog import CUSTOM_RESOURCE_DEFINITIONS, DEFAULT_CATALOG, FLUNDER_CRD, NAMESPACES, RBAC_GROUP, established
 from .demo import DemoController
@@ -43,6 +43,7 @@ class _Handler(WSGIHandler):  # type: ignore[misc]
     def get_environ(self) -> dict[str, Any]:
         environ: dict[str, Any] = super().get_environ()
         environ[HEADER_LINES] = list(self.headers.items())
+        environ[CONNECTION] = self.socket
         return environ
 
     def handle_error(self, kind: type[BaseException], value: BaseException, traceback: TracebackType | None) -> None:
@@ -209,6 +210,12 @@ class KubeSimulator:
         assert demo is not None, "the simulator was started without demo=True"
         for _ in range(steps):
             self.call(demo.step)
+
+    def open_watches(self) -> int:
+        """How many watch requests are being served right now (closed client connections are noticed at once)."""
+        application = self.application
+        assert application is not None, "the simulator is not running"
+        return self.call(lambda: len(application.watchers))
 
     def call(self, function: Callable[[], T]) -> T:
         """Run ``function()`` on the server's hub (where the store lives) and return its result."""
