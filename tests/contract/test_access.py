@@ -193,3 +193,25 @@ def test_self_subject_access_review(viewer: kubernetes.client.ApiClient, namespa
         return bool(reply.body["status"]["allowed"])
 
     assert review("watch") and not review("patch")
+
+
+def test_legacy_impersonate_permission(admin: kubernetes.client.ApiClient, viewer: kubernetes.client.ApiClient, namespace: str) -> None:
+    """The ``impersonate`` verb on users lets a requester act as that user (who then needs rights of their own)."""
+    someone, name = unique_name("someone"), unique_name("impersonate")
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+            "rules": [{"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": [someone]}]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "viewer"}],
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}}
+    assert request(admin, "POST", f"{RBAC}/clusterroles", body=role).status == 201
+    assert request(admin, "POST", f"{RBAC}/clusterrolebindings", body=binding).status == 201
+    try:
+        wait_until(lambda: _allowed(admin, "viewer", ["system:authenticated"], verb="impersonate", resource="users", name=someone))
+        reply = request(viewer, "GET", f"/api/v1/namespaces/{namespace}/configmaps", headers=[("Impersonate-User", someone)])
+        assert reply.status == 403
+        assert reply.body["message"] == (
+            f'configmaps is forbidden: User "{someone}" cannot list resource "configmaps" in API group "" in the namespace "{namespace}"'
+        )
+    finally:
+        request(admin, "DELETE", f"{RBAC}/clusterrolebindings/{name}")
+        request(admin, "DELETE", f"{RBAC}/clusterroles/{name}")
