@@ -231,7 +231,9 @@ class SaveFlow:
     def observe(self, store: EditorStore) -> Outcome | None:
         """Check the store after it changed: the echo of a pending write, or the object's removal.
 
-        Returns the new outcome when there is one (``SAVED`` or ``UNAVAILABLE``), else ``None``.
+        Returns the new outcome when there is one, else ``None``: ``SAVED``; ``DRAFT_CONFLICT`` when
+        the echo conflicts with later typing; ``NOT_APPLIED`` when the echo lacks part of the patch
+        (a mutating webhook restored it); ``UNAVAILABLE``.
         """
         if self.phase is Phase.UNAVAILABLE:
             return None
@@ -246,10 +248,12 @@ class SaveFlow:
             return None
         if self._written_version is not None and not self._version_at_least(version, self._written_version):
             return None
-        self._intent = None
+        intent, self._intent = self._intent, None
         conflicts = tuple(c.path for c in store.conflicts(self.uid))
         if conflicts:
             return self._finish(Outcome(OutcomeKind.DRAFT_CONFLICT, conflicts=conflicts), Phase.IDLE).outcome
+        if not kept(store, self.uid, intent.patch):  # a mutating webhook restored part of it
+            return self._finish(Outcome(OutcomeKind.NOT_APPLIED), Phase.IDLE).outcome
         return self._finish(Outcome(OutcomeKind.SAVED), Phase.IDLE).outcome
 
     def confirm(self, store: EditorStore) -> Read | Done | None:
@@ -294,8 +298,7 @@ class SaveFlow:
         conflicts = tuple(c.path for c in store.conflicts(self.uid))
         if conflicts:
             return self._finish(Outcome(OutcomeKind.DRAFT_CONFLICT, conflicts=conflicts), Phase.IDLE)
-        server = store.server(self.uid) or {}
-        if intent is not None and patch_applied(server, intent.patch):
+        if intent is not None and kept(store, self.uid, intent.patch):
             return self._finish(Outcome(OutcomeKind.SAVED), Phase.IDLE)
         if reason is ReadReason.CONFIRM:
             return self._finish(Outcome(OutcomeKind.NOT_APPLIED), Phase.IDLE)
@@ -345,6 +348,38 @@ def patch_applied(obj: Mapping[str, Any], patch: Mapping[str, Any]) -> bool:
     ``metadata.uid`` and ``metadata.resourceVersion`` (preconditions) are not compared.
     """
     return _holds(obj, patch, top=True)
+
+
+def kept(store: EditorStore, uid: str, patch: Mapping[str, Any]) -> bool:
+    """Whether the server object ``store`` holds for ``uid`` shows the change ``patch`` wrote.
+
+    It does when it holds every value of the patch, or when the draft no longer differs from it
+    anywhere the patch wrote (Kubernetes normalized or defaulted a value, and the merge settled
+    it). A patched value the server lacks while the draft still differs there did not stick.
+    """
+    if patch_applied(store.server(uid) or {}, patch):
+        return True
+    written = _leaf_paths(patch, ())
+    return not any(_overlap(path, leaf) for path in store.dirty(uid) for leaf in written)
+
+
+def _leaf_paths(patch: Mapping[str, Any], at: Path) -> list[Path]:
+    out: list[Path] = []
+    for key, value in patch.items():
+        if at == () and key == "metadata" and isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if k not in ("uid", "resourceVersion")}
+            if not value:
+                continue
+        if isinstance(value, Mapping) and value:
+            out += _leaf_paths(value, (*at, key))
+        else:
+            out.append((*at, key))
+    return out
+
+
+def _overlap(a: Path, b: Path) -> bool:
+    n = min(len(a), len(b))
+    return tuple(a[:n]) == tuple(b[:n])
 
 
 def _holds(obj: Mapping[str, Any], patch: Mapping[str, Any], *, top: bool = False) -> bool:

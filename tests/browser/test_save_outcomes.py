@@ -1,0 +1,412 @@
+"""Every outcome of a Save, as the person sees it in the editor's outcome region of a real browser.
+
+The application saves to a Kubernetes simulator running in this process, which lets a test change
+the cluster as someone else, lose a response, restore a field the way a mutating webhook does, and
+count the writes that reach it. Every wait is a Playwright condition, never a sleep.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Callable
+
+import kubernetes.client
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.browser.conftest import MERGE_PATCH, NAMESPACE, create_configmap, patch_data, unique, wait_live
+from tests.browser.test_save_host import (  # noqa: F401 (fixtures)
+    WriteCounter,
+    apps,
+    core,
+    count_writes,
+    kube,
+    save_server,
+    signed_in,
+)
+
+pytestmark = pytest.mark.browser
+
+SignedIn = Callable[[str], Page]
+CountWrites = Callable[[str], WriteCounter]
+
+PENDING: t.Final = "Saved to Kubernetes; waiting for live confirmation."
+SAVED: t.Final = "Saved. The live view shows your change."
+STALE: t.Final = "Configuration refreshed. Your edits are intact; review and save again."
+UNAVAILABLE: t.Final = "This configuration was removed. A replacement must be opened separately."
+
+RECORD_OUTCOMES: t.Final = """() => {
+    window.krmOutcomes = [];
+    const region = document.querySelector(".krm-outcome");
+    new MutationObserver(() => {
+        const shown = region.querySelector(".krm-save-outcome");
+        const kind = shown ? shown.getAttribute("data-krm-outcome") : null;
+        if (kind && window.krmOutcomes[window.krmOutcomes.length - 1] !== kind) window.krmOutcomes.push(kind);
+    }).observe(region, {childList: true, subtree: true, characterData: true});
+}"""
+"""Keeps every outcome kind the region shows, in order, in ``window.krmOutcomes``."""
+
+
+def value_field(page: Page, key: str) -> Locator:
+    return page.get_by_label(f"Value of {key}", exact=True)
+
+
+def entry(page: Page, key: str) -> Locator:
+    return page.locator(".krm-entry").filter(has=value_field(page, key))
+
+
+def dirty(page: Page, key: str) -> Locator:
+    return entry(page, key).locator(".krm-dirty-marker")
+
+
+def outcome(page: Page) -> Locator:
+    return page.locator(".krm-outcome .krm-save-outcome")
+
+
+def type_over(field: Locator, text: str) -> None:
+    field.click()
+    field.press("ControlOrMeta+a")
+    field.press_sequentially(text)
+
+
+def edit(page: Page, key: str, text: str) -> None:
+    """Type ``text`` over the value of ``key`` and wait until the server holds it as a draft."""
+    type_over(value_field(page, key), text)
+    expect(dirty(page, key)).to_be_visible()
+    expect(value_field(page, key)).not_to_have_attribute("data-krm-unsent", "")
+
+
+def save(page: Page) -> None:
+    page.get_by_role("button", name="Save", exact=True).click()
+
+
+def open_editor(signed_in: SignedIn, path: str, user: str = "editor") -> Page:
+    page = signed_in(user)
+    page.goto(path)
+    wait_live(page)
+    page.evaluate(RECORD_OUTCOMES)
+    return page
+
+
+def shown_outcomes(page: Page) -> list[str]:
+    return t.cast(list[str], page.evaluate("window.krmOutcomes"))
+
+
+def data_of(core: kubernetes.client.CoreV1Api, name: str) -> dict[str, str]:
+    return dict(core.read_namespaced_config_map(name, NAMESPACE).data or {})
+
+
+def test_a_save_is_pending_until_its_echo_confirms_it(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
+) -> None:
+    name = unique("echo")
+    create_configmap(core, name, {"a": "one", "b": "one"})
+    writes = count_writes(name)
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", "mine")
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+    expect(outcome(page)).to_have_text(SAVED)
+    assert shown_outcomes(page) == ["saved-pending", "saved"]
+    expect(dirty(page, "a")).to_have_count(0)
+    expect(value_field(page, "a")).to_have_value("mine")
+    assert data_of(core, name) == {"a": "mine", "b": "one"}
+    assert writes.count() == 1
+
+
+def deployment_body(name: str, replicas: int = 1) -> dict[str, t.Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}},
+        },
+    }
+
+
+def test_a_write_the_view_never_showed_refreshes_the_base_and_the_second_save_succeeds(
+    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, count_writes: CountWrites
+) -> None:
+    name = unique("stale")
+    apps.create_namespaced_deployment(NAMESPACE, t.cast(t.Any, deployment_body(name)))
+    page = open_editor(signed_in, f"/deployments/{name}")
+    replicas = page.get_by_label("replicas", exact=True)
+    type_over(replicas, "3")
+    expect(replicas).not_to_have_attribute("data-krm-unsent", "")
+    # A controller's status-only write: invisible under krm-spec/v1, so the held version goes stale.
+    apps.patch_namespaced_deployment_status(
+        name, NAMESPACE, {"status": {"observedGeneration": 1, "replicas": 1}}, _content_type=MERGE_PATCH
+    )
+    writes = count_writes(name)
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "version-stale")
+    expect(outcome(page).locator(".krm-outcome-message")).to_have_text(STALE)
+    expect(page.locator(".krm-conflict")).to_have_count(0)
+    expect(outcome(page).locator(".krm-outcome-conflicts")).to_have_count(0)
+    expect(replicas).to_have_value("3")
+    assert apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 1
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+    assert apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 3
+    assert writes.count() == 2, "the write refused with 409 and the deliberate second Save; nothing replayed"
+
+
+def test_a_field_conflict_is_shown_at_the_field_and_nothing_is_written_until_it_is_resolved(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
+) -> None:
+    name = unique("conflict")
+    create_configmap(core, name, {"a": "one", "b": "one"})
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", "mine")
+    patch_data(core, name, {"a": "theirs"})
+    conflict = entry(page, "a").locator(".krm-conflict")
+    expect(conflict).to_contain_text("theirs")
+    writes = count_writes(name)
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "draft-conflict")
+    link = outcome(page).locator(".krm-outcome-conflicts a")
+    expect(link).to_have_text("/data/a")
+    field_id = value_field(page, "a").get_attribute("id")
+    expect(link).to_have_attribute("href", f"#{field_id}-field")
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "draft-conflict")
+    assert writes.count() == 0 and data_of(core, name)["a"] == "theirs"
+    conflict.get_by_role("button", name="Keep mine").click()
+    expect(conflict).to_have_count(0)
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+    assert data_of(core, name) == {"a": "mine", "b": "one"} and writes.count() == 1
+
+
+def test_kubernetes_refusing_a_value_shows_the_cause_at_its_field(
+    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api
+) -> None:
+    name = unique("invalid")
+    apps.create_namespaced_deployment(NAMESPACE, t.cast(t.Any, deployment_body(name, replicas=2)))
+    page = open_editor(signed_in, f"/deployments/{name}")
+    replicas = page.get_by_label("replicas", exact=True)
+    type_over(replicas, "-1")
+    expect(replicas).not_to_have_attribute("data-krm-unsent", "")
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "invalid")
+    error = page.locator(f"#{replicas.get_attribute('id')}-error")
+    expect(error).to_contain_text("must be greater than or equal to 0")
+    expect(outcome(page).locator(".krm-outcome-causes a")).to_have_text("spec.replicas")
+    expect(replicas).to_have_value("-1")
+    type_over(replicas, "4")
+    expect(replicas).not_to_have_attribute("data-krm-unsent", "")
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+    expect(error).to_have_text("")
+    assert apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 4
+
+
+def test_a_viewer_is_told_they_may_not_save_and_keeps_the_edits(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
+) -> None:
+    name = unique("viewer")
+    create_configmap(core, name, {"a": "one"})
+    writes = count_writes(name)
+    page = open_editor(signed_in, f"/configmaps/{name}", user="viewer")
+    edit(page, "a", "mine")
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "access-denied")
+    expect(outcome(page).locator(".krm-outcome-message")).to_have_text(
+        "You do not have permission to make this change. Your edits are still here."
+    )
+    expect(page.locator(".krm-conflict")).to_have_count(0)
+    expect(value_field(page, "a")).to_have_value("mine")
+    expect(dirty(page, "a")).to_be_visible()
+    assert data_of(core, name) == {"a": "one"} and writes.count() == 0
+
+
+def test_after_a_lost_response_the_next_save_reads_and_nothing_is_written_twice(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites, kube: t.Any
+) -> None:
+    name = unique("lost")
+    create_configmap(core, name, {"a": "one"})
+    writes = count_writes(name)
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", "mine")
+    kube.faults.lose_next_write_response()
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "unknown")
+    expect(outcome(page).locator(".krm-outcome-message")).to_contain_text("may or may not have reached Kubernetes")
+    assert writes.count() == 1
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+    assert data_of(core, name) == {"a": "mine"}
+    assert writes.count() == 1, "the second Save read the object; it did not send the patch again"
+
+
+def removed_notice(page: Page) -> Locator:
+    return page.locator(".krm-removed")
+
+
+def test_a_deleted_object_is_unavailable_and_the_draft_is_offered_for_copy_out(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = unique("deleted")
+    create_configmap(core, name, {"a": "one", "b": "kept"})
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", "mine")
+    core.delete_namespaced_config_map(name, NAMESPACE)
+    expect(removed_notice(page)).to_contain_text("This configuration was deleted while you had unsaved changes.")
+    expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text('"a": "mine"')
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
+    expect(outcome(page).locator(".krm-outcome-message")).to_have_text(UNAVAILABLE)
+    copy = outcome(page).locator(".krm-recovery-copy")
+    expect(copy).to_contain_text('"a": "mine"')
+    expect(copy).to_contain_text('"b": "kept"')
+    expect(copy).not_to_contain_text("resourceVersion")
+    expect(outcome(page).locator(".krm-recovery-changed")).to_have_text("You changed /data/a.")
+
+
+def test_a_replacement_under_the_same_name_is_never_touched(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
+) -> None:
+    name = unique("replaced")
+    create_configmap(core, name, {"a": "one"})
+    hostile = '<img src=x onerror="window.pwned=1">'
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", hostile)
+    writes = count_writes(name)
+    core.delete_namespaced_config_map(name, NAMESPACE)
+    create_configmap(core, name, {"a": "new"})
+    replacement = core.read_namespaced_config_map(name, NAMESPACE).metadata.uid
+    expect(removed_notice(page)).to_contain_text("another object now has its name")
+    expect(value_field(page, "a")).to_have_count(0)
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
+    expect(outcome(page).locator(".krm-outcome-replacement")).to_contain_text(replacement)
+    expect(outcome(page).locator(".krm-recovery-copy")).to_contain_text(f'"a": "{hostile.replace(chr(34), chr(92) + chr(34))}"')
+    assert page.evaluate("window.pwned") is None and page.locator(".krm-editor img").count() == 0
+    assert data_of(core, name) == {"a": "new"} and writes.count() == 0
+    page.reload()
+    wait_live(page)
+    expect(value_field(page, "a")).to_have_value("new")
+    expect(dirty(page, "a")).to_have_count(0)
+    expect(removed_notice(page)).to_have_count(0)
+
+
+def test_a_webhook_restoring_the_field_leaves_no_echo_and_the_guarded_read_decides(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: t.Any
+) -> None:
+    name = unique("webhook")
+    create_configmap(core, name, {"a": "one", "b": "one"})
+
+    def restore_a(write: t.Any) -> None:
+        if write.verb == "patch" and write.name == name and write.old is not None:
+            write.new["data"]["a"] = write.old["data"]["a"]
+
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", "mine")
+    remove = kube.faults.mutate_writes(restore_a)
+    try:
+        save(page)
+        expect(outcome(page)).to_have_attribute("data-krm-outcome", "not-applied")
+        assert shown_outcomes(page) == ["saved-pending", "not-applied"]
+        expect(value_field(page, "a")).to_have_value("mine")
+        expect(dirty(page, "a")).to_be_visible()
+        assert data_of(core, name) == {"a": "one", "b": "one"}
+
+        edit(page, "b", "two")  # the restore leaves a visible change now: its echo decides
+        save(page)
+        expect(outcome(page)).to_have_attribute("data-krm-outcome", "not-applied")
+        expect(outcome(page).locator(".krm-outcome-message")).to_contain_text("does not show your change")
+        expect(dirty(page, "b")).to_have_count(0)
+        expect(dirty(page, "a")).to_be_visible()
+        assert data_of(core, name) == {"a": "one", "b": "two"}
+    finally:
+        remove()
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+    assert data_of(core, name) == {"a": "mine", "b": "two"}
+
+
+class WriteGate:
+    """Holds the simulator's writes to one object until released (a slow API server)."""
+
+    def __init__(self, kube: t.Any, name: str) -> None:
+        import threading
+
+        import gevent.event
+
+        self._kube = kube
+        self._name = name
+        self._open: t.Any = kube.call(gevent.event.Event)  # made on the simulator's hub, where it is waited on
+        self.reached = threading.Event()
+
+    def __call__(self, write: t.Any) -> None:
+        if write.verb == "patch" and write.name == self._name:
+            self.reached.set()
+            self._open.wait(timeout=10)
+
+    def release(self) -> None:
+        self._kube.call(self._open.set)
+
+
+def test_typing_during_a_save_is_kept(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: t.Any
+) -> None:
+    name = unique("typing")
+    create_configmap(core, name, {"a": "one", "b": "one"})
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", "mine")
+    gate = WriteGate(kube, name)
+    remove = kube.faults.mutate_writes(gate)
+    try:
+        save(page)
+        assert gate.reached.wait(timeout=10), "the save's PATCH did not reach the simulator"
+        edit(page, "b", "typed while saving")
+        type_over(value_field(page, "a"), "mine, and more")
+        expect(value_field(page, "a")).not_to_have_attribute("data-krm-unsent", "")
+    finally:
+        gate.release()
+        remove()
+    # The write carried what Save captured; the later typing stayed in the draft. The same field
+    # typed again makes the save's own echo a conflict there (the merge cannot tell it apart).
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "draft-conflict")
+    assert data_of(core, name) == {"a": "mine", "b": "one"}
+    expect(value_field(page, "b")).to_have_value("typed while saving")
+    expect(dirty(page, "b")).to_be_visible()
+    expect(value_field(page, "a")).to_have_value("mine, and more")
+    entry(page, "a").get_by_role("button", name="Keep mine").click()
+    expect(entry(page, "a").locator(".krm-conflict")).to_have_count(0)
+    save(page)
+    expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+    assert data_of(core, name) == {"a": "mine, and more", "b": "typed while saving"}
+
+
+def test_a_deleted_secret_offers_its_edits_but_never_its_values(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, save_server: t.Any
+) -> None:
+    import base64
+
+    name = unique("secret")
+    token = f"t0ken-{name}"
+    body: dict[str, t.Any] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "labels": {"team": "a"}},
+        "type": "Opaque",
+        "data": {"token": base64.b64encode(token.encode()).decode()},
+    }
+    core.create_namespaced_secret(NAMESPACE, t.cast(t.Any, body))
+    page = open_editor(signed_in, f"/secrets/{name}")
+    edit(page, "team", "payments")
+    core.delete_namespaced_secret(name, NAMESPACE)
+    expect(removed_notice(page)).to_be_visible()
+    save(page)
+    copy = outcome(page).locator(".krm-recovery-copy")
+    expect(copy).to_contain_text('"team": "payments"')
+    traffic = save_server.traffic_bytes()
+    assert f"/secrets/{name}".encode() in traffic and b"payments" in traffic
+    for needle in (token, base64.b64encode(token.encode()).decode()):
+        assert needle.encode() not in traffic
+        assert needle not in page.content()

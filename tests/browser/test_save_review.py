@@ -1,0 +1,114 @@
+"""Creating and deleting through a live list's one review list, in a real browser.
+
+Pending creates and deletes are staged server-side, listed together under one "Save all", and
+written as the signed-in person; the live list shows the result. A delete is bound to the uid the
+person selected, so an object recreated under the same name is never deleted by it.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from collections.abc import Callable
+
+import kubernetes.client
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.browser.conftest import NAMESPACE, create_configmap, unique, wait_live
+from tests.browser.test_save_host import core, kube, save_server, signed_in  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.browser
+
+SignedIn = Callable[[str], Page]
+
+
+def open_list(signed_in: SignedIn, user: str = "editor") -> Page:
+    page = signed_in(user)
+    page.goto("/configmaps")
+    wait_live(page)
+    expect(review(page)).to_contain_text("No pending changes.")
+    return page
+
+
+def review(page: Page) -> Locator:
+    return page.locator("[data-krm-review]")
+
+
+def row(page: Page, name: str) -> Locator:
+    return page.locator("tr", has=page.get_by_role("link", name=name, exact=True))
+
+
+def stage_create(page: Page, body: dict[str, t.Any]) -> None:
+    page.get_by_label("New ConfigMap (JSON)").fill(json.dumps(body))
+    page.get_by_role("button", name="Add to review").click()
+
+
+def review_item(page: Page, kind: str, name: str) -> Locator:
+    return review(page).locator(f'[data-krm-review-kind="{kind}"]', has_text=name)
+
+
+def names(core: kubernetes.client.CoreV1Api) -> set[str]:
+    return {item.metadata.name for item in core.list_namespaced_config_map(NAMESPACE).items}
+
+
+def test_creates_and_deletes_are_reviewed_and_saved_together(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    doomed, created = unique("doomed"), unique("created")
+    create_configmap(core, doomed, {"greeting": "bye"})
+    page = open_list(signed_in)
+    stage_create(page, {"metadata": {"name": created}, "data": {"greeting": "hello <b>there</b>"}})
+    expect(review_item(page, "create", created)).to_be_visible()
+    row(page, doomed).get_by_role("button", name=f"Delete {doomed}").click()
+    expect(review_item(page, "delete", doomed)).to_be_visible()
+    assert created not in names(core) and doomed in names(core), "nothing is written before Save all"
+    review(page).get_by_role("button", name="Save all").click()
+    expect(row(page, created)).to_contain_text("hello <b>there</b>")
+    expect(row(page, doomed)).to_have_count(0)
+    expect(review(page)).to_contain_text("No pending changes.")
+    present = names(core)
+    assert created in present and doomed not in present
+
+
+def test_a_create_outside_the_allowed_fields_is_refused_before_it_is_staged(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = unique("refused")
+    page = open_list(signed_in)
+    stage_create(page, {"metadata": {"name": name, "annotations": {"a": "b"}}, "data": {"k": "v"}})
+    refusal = review(page).locator(".krm-review-refusal")
+    expect(refusal).to_contain_text("metadata/annotations/a: is not a field this form may set")
+    expect(review(page).locator("[data-krm-review-kind]")).to_have_count(0)
+    assert name not in names(core)
+
+
+def test_a_viewer_is_refused_by_kubernetes_and_the_pending_create_stays(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = unique("viewer-create")
+    page = open_list(signed_in, user="viewer")
+    stage_create(page, {"metadata": {"name": name}, "data": {"k": "v"}})
+    review(page).get_by_role("button", name="Save all").click()
+    item = review_item(page, "create", name)
+    expect(item.locator(".krm-review-outcome")).to_have_text(
+        "You do not have permission to make this change. Your edits are still here."
+    )
+    assert name not in names(core)
+
+
+def test_a_delete_never_removes_an_object_recreated_under_the_same_name(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = unique("recreated")
+    create_configmap(core, name, {"greeting": "first"})
+    page = open_list(signed_in)
+    row(page, name).get_by_role("button", name=f"Delete {name}").click()
+    expect(review_item(page, "delete", name)).to_be_visible()
+    core.delete_namespaced_config_map(name, NAMESPACE)
+    create_configmap(core, name, {"greeting": "second"})
+    replacement = core.read_namespaced_config_map(name, NAMESPACE).metadata.uid
+    expect(row(page, name)).to_contain_text("second")
+    review(page).get_by_role("button", name="Save all").click()
+    expect(review(page)).to_contain_text("No pending changes.")
+    assert core.read_namespaced_config_map(name, NAMESPACE).metadata.uid == replacement
