@@ -17,6 +17,7 @@ from .server import KubeSimulator
 
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line options."""
     parser = argparse.ArgumentParser(prog="python -m flask_krm.testing.simulator", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temporary file)")
@@ -29,6 +30,7 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until SIGINT or SIGTERM; returns the exit status."""
     arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
     stop = threading.Event()
 

@@ -38,6 +38,7 @@ class Authenticator:
             self.add(user)
 
     def add(self, user: User) -> None:
+        """Accept ``user``'s token from now on."""
         self._by_token[user.token] = user
         self.users[user.name] = user
 

@@ -199,6 +199,7 @@ class Catalog:
         self._by_path = {(t.group, t.version, t.plural): t for t in types}
 
     def find(self, group: str, version: str, plural: str) -> ResourceType | None:
+        """The type served at ``/apis/<group>/<version>/<plural>`` (core: group ``""``), if any."""
         return self._by_path.get((group, version, plural))
 
     def group_versions(self) -> dict[str, list[str]]:
@@ -211,6 +212,7 @@ class Catalog:
         return served
 
     def in_group_version(self, group: str, version: str) -> list[ResourceType]:
+        """The types of one group version, in registration order."""
         return [t for t in self.types if t.group == group and t.version == version]
 
 

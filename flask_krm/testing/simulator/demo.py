@@ -105,16 +105,19 @@ class DemoController:
     _greenlet: gevent.Greenlet[Any, Any] | None = None
 
     def seed(self) -> None:
+        """Create the demo namespaces, RBAC bindings and objects."""
         by_kind = {t.kind: t for t in catalog.DEFAULT_CATALOG.types}
         for obj in demo_objects():
             resource = by_kind[obj["kind"]]
             self.registry.create(resource, obj["metadata"].get("namespace", ""), obj, DEMO_MANAGER)
 
     def start(self) -> None:
+        """Run ``step()`` every ``tick`` seconds (not at all when ``tick`` is ``None``)."""
         if self.tick is not None:
             self._greenlet = gevent.spawn(self._run, self.tick)
 
     def stop(self) -> None:
+        """Stop the periodic steps."""
         if self._greenlet is not None:
             self._greenlet.kill()
             self._greenlet = None

@@ -23,18 +23,22 @@ class FieldError:
 
     @classmethod
     def invalid(cls, path: str, value: Any, detail: str) -> FieldError:
+        """``field.Invalid``: a bad value."""
         return cls("FieldValueInvalid", path, detail, value, True)
 
     @classmethod
     def forbidden(cls, path: str, detail: str) -> FieldError:
+        """``field.Forbidden``: a value not allowed here."""
         return cls("FieldValueForbidden", path, detail)
 
     @classmethod
     def required(cls, path: str, detail: str = "") -> FieldError:
+        """``field.Required``: a missing value."""
         return cls("FieldValueRequired", path, detail)
 
     @classmethod
     def not_supported(cls, path: str, value: Any, supported: list[str]) -> FieldError:
+        """``field.NotSupported``: a value outside an enumeration."""
         detail = "supported values: " + ", ".join(json.dumps(item) for item in supported)
         return cls("FieldValueNotSupported", path, detail, value, True)
 
@@ -111,19 +115,23 @@ def _details(resource_group: str, kind: str, name: str = "", **more: Any) -> dic
 
 
 def not_found(resource: GroupResource, name: str) -> ApiError:
+    """404 ``<resource> "<name>" not found``."""
     return ApiError(404, "NotFound", f'{resource} "{name}" not found', _details(resource.group, resource.resource, name))
 
 
 def unknown_resource() -> ApiError:
+    """404 for a URL that names no served resource."""
     return ApiError(404, "NotFound", "the server could not find the requested resource", {})
 
 
 def already_exists(resource: GroupResource, name: str) -> ApiError:
+    """409 AlreadyExists on create."""
     message = f'{resource} "{name}" already exists'
     return ApiError(409, "AlreadyExists", message, _details(resource.group, resource.resource, name))
 
 
 def conflict(resource: GroupResource, name: str, cause: str) -> ApiError:
+    """409 Conflict: ``Operation cannot be fulfilled on <resource> "<name>": <cause>``."""
     message = f'Operation cannot be fulfilled on {resource} "{name}": {cause}'
     return ApiError(409, "Conflict", message, _details(resource.group, resource.resource, name))
 
@@ -132,12 +140,14 @@ OPTIMISTIC_LOCK_MESSAGE = "the object has been modified; please apply your chang
 
 
 def invalid(kind: GroupKind, name: str, errors: list[FieldError]) -> ApiError:
+    """422 Invalid with one cause per field error."""
     causes = [{"reason": error.type, "message": error.body(), "field": error.field} for error in errors]
     message = f'{kind} "{name}" is invalid: {aggregate([str(error) for error in errors])}'
     return ApiError(422, "Invalid", message, _details(kind.group, kind.kind, name, causes=causes))
 
 
 def forbidden(resource: GroupResource, name: str, cause: str) -> ApiError:
+    """403 Forbidden, worded like ``NewForbidden``."""
     if not resource.resource:
         message = f"forbidden: {cause}"
     elif name:
@@ -148,33 +158,40 @@ def forbidden(resource: GroupResource, name: str, cause: str) -> ApiError:
 
 
 def unauthorized() -> ApiError:
+    """401 for a missing or unknown token."""
     return ApiError(401, "Unauthorized", "Unauthorized")
 
 
 def bad_request(message: str) -> ApiError:
+    """400 BadRequest."""
     return ApiError(400, "BadRequest", message)
 
 
 def expired(message: str) -> ApiError:
+    """410 Expired (a version older than the history)."""
     return ApiError(410, "Expired", message)
 
 
 def method_not_allowed() -> ApiError:
+    """405 for a verb the resource does not serve."""
     return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
 
 
 def unsupported_media_type(accepted: list[str]) -> ApiError:
+    """415 for a body type the endpoint does not take."""
     message = "the body of the request was in an unknown format - accepted media types include: " + ", ".join(accepted)
     return ApiError(415, "UnsupportedMediaType", message)
 
 
 def too_large_resource_version(requested: int, current: int) -> ApiError:
+    """504 for a resourceVersion newer than the server has."""
     message = f"Timeout: Too large resource version: {requested}, current: {current}"
     cause = {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
     return ApiError(504, "Timeout", message, {"causes": [cause], "retryAfterSeconds": 1})
 
 
 def service_unavailable(message: str) -> ApiError:
+    """503 ServiceUnavailable."""
     return ApiError(503, "ServiceUnavailable", message)
 
 
@@ -184,4 +201,5 @@ def unwrapped(message: str) -> ApiError:
 
 
 def internal(message: str) -> ApiError:
+    """500 InternalError."""
     return ApiError(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})

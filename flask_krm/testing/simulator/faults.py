@@ -26,6 +26,7 @@ class FaultState:
     lost_write_responses: int = 0
 
     def refusing(self) -> bool:
+        """Whether connections are being refused now."""
         return time.monotonic() < self.refuse_until
 
     def take_lost_write_response(self) -> bool:

@@ -134,6 +134,7 @@ class ListOptions:
 
     @property
     def unfiltered(self) -> bool:
+        """Whether neither a label nor a field selector narrows the request."""
         return self.label_selector.empty and self.field_selector.empty
 
     def selects(self, resource: ResourceType, obj: Object) -> bool:
@@ -143,6 +144,7 @@ class ListOptions:
 
 
 def encode_continue(start: str, resource_version: int) -> str:
+    """A continue token (base64url JSON, as kube-apiserver writes them)."""
     token = json.dumps({"v": "meta.k8s.io/v1", "rv": resource_version, "start": start}, separators=(",", ":"))
     return base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
 

@@ -83,6 +83,7 @@ class RbacAuthorizer:
         self._store = store
 
     def authorize(self, attributes: Attributes) -> tuple[bool, str]:
+        """(allowed, reason) for ``attributes``."""
         user = attributes.user
         if MASTERS in user.groups:
             return True, ""

@@ -78,6 +78,7 @@ class Registry:
     # reads
 
     def get(self, resource: ResourceType, namespace: str, name: str) -> Object:
+        """The stored object, or 404."""
         obj = self.store.get(resource, namespace, name)
         if obj is None:
             raise not_found(resource.group_resource, name)

@@ -180,10 +180,12 @@ class KubeSimulator:
 
     @property
     def kubeconfig_path(self) -> str:
+        """Where the kubeconfig is."""
         return str(self._kubeconfig_path)
 
     @property
     def port(self) -> int:
+        """The port on 127.0.0.1."""
         return int(self.url.rsplit(":", 1)[1])
 
     def api_client(self, user: str = "admin") -> kubernetes.client.ApiClient:

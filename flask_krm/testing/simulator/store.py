@@ -31,6 +31,7 @@ class Event:
 
 
 def object_key(obj: Object) -> Key:
+    """The storage key of ``obj``."""
     metadata = obj["metadata"]
     return (metadata.get("namespace", ""), metadata["name"])
 
@@ -57,6 +58,7 @@ class ObjectStore:
         self._listeners: list[Callable[[Event], None]] = []
 
     def get(self, resource: ResourceType, namespace: str, name: str) -> Object | None:
+        """The current object, if any."""
         return self._objects.get(resource, {}).get((namespace, name))
 
     def items(self, resource: ResourceType, namespace: str | None = None) -> list[Object]:
@@ -86,6 +88,7 @@ class ObjectStore:
         return any(key[0] == namespace for objects in self._objects.values() for key in objects if key[0])
 
     def next_version(self) -> int:
+        """The resourceVersion the next commit gets."""
         return self.resource_version + 1
 
     def commit(self, resource: ResourceType, obj: Object, event_type: str) -> Event:

@@ -44,6 +44,7 @@ class WatchSettings:
 
 
 def encode_event(event_type: str, obj: Object) -> bytes:
+    """One watch event as a JSON line."""
     return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
 
 
@@ -139,6 +140,7 @@ class Watcher:
         self._fail(too_old(self.last_version, self.store.resource_version))
 
     def close(self) -> None:
+        """Stop receiving events (idempotent)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
