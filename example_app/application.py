@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from flask import Flask
 
 from flask_krm import KrmStream
-from flask_krm.cli import krm_cli
 from flask_krm.save.review import ReviewViews
 from flask_krm.save.staging import CreatePolicy
 
@@ -72,5 +71,4 @@ def create_app(config: Mapping[str, t.Any] | None = None) -> Flask:
     init_accounts(app)
     init_audit(app)
     app.register_blueprint(pages.bp)
-    app.cli.add_command(krm_cli)
     return app

@@ -12,10 +12,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .errors import CsrfError, DraftLimitReached, KrmError, ScopeDenied, ScopeInvalid, Unauthenticated
-    from .extension import KrmStream
-    from .principal import Principal
-    from .scope import AllowedResource, Scope, ScopePolicy
+    from .errors import CsrfError as CsrfError
+    from .errors import DraftLimitReached as DraftLimitReached
+    from .errors import KrmError as KrmError
+    from .errors import ScopeDenied as ScopeDenied
+    from .errors import ScopeInvalid as ScopeInvalid
+    from .errors import Unauthenticated as Unauthenticated
+    from .extension import KrmStream as KrmStream
+    from .principal import Principal as Principal
+    from .scope import AllowedResource as AllowedResource
+    from .scope import Scope as Scope
+    from .scope import ScopePolicy as ScopePolicy
 
 _EXPORTS = {
     "AllowedResource": "scope",

@@ -1,6 +1,6 @@
 """``flask krm``: check an application's flask-krm setup, and list a running server's streams.
 
-Add the group to an application with ``app.cli.add_command(krm_cli)``, then:
+``KrmStream.init_app`` adds the group to the application:
 
 - ``flask krm check`` validates every ``KRM_*`` key and the host hooks, then, for each target in
   ``KRM_TARGETS``, checks that its API server answers, that every resource the scope policy
@@ -118,17 +118,17 @@ def check_configuration(app: Flask, krm: KrmStream) -> Section:
                 section.add("FAIL", f"the scope policy serves target {target!r}, which KRM_TARGETS does not configure")
         for target in sorted(set(values["TARGETS"]) - policy.targets):
             section.add("note", f"target {target!r} is configured but the scope policy does not serve it")
-    # The extension has no public registry of hooks: these are its own attributes.
-    if getattr(krm, "_authorizer", None) is None:
+    hooks = krm.registered_hooks()
+    if hooks.authorizer is None:
         section.add("FAIL", "no authorizer: decorate (principal, scope, projection, verb) -> bool with @krm.authorizer")
     else:
         section.add("ok", "authorizer registered")
-    if getattr(krm, "_client_loader", None) is None:
+    if hooks.client_loader is None:
         status: Status = "FAIL" if values.get("TARGETS") else "note"
         section.add(status, "no client loader: Kubernetes targets need @krm.client_loader")
     else:
         section.add("ok", "client loader registered")
-    custom_save = getattr(krm, "_save_hook", None) is not None
+    custom_save = hooks.save_hook is not None
     section.add("ok", "save hook: " + ("the application's" if custom_save else "the default conditional write"))
     return section
 
@@ -341,7 +341,7 @@ def page_channels(app: Flask) -> list[dict[str, t.Any]]:
 
     krm = extension_of(app)
     out = []
-    for stream in list(krm._get_state(app).streams):
+    for stream in krm.open_streams(app):
         if isinstance(stream, Channel):
             components = [
                 {"scope": c.scope.to_wire(), "projection": c.projection, "kind": c.kind}

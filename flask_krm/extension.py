@@ -97,6 +97,16 @@ class Subscription(t.Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class RegisteredHooks:
+    """The host hooks registered with a :class:`KrmStream`; ``None`` means the default applies."""
+
+    principal_loader: PrincipalLoader | None
+    authorizer: Authorizer | None
+    client_loader: ClientLoader | None
+    save_hook: SaveHook | None
+
+
 class KrmStream:
     """The flask-krm extension: live, editable Kubernetes resource views for a Flask application.
 
@@ -135,7 +145,7 @@ class KrmStream:
         """Register the extension with ``app``: configuration, blueprint and template globals.
 
         Validates every ``KRM_*`` key (``ValueError`` naming the key) and mounts the blueprint at
-        ``KRM_URL_PREFIX``. Starts nothing. Raises ``RuntimeError`` if ``app`` already has a
+        ``KRM_URL_PREFIX``; adds the ``flask krm`` command group. Starts nothing. Raises ``RuntimeError`` if ``app`` already has a
         flask-krm extension registered.
         """
         if "krm" in app.extensions:
@@ -153,6 +163,9 @@ class KrmStream:
 
         app.register_blueprint(make_blueprint(self), url_prefix=state.url_prefix)
         app.add_template_global(csrf.csrf_token, "krm_csrf_token")
+        from .cli import krm_cli
+
+        app.cli.add_command(krm_cli)
         app.extensions["krm"] = self
         self._states[app] = state
 
@@ -210,6 +223,19 @@ class KrmStream:
         """
         self._save_hook = f
         return f
+
+    def registered_hooks(self) -> RegisteredHooks:
+        """Which host hooks are registered (``None`` where the extension's default is in force)."""
+        return RegisteredHooks(
+            principal_loader=None if self._principal_loader is flask_login_principal else self._principal_loader,
+            authorizer=self._authorizer,
+            client_loader=self._client_loader,
+            save_hook=self._save_hook,
+        )
+
+    def open_streams(self, app: Flask | None = None) -> list[t.Any]:
+        """A snapshot of ``app``'s open streams (page channels and plugged subscriptions)."""
+        return list(self._get_state(app).streams)
 
     @property
     def saver(self) -> SaveHook:

@@ -57,6 +57,24 @@ def pointer_to_path(pointer: str) -> tuple[str, ...]:
     return tuple(segments)
 
 
+def get_at_pointer(root: Any, segments: Sequence[str]) -> Any:
+    """The value at parsed RFC 6901 ``segments`` (a decimal segment indexes an array), or :data:`MISSING`."""
+    node = root
+    for segment in segments:
+        if isinstance(node, list):
+            if not segment.isdigit() or (segment != "0" and segment.startswith("0")):
+                return MISSING
+            index = int(segment)
+            node = node[index] if index < len(node) else MISSING
+        elif isinstance(node, dict):
+            node = node.get(segment, MISSING)
+        else:
+            return MISSING
+        if node is MISSING:
+            return MISSING
+    return node
+
+
 def path_to_pointer(path: Sequence[Segment]) -> str:
     """The RFC 6901 pointer of ``path``."""
     return "".join("/" + str(s).replace("~", "~0").replace("/", "~1") for s in path)

@@ -29,7 +29,7 @@ from markupsafe import Markup
 
 from ..events import Redaction
 from ..store import RecoveryCopy
-from ..store.paths import MISSING, Path, get_at, pointer_to_path, text_path
+from ..store.paths import MISSING, Path, get_at_pointer, pointer_to_path, text_path
 from .page import Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, recovery_copy
 from .widgets import EditorView, ObjectState, build_editor, display_text
@@ -115,7 +115,7 @@ def edit_url(component: Component) -> str:
 
 
 def _cell_text(obj: Mapping[str, t.Any], path: Path) -> str:
-    value = get_at(obj, path)
+    value = get_at_pointer(obj, [str(segment) for segment in path])
     if value is MISSING or value is None:
         return ""
     if isinstance(value, (Mapping, list)):

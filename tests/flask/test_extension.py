@@ -107,3 +107,22 @@ def test_scope_from_refuses_a_target_that_is_not_configured(tmp_path: Path) -> N
         assert krm.scope_from({"target": "demo", "version": "v1", "resource": "configmaps", "namespace": "app"}) == Scope(
             target="demo", version="v1", resource="configmaps", namespace="app"
         )
+
+
+def test_init_app_adds_the_krm_command_group(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    assert "krm" not in app.cli.commands
+    KrmStream(app)
+    result = app.test_cli_runner().invoke(args=["krm", "--help"])
+    assert result.exit_code == 0
+    assert "check" in result.output and "streams" in result.output
+
+
+def test_registered_hooks_names_only_what_the_host_registered(tmp_path: Path) -> None:
+    def authorize(*args: object) -> bool:
+        return True
+
+    krm = KrmStream(make_app(tmp_path), authorizer=authorize)
+    hooks = krm.registered_hooks()
+    assert hooks.authorizer is authorize
+    assert hooks.principal_loader is None and hooks.client_loader is None and hooks.save_hook is None

@@ -6,7 +6,7 @@ import html
 import re
 import typing as t
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 from flask import Flask
@@ -203,3 +203,13 @@ def test_the_same_component_twice_on_a_page_is_refused(client: FlaskClient, upst
         client.get("/twice")
     page = open_page(client, "/titled")
     assert len(set(page.component_ids)) == 2
+
+
+def test_list_column_pointers_index_into_arrays(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    query = urlencode(
+        [("scope", DEPLOYMENTS), ("column", "/metadata/name"), ("column", "/spec/template/spec/containers/0/image"),
+         ("column", "/spec/template/spec/containers/01/image"), ("column", "/spec/template/spec/containers/7/image")]
+    )
+    page = open_page(client, f"/configmaps?{query}")
+    assert re.findall(r"<td>([^<]*)</td>", page.html) == ["nginx", "", ""]
