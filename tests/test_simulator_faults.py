@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -151,3 +152,22 @@ def test_mutating_hook_runs_before_every_write(admin: kubernetes.client.ApiClien
     assert seen == ["create", "patch"]
     after = request(admin, "PATCH", path, body={"metadata": {"labels": {"owner": None}}}, content_type=MERGE_PATCH).body
     assert "labels" not in after["metadata"] or "owner" not in after["metadata"]["labels"]
+
+
+def test_refused_streaming_lists(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    faults.refuse_streaming_lists("wardle.example.com/v1alpha1")
+    try:
+        streaming = {"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan", "allowWatchBookmarks": "true"}
+        with pytest.raises(kubernetes.client.exceptions.ApiException) as refused:
+            with watch(admin, f"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders", **streaming):
+                pass
+        status = json.loads(refused.value.body)
+        assert refused.value.status == 422 and status["reason"] == "Invalid"
+        assert status["details"]["causes"] == [{
+            "reason": "FieldValueForbidden", "field": "sendInitialEvents",
+            "message": "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        }]
+        with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", **streaming) as events:
+            assert events.next()["type"] == "BOOKMARK"  # other group versions still stream
+    finally:
+        faults.serve_streaming_lists()

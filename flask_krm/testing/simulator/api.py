@@ -20,8 +20,10 @@ from .catalog import Catalog, ResourceType
 from .discovery import discovery_document
 from .errors import (
     ApiError,
+    FieldError,
     bad_request,
     internal,
+    invalid,
     method_not_allowed,
     service_unavailable,
     unauthorized,
@@ -30,7 +32,7 @@ from .errors import (
 )
 from .faults import FaultState
 from .impersonation import impersonate, parse_impersonation
-from .listing import ListOptions, list_body
+from .listing import LIST_OPTIONS_KIND, ListOptions, list_body
 from .managed_fields import manager_from_user_agent
 from .rbac import Attributes, RbacAuthorizer, require
 from .registry import Preconditions, Registry
@@ -44,6 +46,7 @@ HEADER_LINES = "simulator.header_lines"
 CONNECTION = "simulator.connection"
 MERGE_PATCH = "application/merge-patch+json"
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+WATCH_LIST_DISABLED = "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,8 @@ class ApiServer:
             return _respond(start_response, 200, list_body(self.store, resource, list_namespace, ListOptions.parse(query, resource)))
         if request.verb == "watch":
             options = ListOptions.parse(query, resource)
+            if options.send_initial_events is not None and self.faults.refuses_streaming_list(resource.api_version):
+                raise invalid(LIST_OPTIONS_KIND, "", [FieldError.forbidden("sendInitialEvents", WATCH_LIST_DISABLED)])
             return self._watch(resource, list_namespace, options, environ.get(CONNECTION), start_response)
         if "dryRun" in query:
             raise bad_request("dryRun is not supported by the Kubernetes simulator")  # better refused than applied

@@ -24,6 +24,12 @@ class FaultState:
     refuse_with_503: bool = False
     latency: float = 0.0
     lost_write_responses: int = 0
+    streaming_lists_refused: frozenset[str] | None = None  # group versions ("" for all); None: served
+
+    def refuses_streaming_list(self, api_version: str) -> bool:
+        """Whether a ``sendInitialEvents`` watch of ``api_version`` is refused like an aggregated API refuses it."""
+        refused = self.streaming_lists_refused
+        return refused is not None and (not refused or api_version in refused)
 
     def refusing(self) -> bool:
         """Whether connections are being refused now."""
@@ -80,6 +86,15 @@ class Faults:
     def accept_connections(self) -> None:
         """End a ``refuse_connections`` period early."""
         self._state.refuse_until = 0.0
+
+    def refuse_streaming_lists(self, *api_versions: str) -> None:
+        """Answer ``sendInitialEvents`` watches of these group versions (all if none given) with the 422 an
+        aggregated API server without the WatchList feature gives, so clients fall back to list-then-watch."""
+        self._state.streaming_lists_refused = frozenset(api_versions)
+
+    def serve_streaming_lists(self) -> None:
+        """Serve streaming lists everywhere again."""
+        self._state.streaming_lists_refused = None
 
     def set_latency(self, seconds: float) -> None:
         """Delay every request by ``seconds`` before handling it (0 to stop)."""
