@@ -185,7 +185,7 @@ def _commands() -> Iterator[dict[str, Any]]:
     """Commands from the parent, read without blocking the other greenlets."""
     from gevent.fileobject import FileObjectPosix
 
-    stdin: IO[bytes] = FileObjectPosix(sys.stdin.fileno(), "rb", close=False)  # type: ignore[assignment]
+    stdin: IO[bytes] = FileObjectPosix(sys.stdin.fileno(), "rb", close=False)
     for line in stdin:
         yield json.loads(line)
 
@@ -227,7 +227,7 @@ def upstream_main() -> None:
                 method, path, header_params={"Content-Type": content_type}, body=body, auth_settings=["BearerToken"]
             )
             response = api.call_api(m, url, header_params=h, body=b, _request_timeout=(5, 30))
-            response.read()
+            response.read()  # type: ignore[no-untyped-call]
             assert 200 <= response.status <= 299, response.data
 
         request("POST", "/api/v1/namespaces", {"metadata": {"name": _NAMESPACE}})
@@ -415,7 +415,8 @@ def snapshot_main() -> None:
             m, url, h, b, _ = api.param_serialize(
                 method, path, header_params={"Content-Type": "application/json"}, body=body, auth_settings=["BearerToken"]
             )
-            return json.loads(api.call_api(m, url, header_params=h, body=b, _request_timeout=(5, 60)).read())
+            response = api.call_api(m, url, header_params=h, body=b, _request_timeout=(5, 60))
+            return json.loads(response.read())  # type: ignore[no-untyped-call]
 
         def post(path: str, body: Any) -> None:
             call("POST", path, body)

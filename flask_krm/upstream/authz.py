@@ -149,7 +149,7 @@ class SubjectAccessReviewAuthorizer:
         )
         try:
             response = api.call_api(method, url, header_params=headers, body=payload, _request_timeout=self._timeout)
-            data = response.read()
+            data = response.read()  # type: ignore[no-untyped-call]
         except Exception as exc:
             raise ReviewFailed(f"the access review could not be sent: {type(exc).__name__}") from None
         if not 200 <= response.status <= 299:

@@ -132,7 +132,7 @@ class ActingApiClient(client.ApiClient):
             overridden.add("authorization")
         self._overridden = tuple(overridden)
 
-    def call_api(  # type: ignore[override]
+    def call_api(
         self,
         method: str,
         url: str,
@@ -161,9 +161,9 @@ def build_api_client(
     """A new ``ApiClient`` for one target, never touching the client's global default configuration."""
     cfg = client.Configuration()
     if connection.in_cluster:
-        config.load_incluster_config(client_configuration=cfg)
+        config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
     else:
-        config.load_kube_config(
+        config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=connection.kubeconfig,
             context=connection.context,
             client_configuration=cfg,
@@ -224,4 +224,4 @@ class ApiClients:
         """Close every connection pool. Clients handed out before must not be used afterwards."""
         clients, self._clients = self._clients, {}
         for api in clients.values():
-            api.close()
+            api.close()  # type: ignore[no-untyped-call]

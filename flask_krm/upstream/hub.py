@@ -41,8 +41,8 @@ import gevent.monkey
 from gevent.pool import Group
 from kubernetes.client import ApiClient
 
-from ..events import Event, Reset, StreamError, Upsert, encode_body
-from ..ops import ContinuityLost, Failure, Snapshot, SourceOp, Change
+from ..events import Event, Reset, Upsert, encode_body
+from ..ops import Change, ContinuityLost, Failure, Snapshot, SourceOp
 from ..scope import Scope
 from ..sse import HEARTBEAT, FrameSequencer, heartbeat_interval
 from ..stream import StreamEngine

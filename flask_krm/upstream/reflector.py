@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -255,7 +255,7 @@ class Reflector:
 
     # -- the loop --------------------------------------------------------------------------
 
-    def ops(self) -> Iterator[SourceOp]:
+    def ops(self) -> Generator[SourceOp, None, None]:
         """Source operations for as long as the watch lasts (forever, unless terminal)."""
         delivered = False  # a Snapshot was yielded: later cycles begin with ContinuityLost
         outage = False  # a Failure was yielded for the current outage
@@ -436,7 +436,9 @@ class Reflector:
             auth_settings=["BearerToken"],
         )
         try:
-            response = self._api.call_api(method, url, header_params=headers, _request_timeout=timeout).response
+            response: urllib3.BaseHTTPResponse = self._api.call_api(
+                method, url, header_params=headers, _request_timeout=timeout
+            ).response
         except ApiException as exc:  # the client's own wrapping of TLS failures (status 0)
             raise _Unavailable(f"request failed: {exc.reason}") from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
