@@ -17,7 +17,8 @@ from flask_krm.sse import HEARTBEAT, decode_events
 from flask_krm.testing.simulator import KubeSimulator
 from flask_krm.upstream.authz import SubjectAccessReviewAuthorizer, allow_all
 from flask_krm.upstream.clients import ApiClients, Impersonation, Kubeconfig
-from flask_krm.upstream.hub import Hub, HubClosed, Subscriber
+from flask_krm.ops import Failure
+from flask_krm.upstream.hub import Hub, HubClosed, HubObserver, Subscriber
 from flask_krm.upstream.reflector import Backoff, WatchSettings
 
 from .cluster import APP, Cluster, kubeconfig_via, names, types
@@ -28,6 +29,23 @@ FAST = WatchSettings(backoff=Backoff(initial=0.05, maximum=0.3))
 FULL = "krm-full/v1"
 
 HubFactory = Callable[..., Hub]
+
+
+class Recorder(HubObserver):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def watch_started(self, scope: Scope) -> None:
+        self.calls.append(f"started {scope.resource}")
+
+    def watch_stopped(self, scope: Scope) -> None:
+        self.calls.append(f"stopped {scope.resource}")
+
+    def watch_failed(self, scope: Scope, failure: Failure) -> None:
+        self.calls.append(f"failed {scope.resource} {failure.code}")
+
+    def subscriber_overflowed(self, scope: Scope) -> None:
+        self.calls.append(f"overflowed {scope.resource}")
 
 
 @pytest.fixture
@@ -146,7 +164,8 @@ def test_sse_chunks_coalesce_queued_frames_and_heartbeat_when_idle(make_hub, clu
 def test_a_slow_subscriber_is_resynchronized_and_never_grows(make_hub, cluster: Cluster) -> None:
     cluster.create_configmap("a", {"k": "0"})
     depth = 8
-    hub = make_hub(queue_depth=depth)
+    recorder = Recorder()
+    hub = make_hub(queue_depth=depth, observer=recorder)
     fast = hub.subscribe(APP, FULL, Principal("fast"))
     slow = hub.subscribe(APP, FULL, Principal("slow"))
     read(fast, until_type("synced"))
@@ -167,6 +186,7 @@ def test_a_slow_subscriber_is_resynchronized_and_never_grows(make_hub, cluster: 
     assert seen_by_fast == [str(n) for n in range(1, 41)], "the fast subscriber missed nothing"
     assert most_queued <= depth
     assert slow.resyncs >= 1
+    assert recorder.calls.count("overflowed configmaps") == slow.resyncs
     events = read(slow, until_type("synced"))
     assert types(events) == ["error:RESYNC_REQUIRED", "reset", "added", "synced"]
     assert isinstance(events[2], Upsert) and events[2].object["data"] == {"k": "40"}
@@ -178,7 +198,8 @@ def test_the_watch_stops_a_linger_after_its_last_subscriber(make_hub, kube) -> N
     def upstream_watches() -> set[int]:
         return kube.call(lambda: {id(watcher) for watcher in kube.application.watchers})
 
-    hub = make_hub(linger=0.3)
+    recorder = Recorder()
+    hub = make_hub(linger=0.3, observer=recorder)
     first = hub.subscribe(APP, FULL, Principal("one"))
     read(first, until_type("synced"))
     opened = upstream_watches()
@@ -199,6 +220,7 @@ def test_the_watch_stops_a_linger_after_its_last_subscriber(make_hub, kube) -> N
     read(third, until_type("synced"))
     reopened = upstream_watches()
     assert len(reopened) == 1 and reopened != opened
+    assert recorder.calls == ["started configmaps", "stopped configmaps", "started configmaps"]
 
 
 def test_revoked_access_ends_that_stream_with_a_terminal_forbidden(make_hub, cluster: Cluster) -> None:
@@ -233,13 +255,15 @@ def test_a_refused_subscriber_opens_no_watch(make_hub, kube, proxy: Proxy) -> No
 
 def test_a_terminal_upstream_failure_ends_every_subscriber(make_hub, kube) -> None:
     kube.add_user("nobody")
-    hub = make_hub(context="nobody")
+    recorder = Recorder()
+    hub = make_hub(context="nobody", observer=recorder)
     subscribers = [hub.subscribe(APP, FULL, Principal(f"u{i}")) for i in range(3)]
     for subscriber in subscribers:
         [last] = read(subscriber, lambda ev: bool(ev) and isinstance(ev[-1], StreamError))
         assert isinstance(last, StreamError) and (last.code, last.terminal) == ("FORBIDDEN", True)
         assert subscriber.take(0.1) is None
     assert hub.watch_count == 0
+    assert recorder.calls == ["started configmaps", "failed configmaps FORBIDDEN", "stopped configmaps"]
 
 
 def test_an_outage_reaches_every_subscriber_and_joiner_then_recovers(make_hub, cluster: Cluster, kube) -> None:
@@ -278,3 +302,23 @@ def test_shutdown_ends_every_stream_and_leaves_no_greenlet(make_hub, cluster: Cl
     hub.shutdown(timeout=1)  # idempotent
     with pytest.raises(HubClosed):
         hub.subscribe(APP, FULL, Principal("late"))
+
+
+def test_batches_hand_over_protocol_events_and_idle_ticks(make_hub, cluster: Cluster) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    hub = make_hub()
+    subscriber = hub.subscribe(APP, FULL, Principal("store"))
+    batches = subscriber.batches(timeout=0.1)
+    with gevent.Timeout(5):
+        first = next(batches)
+        while types(first)[-1:] != ["synced"]:
+            first += next(batches)
+        assert types(first) == ["reset", "added", "synced"]
+        assert next(batches) == [], "an idle interval"
+        cluster.patch_configmap("a", {"k": "2"})
+        change = next(batches)
+        while not change:
+            change = next(batches)
+        assert names(change) == ["modified a"]
+    batches.close()
+    assert subscriber.ended and hub.watch_count == 0
