@@ -14,6 +14,11 @@ An accepted write answers "saved, waiting for live confirmation" together with a
 that posts back at once with ``krm_confirm=1``: that request waits for the watch echo and, when
 none arrives within ``KRM_SAVE_CONFIRM_TIMEOUT`` seconds, lets a guarded read decide; its answer
 replaces the outcome. Per-editor save state lives in the session (``SessionDrafts.page_state``).
+
+When the object an editor edited with unsaved changes is deleted, or replaced under the same name,
+the editor shows the removal with the changes for copy-out (:func:`flask_krm.ui.render.edited_object`)
+and a Save answers "unavailable" without writing anything; an unavailable outcome the flow finds
+itself (a 404, or a 409 whose read names a replacement) offers the copy-out in the outcome.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ SAVE_STATE: t.Final = "krm.save"
 CONFIRM_FIELD: t.Final = "krm_confirm"
 EXTENSION_KEY: t.Final = "krm.save"
 CONFIRM_TIMEOUT_KEY: t.Final = "SAVE_CONFIRM_TIMEOUT"
+COPY_SHOWN: t.Final = "Your unsaved changes are shown above, to copy out."
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,13 +171,17 @@ def _recovery(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcom
 
 
 def _respond(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcome, settings: SaveSettings) -> Response:
+    recovery = _recovery(ctx, state, outcome)
+    if recovery is not None and ctx.edited.removed is not None:
+        recovery = None  # the editor already shows the removal with the copy-out: say so, not twice
+        outcome = replace(outcome, detail=outcome.detail or COPY_SHOWN)
     fragment = outcome_fragment(
         ctx.outcome_id,
         outcome,
         settings.texts,
         ctx.component.element_id,
         cleared=state.shown_causes if state is not None else (),
-        recovery=_recovery(ctx, state, outcome),
+        recovery=recovery,
     )
     if state is not None:
         state.shown_causes = tuple(c.path for c in outcome.causes if c.path)

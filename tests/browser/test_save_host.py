@@ -150,13 +150,31 @@ def create_app(kubeconfig: str, instance_path: str) -> tuple[Flask, KrmStream]:
     return app, krm
 
 
+class TrafficRecorder:
+    """WSGI middleware appending every response body chunk to a file as it is sent."""
+
+    def __init__(self, app: t.Any, path: str) -> None:
+        self.app = app
+        self.log = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the server's lifetime
+
+    def __call__(self, environ: dict[str, t.Any], start_response: t.Callable[..., t.Any]) -> Iterator[bytes]:
+        self.log.write(f"\n=== {environ['REQUEST_METHOD']} {environ.get('PATH_INFO', '')}\n".encode())
+        body = self.app(environ, start_response)
+        try:
+            for chunk in body:
+                self.log.write(chunk)
+                yield chunk
+        finally:
+            close = getattr(body, "close", None)
+            if callable(close):
+                close()
+
+
 def main() -> int:
     """Serve the host app on a free port until SIGTERM; print its URL as one JSON line."""
     import gevent
     import gevent.event
     from gevent.pywsgi import WSGIServer
-
-    from tests.browser.serve import TrafficRecorder
 
     kubeconfig, traffic = sys.argv[1], sys.argv[2]
     stopping = gevent.event.Event()

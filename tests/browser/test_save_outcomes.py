@@ -257,14 +257,15 @@ def test_a_deleted_object_is_unavailable_and_the_draft_is_offered_for_copy_out(
     core.delete_namespaced_config_map(name, NAMESPACE)
     expect(removed_notice(page)).to_contain_text("This configuration was deleted while you had unsaved changes.")
     expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text('"a": "mine"')
+    copy = removed_notice(page).locator(".krm-recovery-copy")
+    expect(copy).to_contain_text('"b": "kept"')
+    expect(copy).not_to_contain_text("resourceVersion")
+    expect(removed_notice(page).locator(".krm-recovery-changed")).to_have_text("You changed /data/a.")
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
     expect(outcome(page).locator(".krm-outcome-message")).to_have_text(UNAVAILABLE)
-    copy = outcome(page).locator(".krm-recovery-copy")
-    expect(copy).to_contain_text('"a": "mine"')
-    expect(copy).to_contain_text('"b": "kept"')
-    expect(copy).not_to_contain_text("resourceVersion")
-    expect(outcome(page).locator(".krm-recovery-changed")).to_have_text("You changed /data/a.")
+    expect(outcome(page).locator(".krm-outcome-detail")).to_have_text("Your unsaved changes are shown above, to copy out.")
+    expect(page.locator(".krm-recovery-copy")).to_have_count(1)
 
 
 def test_a_replacement_under_the_same_name_is_never_touched(
@@ -284,7 +285,7 @@ def test_a_replacement_under_the_same_name_is_never_touched(
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
     expect(outcome(page).locator(".krm-outcome-replacement")).to_contain_text(replacement)
-    expect(outcome(page).locator(".krm-recovery-copy")).to_contain_text(f'"a": "{hostile.replace(chr(34), chr(92) + chr(34))}"')
+    expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text(f'"a": "{hostile.replace(chr(34), chr(92) + chr(34))}"')
     assert page.evaluate("window.pwned") is None and page.locator(".krm-editor img").count() == 0
     assert data_of(core, name) == {"a": "new"} and writes.count() == 0
     page.reload()
@@ -401,10 +402,7 @@ def test_a_deleted_secret_offers_its_edits_but_never_its_values(
     page = open_editor(signed_in, f"/secrets/{name}")
     edit(page, "team", "payments")
     core.delete_namespaced_secret(name, NAMESPACE)
-    expect(removed_notice(page)).to_be_visible()
-    save(page)
-    copy = outcome(page).locator(".krm-recovery-copy")
-    expect(copy).to_contain_text('"team": "payments"')
+    expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text('"team": "payments"')
     traffic = save_server.traffic_bytes()
     assert f"/secrets/{name}".encode() in traffic and b"payments" in traffic
     for needle in (token, base64.b64encode(token.encode()).decode()):
