@@ -41,7 +41,8 @@ class CopyOut:
     """A recovery copy as the page shows it.
 
     :param text: the draft as indented JSON (shown as text, escaped by the template).
-    :param changed: RFC 6901 pointers of what the person changed (``" (removed)"`` marks a removal).
+    :param changed: RFC 6901 pointers of what the person changed, sorted (``" (removed)"`` marks a
+        removal).
     """
 
     text: str
@@ -69,7 +70,7 @@ def copy_out(copy: RecoveryCopy) -> CopyOut:
     if isinstance(metadata, Mapping):
         draft["metadata"] = {key: value for key, value in metadata.items() if key not in SERVER_ASSIGNED}
     text = json.dumps(draft, indent=2, ensure_ascii=False)
-    return CopyOut(text, tuple(_changed(copy.patch or {}, ())))
+    return CopyOut(text, tuple(sorted(_changed(copy.patch or {}, ()))))
 
 
 def _changed(patch: Mapping[str, t.Any], at: tuple[str, ...]) -> list[str]:

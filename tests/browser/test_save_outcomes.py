@@ -243,6 +243,16 @@ def test_after_a_lost_response_the_next_save_reads_and_nothing_is_written_twice(
     assert writes.count() == 1, "the second Save read the object; it did not send the patch again"
 
 
+STALE_EDIT: t.Final = """async value => {
+    const editor = document.querySelector("[data-krm-kind=editor]");
+    const headers = JSON.parse(editor.getAttribute("hx-headers:inherited"));
+    const body = new URLSearchParams({op: "set", path: '["data", "a"]', value});
+    const response = await fetch(`/krm/ui/components/${editor.id}/edit`, {method: "POST", headers, body});
+    return response.status;
+}"""
+"""Sends a field edit for ``/data/a`` as this page's editor would (a tab that did not update in time)."""
+
+
 def removed_notice(page: Page) -> Locator:
     return page.locator(".krm-removed")
 
@@ -288,6 +298,7 @@ def test_a_replacement_under_the_same_name_is_never_touched(
     expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text(f'"a": "{hostile.replace(chr(34), chr(92) + chr(34))}"')
     assert page.evaluate("window.pwned") is None and page.locator(".krm-editor img").count() == 0
     assert data_of(core, name) == {"a": "new"} and writes.count() == 0
+    assert page.evaluate(STALE_EDIT, "typed in a stale tab") == 404, "an edit from this page never reaches the replacement"
     page.reload()
     wait_live(page)
     expect(value_field(page, "a")).to_have_value("new")
