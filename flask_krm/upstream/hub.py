@@ -157,9 +157,9 @@ class Hub:
     ) -> Subscriber:
         """A new subscriber of ``scope`` under ``projection``, acting for ``principal``.
 
-        ``client`` is who the upstream watch acts as: ``None`` for the target's service identity
-        (one watch shared by every principal; the authorizer is the only boundary and is asked again
-        on a timer), an impersonating client from
+        ``client`` is who the upstream watch acts as: ``None`` (or the target's own client) for the
+        target's service identity (one watch shared by every principal; the authorizer is the only
+        boundary and is asked again on a timer), an impersonating client from
         :meth:`~flask_krm.upstream.clients.ApiClients.acting_as` (shared by that identity), or any
         other ``ApiClient`` (shared by subscribers passing the same client object).
 
@@ -171,9 +171,10 @@ class Hub:
         if self._closed:
             raise HubClosed("the upstream hub was shut down")
         engine = StreamEngine(scope, projection, ordering)
-        if client is None:
+        service = self.clients.service(scope.target)
+        if client is None or client is service:
             identity: object = SERVICE_IDENTITY
-            api = self.clients.service(scope.target)
+            api = service
         elif isinstance(client, ActingApiClient):
             identity, api = client.identity, client
         else:

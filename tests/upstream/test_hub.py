@@ -127,8 +127,8 @@ def test_other_scopes_and_identities_get_their_own_watch(make_hub, cluster: Clus
     cluster.create_namespace("other")
     hub = make_hub()
     hub.subscribe(APP, FULL, Principal("a"))
-    hub.subscribe(APP, FULL, Principal("b"))
-    assert hub.watch_count == 1
+    hub.subscribe(APP, FULL, Principal("b"), client=hub.clients.service("sim"))
+    assert hub.watch_count == 1, "the target's own client is the shared service identity"
     hub.subscribe(Scope(target="sim", version="v1", resource="configmaps", namespace="other"), FULL, Principal("a"))
     assert hub.watch_count == 2
     viewer = hub.clients.acting_as("sim", Impersonation("viewer"))
