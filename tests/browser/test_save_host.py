@@ -244,6 +244,13 @@ def core(kube: KubeSimulator) -> kubernetes.client.CoreV1Api:
     return kubernetes.client.CoreV1Api(kube.api_client("admin"))
 
 
+def configmap_uid(core: kubernetes.client.CoreV1Api, name: str) -> str:
+    """The uid of the ConfigMap ``name`` now."""
+    metadata = core.read_namespaced_config_map(name, NAMESPACE).metadata
+    assert metadata is not None and metadata.uid
+    return str(metadata.uid)
+
+
 @pytest.fixture(scope="module")
 def apps(kube: KubeSimulator) -> kubernetes.client.AppsV1Api:
     return kubernetes.client.AppsV1Api(kube.api_client("admin"))

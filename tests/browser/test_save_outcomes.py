@@ -15,9 +15,14 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.conftest import MERGE_PATCH, NAMESPACE, create_configmap, patch_data, unique, wait_live
+from flask_krm.testing import KubeSimulator
+from flask_krm.testing.simulator import WriteRequest
+from flask_krm.testing.simulator.faults import Faults
 from tests.browser.test_save_host import (  # noqa: F401 (fixtures)
+    SaveServer,
     WriteCounter,
     apps,
+    configmap_uid,
     core,
     count_writes,
     kube,
@@ -45,6 +50,11 @@ RECORD_OUTCOMES: t.Final = """() => {
     }).observe(region, {childList: true, subtree: true, characterData: true});
 }"""
 """Keeps every outcome kind the region shows, in order, in ``window.krmOutcomes``."""
+
+
+def faults_of(kube: KubeSimulator) -> Faults:
+    assert kube.faults is not None, "the simulator is not running"
+    return kube.faults
 
 
 def value_field(page: Page, key: str) -> Locator:
@@ -225,14 +235,14 @@ def test_a_viewer_is_told_they_may_not_save_and_keeps_the_edits(
 
 
 def test_after_a_lost_response_the_next_save_reads_and_nothing_is_written_twice(
-    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites, kube: t.Any
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites, kube: KubeSimulator
 ) -> None:
     name = unique("lost")
     create_configmap(core, name, {"a": "one"})
     writes = count_writes(name)
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
-    kube.faults.lose_next_write_response()
+    faults_of(kube).lose_next_write_response()
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "unknown")
     expect(outcome(page).locator(".krm-outcome-message")).to_contain_text("may or may not have reached Kubernetes")
@@ -289,7 +299,7 @@ def test_a_replacement_under_the_same_name_is_never_touched(
     writes = count_writes(name)
     core.delete_namespaced_config_map(name, NAMESPACE)
     create_configmap(core, name, {"a": "new"})
-    replacement = core.read_namespaced_config_map(name, NAMESPACE).metadata.uid
+    replacement = configmap_uid(core, name)
     expect(removed_notice(page)).to_contain_text("another object now has its name")
     expect(value_field(page, "a")).to_have_count(0)
     save(page)
@@ -307,18 +317,18 @@ def test_a_replacement_under_the_same_name_is_never_touched(
 
 
 def test_a_webhook_restoring_the_field_leaves_no_echo_and_the_guarded_read_decides(
-    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: t.Any
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: KubeSimulator
 ) -> None:
     name = unique("webhook")
     create_configmap(core, name, {"a": "one", "b": "one"})
 
-    def restore_a(write: t.Any) -> None:
+    def restore_a(write: WriteRequest) -> None:
         if write.verb == "patch" and write.name == name and write.old is not None:
             write.new["data"]["a"] = write.old["data"]["a"]
 
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
-    remove = kube.faults.mutate_writes(restore_a)
+    remove = faults_of(kube).mutate_writes(restore_a)
     try:
         save(page)
         expect(outcome(page)).to_have_attribute("data-krm-outcome", "not-applied")
@@ -344,7 +354,7 @@ def test_a_webhook_restoring_the_field_leaves_no_echo_and_the_guarded_read_decid
 class WriteGate:
     """Holds the simulator's writes to one object until released (a slow API server)."""
 
-    def __init__(self, kube: t.Any, name: str) -> None:
+    def __init__(self, kube: KubeSimulator, name: str) -> None:
         import threading
 
         import gevent.event
@@ -354,7 +364,7 @@ class WriteGate:
         self._open: t.Any = kube.call(gevent.event.Event)  # made on the simulator's hub, where it is waited on
         self.reached = threading.Event()
 
-    def __call__(self, write: t.Any) -> None:
+    def __call__(self, write: WriteRequest) -> None:
         if write.verb == "patch" and write.name == self._name:
             self.reached.set()
             self._open.wait(timeout=10)
@@ -364,14 +374,14 @@ class WriteGate:
 
 
 def test_typing_during_a_save_is_kept(
-    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: t.Any
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: KubeSimulator
 ) -> None:
     name = unique("typing")
     create_configmap(core, name, {"a": "one", "b": "one"})
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
     gate = WriteGate(kube, name)
-    remove = kube.faults.mutate_writes(gate)
+    remove = faults_of(kube).mutate_writes(gate)
     try:
         save(page)
         assert gate.reached.wait(timeout=10), "the save's PATCH did not reach the simulator"
@@ -396,7 +406,7 @@ def test_typing_during_a_save_is_kept(
 
 
 def test_a_deleted_secret_offers_its_edits_but_never_its_values(
-    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, save_server: t.Any
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, save_server: SaveServer
 ) -> None:
     import base64
 

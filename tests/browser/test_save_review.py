@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.conftest import NAMESPACE, create_configmap, unique, wait_live
-from tests.browser.test_save_host import core, kube, save_server, signed_in  # noqa: F401 (fixtures)
+from tests.browser.test_save_host import configmap_uid, core, kube, save_server, signed_in  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -49,7 +49,7 @@ def review_item(page: Page, kind: str, name: str) -> Locator:
 
 
 def names(core: kubernetes.client.CoreV1Api) -> set[str]:
-    return {item.metadata.name for item in core.list_namespaced_config_map(NAMESPACE).items}
+    return {str(item.metadata.name) for item in core.list_namespaced_config_map(NAMESPACE).items if item.metadata}
 
 
 def test_creates_and_deletes_are_reviewed_and_saved_together(
@@ -107,8 +107,8 @@ def test_a_delete_never_removes_an_object_recreated_under_the_same_name(
     expect(review_item(page, "delete", name)).to_be_visible()
     core.delete_namespaced_config_map(name, NAMESPACE)
     create_configmap(core, name, {"greeting": "second"})
-    replacement = core.read_namespaced_config_map(name, NAMESPACE).metadata.uid
+    replacement = configmap_uid(core, name)
     expect(row(page, name)).to_contain_text("second")
     review(page).get_by_role("button", name="Save all").click()
     expect(review(page)).to_contain_text("No pending changes.")
-    assert core.read_namespaced_config_map(name, NAMESPACE).metadata.uid == replacement
+    assert configmap_uid(core, name) == replacement
