@@ -1,0 +1,164 @@
+"""Invariant 17 (first half): every state-changing request carries the session's CSRF token.
+
+The rules are enumerated from ``app.url_map`` of the example application and of a minimal host
+(the ``krm`` blueprint, the review views and the native proxy), so a state-changing route added
+later is covered without editing this file. Each one must refuse a request without the token, with
+another session's token, and with the token only in the query string, before it changes anything;
+with the session's own token it must get past the check (so the refusals are the check's, not an
+accident of the dummy URL).
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Iterator
+
+import pytest
+from flask import Flask
+from werkzeug.routing import Rule
+
+from flask_krm.csrf import FIELD, HEADER
+from flask_krm.testing.simulator import KubeSimulator
+
+from .hosts import Browser, Recorder, make_example, make_host, merge_patch, scope_query, shut_down
+
+SAFE_METHODS: t.Final = frozenset({"GET", "HEAD", "OPTIONS"})
+DUMMY_VALUES: t.Final = {"path": "api/v1/namespaces/demo/configmaps/app-config"}
+
+
+@pytest.fixture(scope="module")
+def example(kube: KubeSimulator) -> Iterator[Flask]:
+    app = make_example(kube)
+    yield app
+    shut_down(app)
+
+
+@pytest.fixture(scope="module")
+def host(kube: KubeSimulator) -> Iterator[Flask]:
+    app = make_host(kube, Recorder())
+    yield app
+    shut_down(app)
+
+
+def state_changing(app: Flask) -> list[tuple[Rule, str, str]]:
+    """Every (rule, method, URL) of ``app`` that may change state, URL variables filled in."""
+    out = []
+    for rule in app.url_map.iter_rules():
+        for method in sorted((rule.methods or set()) - SAFE_METHODS):
+            values = {name: DUMMY_VALUES.get(rule._converters[name].__class__.__name__.replace("Converter", "").lower(), "x")
+                      for name in rule.arguments}
+            url = rule.build(values, append_unknown=False)
+            assert url is not None
+            out.append((rule, method, url[1]))
+    return out
+
+
+def ready_browser(app: Flask, *, example_app: bool) -> Browser:
+    """A browser with a session token: signed in as ``editor`` and one page loaded."""
+    browser = Browser(app, "editor")
+    if example_app:
+        browser.open("/namespaces/demo/configmaps/app-config")
+    else:
+        browser.open("/list?scope=" + scope_query("demo").replace("&", "%26"))
+    assert browser.csrf_token()
+    return browser
+
+
+def send(browser: Browser, method: str, url: str, headers: dict[str, str] | None = None, data: dict[str, str] | None = None) -> t.Any:
+    return browser.client.open(url, method=method, headers=headers or {}, data=data or {})
+
+
+def refused_by_csrf(response: t.Any) -> bool:
+    return response.status_code == 400 and "CSRF" in response.get_data(as_text=True)
+
+
+def test_the_enumeration_sees_every_kind_of_state_changing_route(example: Flask, host: Flask) -> None:
+    endpoints = {rule.endpoint for app in (example, host) for rule, _, _ in state_changing(app)}
+    assert {"krm.ui_edit", "krm.ui_action"} <= endpoints
+    assert {"krm_review.create", "krm_review.delete", "krm_review.discard", "krm_review.save"} <= endpoints
+    assert {"accounts.sign_in", "accounts.sign_out", "krm_native.patch"} <= endpoints
+
+
+@pytest.mark.parametrize("which", ["example", "host"])
+def test_every_state_changing_route_refuses_a_missing_or_foreign_token(which: str, example: Flask, host: Flask) -> None:
+    app = example if which == "example" else host
+    routes = state_changing(app)
+    assert routes
+    mine = ready_browser(app, example_app=which == "example")
+    other = ready_browser(app, example_app=which == "example")
+    foreign = other.csrf_token()
+    assert foreign and foreign != mine.csrf_token()
+    for rule, method, url in routes:
+        where = f"{method} {url} ({rule.endpoint})"
+        assert refused_by_csrf(send(mine, method, url)), where
+        assert refused_by_csrf(send(mine, method, url, headers={HEADER: foreign})), where
+        assert refused_by_csrf(send(mine, method, url, data={FIELD: foreign})), where
+        assert refused_by_csrf(send(mine, method, f"{url}?{FIELD}={mine.csrf_token()}")), where
+        assert refused_by_csrf(send(mine, method, url, headers={HEADER: ""})), where
+        # With its own token the request gets past the check (a fresh browser: it may sign out).
+        own = ready_browser(app, example_app=which == "example")
+        assert not refused_by_csrf(send(own, method, url, headers={HEADER: own.csrf_token() or ""})), where
+
+
+@pytest.mark.parametrize("which", ["example", "host"])
+def test_a_session_that_never_received_a_token_is_refused(which: str, example: Flask, host: Flask) -> None:
+    app = example if which == "example" else host
+    browser = Browser(app, "editor")
+    assert browser.csrf_token() is None
+    for rule, method, url in state_changing(app):
+        response = send(browser, method, url, headers={HEADER: "guessed"})
+        assert refused_by_csrf(response), f"{method} {url} ({rule.endpoint})"
+        assert "session token is missing" in response.get_data(as_text=True)
+
+
+def test_sign_in_and_sign_out_change_nothing_without_the_token(example: Flask) -> None:
+    browser = Browser(example)
+    browser.open("/sign-in")
+    refused = browser.post("/sign-in", {"username": "editor", "password": "editor"})
+    assert refused_by_csrf(refused)
+    assert example.test_client().get("/namespaces/demo").status_code == 302
+    assert browser.client.get("/namespaces/demo").status_code == 302  # still signed out
+
+    token = browser.csrf_token()
+    assert token is not None
+    assert browser.post("/sign-in", {"username": "editor", "password": "editor", FIELD: token}).status_code == 302
+    assert browser.client.get("/namespaces/demo").status_code == 200
+    assert refused_by_csrf(browser.post("/sign-out"))
+    assert browser.client.get("/namespaces/demo").status_code == 200  # still signed in
+    assert browser.post("/sign-out", {FIELD: token}).status_code == 302
+    assert browser.client.get("/namespaces/demo").status_code == 302
+
+
+def test_an_edit_without_the_token_leaves_the_draft_alone(example: Flask) -> None:
+    browser = Browser(example, "editor")
+    page = browser.open("/namespaces/demo/configmaps/app-config")
+    editor = page.component("editor")
+    headers = page.headers(editor)
+    form = {"op": "add_key", "path": '["data"]', "key": "csrf-probe", "value": "forged"}
+    forged = {k: v for k, v in headers.items() if k != HEADER}
+    assert refused_by_csrf(browser.post(f"/krm/ui/components/{editor}/edit", form, forged))
+    again = browser.open("/namespaces/demo/configmaps/app-config")
+    assert "csrf-probe" not in again.html
+    assert browser.post(f"/krm/ui/components/{editor}/edit", form, headers).status_code == 200
+    assert "csrf-probe" in browser.open("/namespaces/demo/configmaps/app-config").html
+
+
+def test_a_token_is_never_sent_to_another_session(example: Flask, kube: KubeSimulator) -> None:
+    first, second = Browser(example, "editor"), Browser(example, "editor")
+    first_page = first.open("/namespaces/demo/configmaps/app-config")
+    second_page = second.open("/namespaces/demo/configmaps/app-config")
+    tokens = (first.csrf_token(), second.csrf_token())
+    assert tokens[0] and tokens[1] and tokens[0] != tokens[1]
+    assert tokens[0] in first_page.html and tokens[1] in second_page.html
+    channels = (first_page.channel(), second_page.channel())
+    try:
+        for channel in channels:
+            channel.until_text(": connected")
+        merge_patch(kube, "demo", "configmaps", "app-config", {"data": {"csrf-round": "shared fragment"}})
+        for channel in channels:
+            channel.until_text("csrf-round")  # a shared, cached editor body reached both sessions
+        assert tokens[0] not in second_page.html + channels[1].text
+        assert tokens[1] not in first_page.html + channels[0].text
+    finally:
+        for channel in channels:
+            channel.close()
