@@ -9,8 +9,9 @@ stream, HTTP 400 elsewhere; the callers do that mapping).
 
 Rules, in the order they are applied:
 
-1. A parameter that names an API server, an endpoint or a credential (``server``, ``url``,
-   ``kubeconfig``, ``token``, ... see :data:`REFUSED_PARAMETERS`) is refused, not ignored, so an SSRF
+1. A parameter that names an API server, an endpoint, a credential or an identity to act as
+   (``server``, ``url``, ``kubeconfig``, ``token``, ``as``, ``impersonate-user``, ... see
+   :data:`REFUSED_PARAMETERS` and :data:`REFUSED_PREFIX`) is refused, not ignored, so an SSRF
    probe is an observable error. Names are compared case-insensitively, with ``-``, ``_`` and ``.``
    ignored (``apiServer``, ``api_server`` and ``API-Server`` are all refused).
 2. Other unknown parameters are tolerated (``projection`` is read by the caller; a replay harness
@@ -39,6 +40,7 @@ from urllib.parse import parse_qsl, urlencode
 __all__ = [
     "FIELDS",
     "REFUSED_PARAMETERS",
+    "REFUSED_PREFIX",
     "ANY_NAMESPACE",
     "Scope",
     "ScopeError",
@@ -50,6 +52,7 @@ __all__ = [
     "AllowedResource",
     "ScopePolicy",
     "parse_scope",
+    "is_refused_parameter",
     "parse_label_selector",
     "Requirement",
 ]
@@ -88,9 +91,18 @@ REFUSED_PARAMETERS: Final[frozenset[str]] = frozenset(
         "as",
         "asgroup",
         "asuid",
+        # ... or a kubeconfig entry that picks an address or a credential (kubectl's --context,
+        # --cluster and --user)
+        "context",
+        "cluster",
+        "user",
     }
 )
-"""Parameter names refused outright, after :func:`_normalize_parameter_name`."""
+"""Parameter names refused outright, after :func:`_normalize_parameter_name`; so is every name
+starting with :data:`REFUSED_PREFIX` (the impersonation headers as parameters)."""
+
+REFUSED_PREFIX: Final = "impersonate"
+"""``Impersonate-User``, ``Impersonate-Group``, ``Impersonate-Uid``, ``Impersonate-Extra-*``."""
 
 _MAX_SUBDOMAIN = 253
 _MAX_LABEL = 63
@@ -227,6 +239,13 @@ def _normalize_parameter_name(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "").replace(".", "")
 
 
+def is_refused_parameter(name: str) -> bool:
+    """Whether a query parameter ``name`` names an API server, an endpoint, a credential or an
+    identity to act as (see :data:`REFUSED_PARAMETERS`)."""
+    normalized = _normalize_parameter_name(name)
+    return normalized in REFUSED_PARAMETERS or normalized.startswith(REFUSED_PREFIX)
+
+
 def _first_values(query: str | bytes | Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
     """Every parameter name present, and the first value of each."""
     names: list[str] = []
@@ -261,7 +280,7 @@ def parse_scope(query: str | bytes | Mapping[str, Any]) -> Scope:
     """
     names, first = _first_values(query)
     for name in names:
-        if _normalize_parameter_name(name) in REFUSED_PARAMETERS:
+        if is_refused_parameter(name):
             raise RefusedParameter(
                 f"the {name!r} parameter is refused: a scope never carries an API-server address, "
                 "an endpoint or a credential (name a target instead)",

@@ -23,7 +23,7 @@ from .errors import ScopeInvalid
 from .events import ErrorCode, StreamError, encode_body, frame
 from .extension import SHUTDOWN_ERROR
 from .projection import PROJECTIONS
-from .scope import Scope
+from .scope import Scope, is_refused_parameter
 from .sse import HEADERS
 
 if t.TYPE_CHECKING:
@@ -34,15 +34,20 @@ logger = logging.getLogger("flask_krm")
 
 UNIDENTIFIED_MESSAGE: t.Final = "the caller could not be identified"
 UNAUTHENTICATED_MESSAGE: t.Final = "sign in to open this stream"
+CREDENTIAL_PARAMETER_MESSAGE: t.Final = (
+    "A query parameter names an API server, an endpoint or a credential: the request is refused."
+)
 
 
 def make_blueprint(krm: KrmStream) -> Blueprint:
     """Build a ``krm`` blueprint (one per application): the JSON stream endpoint, CSRF protection on every
-    state-changing request, and the live UI's routes, templates and static files."""
+    state-changing request, the refusal of query parameters naming an API server or a credential,
+    and the live UI's routes, templates and static files."""
     from . import ui
     from .save import views as save_views  # noqa: F401  (importing it registers the Save action)
 
     bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
+    bp.before_request(refuse_credential_parameters)
     bp.before_request(csrf.protect)
 
     @bp.get("/resource-stream/v1")
@@ -51,6 +56,24 @@ def make_blueprint(krm: KrmStream) -> Blueprint:
 
     ui.register(bp, krm)
     return bp
+
+
+def refuse_credential_parameters() -> Response | None:
+    """``before_request`` hook: refuse a request whose query names an API server, an endpoint, a
+    credential or an identity to act as (:func:`~flask_krm.scope.is_refused_parameter`).
+
+    The browser never supplies any of them, so such a request is a probe: it is refused, not
+    ignored. The stream endpoint refuses them itself, as a terminal ``SCOPE_INVALID`` event; a
+    page channel gets its close event (its answers are always event streams); every other route
+    answers 400.
+    """
+    if request.endpoint == "krm.resource_stream" or not any(is_refused_parameter(name) for name in request.args):
+        return None
+    if request.endpoint == "krm.ui_channel":
+        from .ui.channel import close_frame, event_stream
+
+        return event_stream(iter([close_frame(CREDENTIAL_PARAMETER_MESSAGE)]))
+    return Response(CREDENTIAL_PARAMETER_MESSAGE, status=400, mimetype="text/plain")
 
 
 def refusal(code: ErrorCode, message: str) -> Response:
