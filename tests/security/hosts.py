@@ -83,7 +83,7 @@ _PAGE = (
     "<body>BODY</body></html>"
 )
 HOST_PAGES: t.Final = {
-    "/list": _PAGE.replace("BODY", "{{ krm.list(scope, projection=projection, columns=columns) }}"),
+    "/list": _PAGE.replace("BODY", "{{ krm.list(scope, projection=projection, columns=columns, link=link) }}"),
     "/edit": _PAGE.replace("BODY", "{{ krm.editor(scope, name, projection=projection, policy=policy) }}"),
     "/both": _PAGE.replace(
         "BODY",
@@ -175,6 +175,7 @@ def _page_view(template: str) -> Callable[[], str]:
                 projection=request.args.get("projection") or None,
                 policy=request.args.getlist("policy") or None,
                 columns=request.args.getlist("column") or None,
+                link=request.args.get("link") or None,
             )
         except ValueError:  # the host's own input check: a scope or argument that describes nothing
             abort(400)
@@ -228,7 +229,7 @@ def merge_patch(kube: KubeSimulator, namespace: str, resource: str, name: str, p
         auth_settings=["BearerToken"],
     )
     response = api.call_api(method, url, header_params=headers, body=payload)
-    data = json.loads(response.read())
+    data = json.loads(response.read())  # type: ignore[no-untyped-call]
     assert response.status == 200, data
     return t.cast(dict[str, t.Any], data)
 

@@ -298,7 +298,7 @@ def test_no_save_outcome_carries_a_value(
         hook.before = None
         rotate(kube)
 
-    hook.before = rotate_first  # type: ignore[assignment]
+    hook.before = rotate_first
     seen += [outcome(r) for r in save(browser, page, wire)]
     settle()
 
