@@ -27,6 +27,7 @@ if t.TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
     from .save.writer import WriteRequest, WriteResult
+    from .ui.actions import EditorActions, T_action_view
     from .upstream.clients import ApiClients
     from .upstream.hub import Hub, HubObserver
 
@@ -76,6 +77,14 @@ class _State:
     clients: ApiClients | None = None
     hub: Hub | None = None
     shut_down: bool = False
+
+
+class ShutdownAware(t.Protocol):
+    """Something open that the application's :meth:`KrmStream.shutdown` must end (a stream, a feed)."""
+
+    def end_for_shutdown(self) -> None:
+        """End now: the application is shutting down. Must not block."""
+        ...
 
 
 class Subscription(t.Protocol):
@@ -136,6 +145,10 @@ class KrmStream:
         self._client_loader = client_loader
         self._save_hook = save_hook
         self._states: weakref.WeakKeyDictionary[Flask, _State] = weakref.WeakKeyDictionary()
+        from .ui.actions import EditorActions
+
+        self.editor_actions: EditorActions = EditorActions()
+        """The editor actions (buttons) of every application this instance serves; see :meth:`editor_action`."""
         if app is not None:
             self.init_app(app)
 
@@ -224,6 +237,16 @@ class KrmStream:
         self._save_hook = f
         return f
 
+    def editor_action(self, name: str, *, label: str) -> Callable[[T_action_view], T_action_view]:
+        """Decorator: register ``f(ctx: EditorContext) -> Response`` as the editor action ``name``.
+
+        Every live editor of the applications this instance serves gets a button labelled
+        ``label`` posting to ``/ui/components/<id>/actions/<name>`` (see
+        :mod:`flask_krm.ui.actions`); the blueprint registers ``save``. Returns ``f`` unchanged.
+        Raises ``ValueError`` for a name that is not a lowercase URL segment or is already taken.
+        """
+        return self.editor_actions.register(name, label=label)
+
     def registered_hooks(self) -> RegisteredHooks:
         """Which host hooks are registered (``None`` where the extension's default is in force)."""
         return RegisteredHooks(
@@ -236,6 +259,20 @@ class KrmStream:
     def open_streams(self, app: Flask | None = None) -> list[t.Any]:
         """A snapshot of ``app``'s open streams (page channels and plugged subscriptions)."""
         return list(self._get_state(app).streams)
+
+    def track_stream(self, stream: ShutdownAware, app: Flask | None = None) -> Callable[[], None]:
+        """Have :meth:`shutdown` of ``app`` call ``stream.end_for_shutdown()``; returns the undo function."""
+        streams = self._get_state(app).streams
+        streams.add(stream)
+        return lambda: streams.discard(stream)
+
+    def greenlets(self, app: Flask | None = None) -> Group:
+        """``app``'s greenlet group: spawn long-lived work here, so :meth:`shutdown` joins, then kills it."""
+        return self._get_state(app).group
+
+    def is_shut_down(self, app: Flask | None = None) -> bool:
+        """Whether :meth:`shutdown` was called for ``app`` (it then opens no new streams)."""
+        return self._get_state(app).shut_down
 
     @property
     def saver(self) -> SaveHook:

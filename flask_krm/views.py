@@ -42,9 +42,10 @@ CREDENTIAL_PARAMETER_MESSAGE: t.Final = (
 def make_blueprint(krm: KrmStream) -> Blueprint:
     """Build a ``krm`` blueprint (one per application): the JSON stream endpoint, CSRF protection on every
     state-changing request, the refusal of query parameters naming an API server or a credential,
-    and the live UI's routes, templates and static files."""
+    and the live UI's routes, templates and static files. Registers the Save editor action on
+    ``krm`` (:func:`flask_krm.save.views.register_save`)."""
     from . import ui
-    from .save import views as save_views  # noqa: F401  (importing it registers the Save action)
+    from .save.views import register_save
 
     bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
     bp.before_request(refuse_credential_parameters)
@@ -55,6 +56,7 @@ def make_blueprint(krm: KrmStream) -> Blueprint:
         return stream_response(krm, request.args, request.args.get("projection") or None)
 
     ui.register(bp, krm)
+    register_save(krm.editor_actions)
     return bp
 
 
@@ -110,10 +112,10 @@ def stream_response(
     denied = krm._stream_refusal(principal, scope, projection)
     if denied is not None:
         return refusal(denied.code, denied.message)
-    if krm._get_state(app).shut_down:
+    if krm.is_shut_down(app):
         return refusal(SHUTDOWN_ERROR.code, SHUTDOWN_ERROR.message)
     subscription = krm._subscribe_authorized(principal, scope, projection, app)
-    connection = _Connection(app, subscription, principal, scope, projection)
+    connection = _Connection(krm, app, subscription, principal, scope, projection)
     signals.stream_opened.send(app, principal=principal, scope=scope, projection=projection)
     response = Response(connection.chunks(), status=200, headers=list(HEADERS))
     response.call_on_close(connection.client_closed)
@@ -124,8 +126,9 @@ class _Connection:
     """One open JSON stream: its chunks, and the ``stream_closed`` signal sent exactly once."""
 
     def __init__(
-        self, app: Flask, subscription: Subscription, principal: Principal, scope: Scope, projection: str
+        self, krm: KrmStream, app: Flask, subscription: Subscription, principal: Principal, scope: Scope, projection: str
     ) -> None:
+        self._krm = krm
         self._app = weakref.ref(app)
         self._subscription = subscription
         self._principal = principal
@@ -138,7 +141,7 @@ class _Connection:
         try:
             yield from self._subscription
             app = self._app()
-            shut_down = app is not None and app.extensions["krm"]._get_state(app).shut_down
+            shut_down = app is not None and self._krm.is_shut_down(app)
             reason = "shutdown" if shut_down else "ended"
         finally:
             self._finish(reason)

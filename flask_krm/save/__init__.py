@@ -15,7 +15,7 @@ With I/O:
 * :mod:`~flask_krm.save.actions`: a Save, its confirmation, creates, deletes and the review Save;
 * :mod:`~flask_krm.save.publish`: the audit log line and the ``write_attempted`` / ``saved`` signals;
 * :mod:`~flask_krm.save.fragments`, :mod:`~flask_krm.save.views` (the ``save`` editor action, registered
-  on import) and :mod:`~flask_krm.save.review` (create/delete/review endpoints of live lists).
+  by the blueprint factory) and :mod:`~flask_krm.save.review` (create/delete/review endpoints of live lists).
 """
 
 from __future__ import annotations

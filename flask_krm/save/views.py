@@ -1,7 +1,8 @@
 """The Save editor action and its outcome fragments.
 
-Importing this module registers the ``save`` editor action (:func:`flask_krm.ui.editor_action`):
-every live editor gets a Save button posting to ``/ui/components/<id>/actions/save``. A Save:
+:func:`save` is the ``save`` editor action (:mod:`flask_krm.ui.actions`), which the blueprint
+factory registers on every extension (:func:`register_save`): every live editor gets a Save button
+posting to ``/ui/components/<id>/actions/save``. A Save:
 
 1. is refused without I/O unless the principal may ``patch`` the editor's scope (host authorizer),
    the stream is live and no field conflict is open;
@@ -32,7 +33,7 @@ from markupsafe import Markup
 
 from .. import config
 from ..store import RecoveryCopy
-from ..ui import EditorContext, editor_action
+from ..ui import EditorActions, EditorContext
 from ..ui.page import Component
 from ..ui.recovery import recovery_copy
 from ..ui.render import EditedObject
@@ -44,6 +45,8 @@ from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
 
+ACTION_NAME: t.Final = "save"
+ACTION_LABEL: t.Final = "Save"
 SAVE_STATE: t.Final = "krm.save"
 CONFIRM_FIELD: t.Final = "krm_confirm"
 EXTENSION_KEY: t.Final = "krm.save"
@@ -118,7 +121,11 @@ def _target(ctx: EditorContext) -> EditorTarget:
     )
 
 
-@editor_action("save", label="Save")
+def register_save(actions: EditorActions) -> None:
+    """Register :func:`save` as the ``save`` action in ``actions`` (idempotent)."""
+    actions.add(ACTION_NAME, save, label=ACTION_LABEL)
+
+
 def save(ctx: EditorContext) -> Response:
     """The Save action (or, with ``krm_confirm``, the wait for a pending save's confirmation)."""
     settings = settings_of(t.cast(Flask, current_app._get_current_object()))  # type: ignore[attr-defined]
@@ -191,6 +198,6 @@ def _respond(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcome
 
 
 def _confirm_trigger(ctx: EditorContext) -> Markup:
-    url = url_for("krm.ui_action", component_id=ctx.component.id, name="save")
+    url = url_for("krm.ui_action", component_id=ctx.component.id, name=ACTION_NAME)
     template = current_app.jinja_env.get_template("krm/save/confirm.html")
     return Markup(template.render(target_id=ctx.outcome_id, url=url, field=CONFIRM_FIELD))

@@ -11,7 +11,8 @@ In a template::
 
 - ``GET  /ui/pages/<page_id>/channel``: the page's one SSE connection (:mod:`.channel`)
 - ``POST /ui/components/<component_id>/edit``: field edits (:mod:`.edits`)
-- ``POST /ui/components/<component_id>/actions/<name>``: editor actions such as Save (:mod:`.actions`)
+- ``POST /ui/components/<component_id>/actions/<name>``: editor actions such as Save (:mod:`.actions`;
+  hosts add their own with :meth:`krm.editor_action <flask_krm.KrmStream.editor_action>`)
 - template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``
 
 Templates live under ``krm/`` and are overridden by path from the application's own template
@@ -26,7 +27,7 @@ from flask import Blueprint, Flask, Response, request
 from flask.blueprints import BlueprintSetupState
 from markupsafe import escape
 
-from .actions import EditorAction, EditorContext, editor_action, find_action, registered_actions
+from .actions import EditorAction, EditorActions, EditorContext
 from .assets import HTMX_VERSION, krm_script
 from .binding import Refusal, bind
 from .channel import channel_response
@@ -41,12 +42,11 @@ if t.TYPE_CHECKING:
 __all__ = [
     "HTMX_VERSION",
     "EditorAction",
+    "EditorActions",
     "EditorContext",
     "UiState",
-    "editor_action",
     "krm_script",
     "register",
-    "registered_actions",
     "ui_state",
 ]
 
@@ -81,7 +81,7 @@ def register(blueprint: Blueprint, krm: KrmStream) -> None:
 
 def action_response(state: UiState, component_id: str, name: str) -> Response:
     """Run the editor action ``name`` on one editor of the caller's page (see :mod:`.actions`)."""
-    found = find_action(name)
+    found = state.krm.editor_actions.get(name)
     if found is None:
         return Response(f"No editor action named {escape(name)}.", status=404, mimetype="text/plain")
     try:

@@ -119,17 +119,17 @@ class Channel:
 
     def stream(self) -> Iterator[bytes]:
         """The SSE byte chunks of this connection (ends only with a close event or disconnect)."""
-        krm_state = self.state.krm._get_state()
+        krm = self.state.krm
         undo = self._link_components()
-        krm_state.streams.add(self)
-        heartbeat = heartbeat_interval(self.state.krm.setting("HEARTBEAT_INTERVAL"))
+        undo.append(krm.track_stream(self))
+        heartbeat = heartbeat_interval(krm.setting("HEARTBEAT_INTERVAL"))
         sent: dict[str, str] = {} if self.resend_all else dict(self.page.painted)
         self.page.connected_once = True
         self._dirty.update(link.component.id for link in self.links)
         try:
             yield b": connected\n\n"
             while True:
-                if self._closing is not None or krm_state.shut_down:
+                if self._closing is not None or krm.is_shut_down():
                     yield close_frame(self._closing or SHUTDOWN_REASON)
                     return
                 self._wake.clear()
@@ -153,7 +153,6 @@ class Channel:
                     self._keep_stores()
                     yield HEARTBEAT
         finally:
-            krm_state.streams.discard(self)
             for step in reversed(undo):
                 step()
 
@@ -165,7 +164,7 @@ def channel_response(state: UiState, page_id: str) -> Response:
         page = page_of(drafts, page_id)
     except Refusal as refusal:
         return event_stream(iter([close_frame(refusal.message)]))
-    if state.krm._get_state().shut_down:
+    if state.krm.is_shut_down():
         return event_stream(iter([close_frame(SHUTDOWN_REASON)]))
     resend_all = page.connected_once
     channel = Channel(state, principal, drafts, page, resend_all)

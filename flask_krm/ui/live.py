@@ -19,7 +19,6 @@ from markupsafe import Markup
 
 from .. import csrf
 from ..scope import Scope, parse_scope
-from .actions import registered_actions
 from .binding import Refusal, attach, authorize, session_of
 from .page import (
     Component,
@@ -174,7 +173,7 @@ def _live(component: Component, template: str) -> Markup:
                 "label": action.label,
                 "url": url_for("krm.ui_action", component_id=component.id, name=action.name),
             }
-            for action in registered_actions()
+            for action in state.krm.editor_actions
         ]
         if isinstance(spec, EditorSpec)
         else [],

@@ -1,4 +1,7 @@
-"""Per-application UI state: the shared fragment cache, the feeds, and how feeds subscribe."""
+"""Per-application UI state: the shared fragment cache, the feeds, and how feeds subscribe.
+
+The state lives in ``app.extensions["krm.ui"]``, made when the ``krm`` blueprint is registered.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +26,9 @@ FIRST_PAINT_WAIT: t.Final = 0.3
 
 RENDER_HOLD: t.Final = 30.0
 """Seconds a rendered page keeps its feeds running while its channel connects."""
+
+EXTENSION_KEY: t.Final = "krm.ui"
+"""Where the application's :class:`UiState` lives in ``app.extensions``."""
 
 
 @dataclass(eq=False)
@@ -53,9 +59,8 @@ class UiState:
                 with app.app_context():
                     return self.krm.subscribe(principal, scope, projection, app)
 
-            state = self.krm._get_state(app)
-            state.streams.add(self)
-            feed = Feed(store, opener, state.group, linger=float(self.krm.setting("WATCH_LINGER", app)))
+            self.krm.track_stream(self, app)
+            feed = Feed(store, opener, self.krm.greenlets(app), linger=float(self.krm.setting("WATCH_LINGER", app)))
             self.feeds[store] = feed
         return feed
 
@@ -73,12 +78,9 @@ def new_store(recovery_lifetime: float | None = None) -> LiveResourceStore:
     return LiveResourceStore(DEFAULT_POLICY, BUILTIN_LIST_SCHEMAS, recovery=recovery)
 
 
-_states: weakref.WeakKeyDictionary[Flask, UiState] = weakref.WeakKeyDictionary()
-
-
 def init_state(app: Flask, krm: KrmStream) -> UiState:
     """Create the UI state of ``app`` (when the blueprint is registered)."""
-    state = _states[app] = UiState(krm=krm)
+    state = app.extensions[EXTENSION_KEY] = UiState(krm=krm)
     return state
 
 
@@ -86,12 +88,10 @@ def ui_state(app: Flask | None = None) -> UiState:
     """The UI state of ``app`` (default: the current app). Raises ``RuntimeError`` if none."""
     if app is None:
         app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
-    try:
-        return _states[app]
-    except KeyError:
-        raise RuntimeError(
-            "flask-krm's live UI is not registered on this app: create KrmStream(app) first"
-        ) from None
+    state = app.extensions.get(EXTENSION_KEY)
+    if not isinstance(state, UiState):
+        raise RuntimeError("flask-krm's live UI is not registered on this app: create KrmStream(app) first")
+    return state
 
 
-__all__ = ["FIRST_PAINT_WAIT", "RENDER_HOLD", "UiState", "init_state", "ui_state"]
+__all__ = ["EXTENSION_KEY", "FIRST_PAINT_WAIT", "RENDER_HOLD", "UiState", "init_state", "ui_state"]

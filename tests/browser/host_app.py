@@ -1,21 +1,20 @@
 """A small host application for the browser tests: sign-in, a live list and live editors.
 
-It uses flask-krm the way a host does: ``KrmStream(app)``, an authorizer, a client loader, and
-templates that extend ``krm/base.html`` and call the ``krm.list`` / ``krm.editor`` macros. The
-Kubernetes target ``sim`` is the simulator named by ``kubeconfig``.
+It uses flask-krm the way a host does: ``KrmStream(app)``, an authorizer, a client loader, an
+editor action of its own, and templates that extend ``krm/base.html`` and call the ``krm.list`` /
+``krm.editor`` macros. The Kubernetes target ``sim`` is the simulator named by ``kubeconfig``.
 """
 
 from __future__ import annotations
 
-import typing as t
-
 import json
+import typing as t
 
 from flask import Flask, Response, render_template_string
 from flask_login import LoginManager, UserMixin, login_user, logout_user
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
-from flask_krm.ui import EditorContext, editor_action
+from flask_krm.ui import EditorContext
 
 NAMESPACE: t.Final = "demo"
 CONFIGMAPS: t.Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
@@ -32,7 +31,6 @@ EDITOR_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% block content %}{{ krm.editor(scope, name) }}{% endblock %}"""
 
 
-@editor_action("show-draft", label="Show draft")
 def show_draft(ctx: EditorContext) -> Response:
     """An editor action (as Save is one): shows the session's draft data in the outcome region."""
     uid = ctx.uid
@@ -102,4 +100,5 @@ def create_app(kubeconfig: str, instance_path: str) -> tuple[Flask, KrmStream]:
     def client(target: str, principal: Principal) -> None:
         return None  # the target's own identity; the authorizer is the boundary
 
+    krm.editor_action("show-draft", label="Show draft")(show_draft)
     return app, krm

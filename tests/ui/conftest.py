@@ -212,7 +212,7 @@ def app(tmp_path: Path, upstream: Upstream) -> Iterator[Flask]:
     app, krm = make_app(tmp_path, upstream)
     yield app
     krm.shutdown(app)
-    assert not krm._get_state(app).group, "greenlets outlived shutdown"
+    assert not krm.greenlets(app), "greenlets outlived shutdown"
 
 
 @pytest.fixture

@@ -1,32 +1,33 @@
-"""Editor actions: the seam Save plugs into (buttons, routing, refusals, outcome region)."""
+"""Editor actions: the seam Save plugs into (buttons, routing, refusals, outcome region, ownership)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from flask import Flask, Response
 from flask.testing import FlaskClient
 
-from flask_krm.ui import EditorContext, editor_action
-from flask_krm.ui import actions as actions_module
-from tests.ui.conftest import CONFIGMAPS, PageHandle, Upstream, configmap, open_page
+from flask_krm import KrmStream
+from flask_krm.save.views import save
+from flask_krm.ui import EditorActions, EditorContext
+from tests.ui.conftest import CONFIGMAPS, PageHandle, Upstream, configmap, make_app, open_page
 from tests.ui.test_rendering import editor_url
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EditorContext]]:
-    """A ``probe`` action registered for one test only."""
-    monkeypatch.setattr(actions_module, "_ACTIONS", dict(actions_module._ACTIONS))
+def calls(app: Flask) -> list[EditorContext]:
+    """A ``probe`` action registered on the test application's extension."""
     seen: list[EditorContext] = []
+    krm: KrmStream = app.extensions["krm"]
 
-    @editor_action("probe", label="Probe <now>")
+    @krm.editor_action("probe", label="Probe <now>")
     def probe(ctx: EditorContext) -> Response:
         seen.append(ctx)
         return ctx.outcome(f"uid {ctx.uid}, live {ctx.live}, <b>{ctx.spec.scope.name}</b>")
 
-    yield seen
+    return seen
 
 
 def action_url(page: PageHandle) -> str:
@@ -79,6 +80,59 @@ def test_actions_are_refused_like_edits(app: Flask, client: FlaskClient, upstrea
 
 
 def test_action_names_are_checked() -> None:
-    for bad in ("", "Save", "save now", "a/b"):
+    actions = EditorActions()
+    for bad in ("", "Save", "save now", "a/b", "sävé"):
         with pytest.raises(ValueError):
-            editor_action(bad, label="x")
+            actions.register(bad, label="x")
+    assert len(actions) == 0
+
+
+def test_a_name_belongs_to_one_view_and_registering_it_again_relabels() -> None:
+    actions = EditorActions()
+    actions.add("save", save, label="Save")
+    actions.add("save", save, label="Save now")
+    assert [(a.name, a.label) for a in actions] == [("save", "Save now")]
+    with pytest.raises(ValueError, match="already registered"):
+        actions.add("save", lambda ctx: ctx.outcome("other"), label="Save")
+    assert actions.get("save") is not None and actions.get("save").view is save  # type: ignore[union-attr]
+
+
+def test_two_applications_in_one_process_have_their_own_actions(tmp_path: Path) -> None:
+    upstreams = Upstream(), Upstream()
+    (first, first_krm), (second, second_krm) = (
+        make_app(tmp_path / name, upstream) for name, upstream in zip(("first", "second"), upstreams)
+    )
+    try:
+
+        @first_krm.editor_action("probe", label="Probe")
+        def probe(ctx: EditorContext) -> Response:
+            return ctx.outcome("probed")
+
+        pages = []
+        for app, upstream in zip((first, second), upstreams):
+            upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
+            client = app.test_client()
+            client.get("/login/editor")
+            pages.append(open_page(client, editor_url()))
+        first_page, second_page = pages
+        (cid,) = first_page.component_ids
+        assert [a.name for a in first_krm.editor_actions] == ["save", "probe"]
+        assert [a.name for a in second_krm.editor_actions] == ["save"]
+        assert f'id="{cid}-action-probe"' in first_page.html and f'id="{cid}-action-save"' in first_page.html
+        assert f'id="{cid}-action-probe"' not in second_page.html and f'id="{cid}-action-save"' in second_page.html
+        url = f"/krm/ui/components/{cid}/actions/probe"
+        assert first_page.client.post(url, headers=first_page.headers).get_data(as_text=True).endswith(">probed</hx-partial>")
+        assert second_page.client.post(url, headers=second_page.headers).status_code == 404
+    finally:
+        first_krm.shutdown(first)
+        second_krm.shutdown(second)
+
+
+def test_one_extension_serving_two_applications_registers_save_once(tmp_path: Path) -> None:
+    krm = KrmStream(authorizer=lambda principal, scope, projection, verb: True)
+    apps = [Flask(__name__, instance_path=str(tmp_path / name)) for name in ("a", "b")]
+    for app in apps:
+        krm.init_app(app)
+    assert [(a.name, a.label, a.view) for a in krm.editor_actions] == [("save", "Save", save)]
+    for app in apps:
+        krm.shutdown(app)
