@@ -1,8 +1,10 @@
 """The ``kube_server`` the contract scenarios run against: the simulator, or a real kube-apiserver.
 
 Every scenario reaches the server only through the official client, so the same file runs
-unchanged against both. A handle has ``name``, ``api_client(user)``, ``kubeconfig_path`` and
-``supports(capability)``; the simulator's also has ``faults``. Users: ``admin`` may do anything
+unchanged against both. The real server's run carries the ``apiserver`` marker (``-m "not
+apiserver"`` runs the simulator alone) and its version is printed in the terminal summary. A
+handle has ``name``, ``api_client(user)``, ``kubeconfig_path`` and ``supports(capability)``; the
+simulator's also has ``faults``. Users: ``admin`` may do anything
 (including impersonation); ``viewer`` may read but never write. Scenarios create their own
 uniquely named namespaces and objects, so they share one server.
 """
@@ -46,16 +48,35 @@ class SimulatorServer:
         return capability in SIMULATOR_CAPABILITIES
 
 
-@pytest.fixture(scope="session", params=["simulator", "kube-apiserver"])
+SIMULATOR_RESOURCE_VERSION_WAIT = 1.0
+"""How long the simulator waits for a future resourceVersion before its 504 (kube-apiserver: 3 s)."""
+
+
+@pytest.fixture(scope="session", params=["simulator", pytest.param("kube-apiserver", marks=pytest.mark.apiserver)])
 def kube_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "simulator":
-        with KubeSimulator() as simulator:
+        with KubeSimulator(resource_version_wait=SIMULATOR_RESOURCE_VERSION_WAIT) as simulator:
             yield SimulatorServer(simulator)
     else:
         from tests.realkube import start_kube_apiserver
 
         with start_kube_apiserver() as server:
+            _report(request.config, f"kube-apiserver version: {server.version}")
             yield server
+
+
+REPORTED_LINES = pytest.StashKey[list[str]]()
+
+
+def _report(config: pytest.Config, line: str) -> None:
+    """Keep ``line`` for the terminal summary (shown with or without ``-s``)."""
+    config.stash.setdefault(REPORTED_LINES, []).append(line)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Print what the servers reported (the real server's version)."""
+    for line in config.stash.get(REPORTED_LINES, []):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

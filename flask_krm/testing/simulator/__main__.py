@@ -25,7 +25,10 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--demo-tick", type=float, default=1.0, help="seconds between demo controller steps")
     parser.add_argument("--competing-edits", action="store_true", help="let the demo controller edit a ConfigMap now and then")
     parser.add_argument("--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks")
-    parser.add_argument("--history-window", type=int, default=10_000, help="changes kept for watches and lists at old versions")
+    parser.add_argument("--history-window", type=int, default=None, help="keep only this many changes for watches and old lists")
+    parser.add_argument(
+        "--compaction-interval", type=float, default=300.0, help="seconds between history compactions (as kube-apiserver's)"
+    )
     return parser.parse_args(argv)
 
 
@@ -47,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         competing_edits=arguments.competing_edits,
         bookmark_interval=arguments.bookmark_interval,
         history_window=arguments.history_window,
+        compaction_interval=arguments.compaction_interval,
     )
     with simulator:
         print(f"krm-simulator: serving {simulator.url} kubeconfig {simulator.kubeconfig_path}", flush=True)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import socket
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs
 
 import gevent
+import gevent.event
 import gevent.socket
+import yaml
 
 from . import catalog as types
 from .authentication import Authenticator, Identity
@@ -26,25 +28,29 @@ from .errors import (
     invalid,
     method_not_allowed,
     service_unavailable,
+    too_large_resource_version,
     unauthorized,
     unknown_resource,
     unsupported_media_type,
+    unwrapped,
 )
 from .faults import FaultState
 from .impersonation import impersonate, parse_impersonation
 from .listing import LIST_OPTIONS_KIND, ListOptions, list_body
 from .managed_fields import manager_from_user_agent
+from .negotiation import JSON, PARTIAL_LIST, TABLE, YAML, Representation, error_media_type, negotiate, transform
+from .options import APPLY_PATCH_TYPES, Query, delete_options, write_options
+from .patches import accepted_patch_types, applied_patch_types, decode_body
 from .rbac import Attributes, RbacAuthorizer, require
 from .registry import Preconditions, Registry
 from .reviews import review
 from .selectors import SelectorError, parse_field_selector
-from .store import ObjectStore
+from .store import Event, Object, ObjectStore
 from .watch import ConnectionDropped, Watcher, WatchSettings
 
 StartResponse = Callable[..., Callable[[bytes], Any]]
 HEADER_LINES = "simulator.header_lines"
 CONNECTION = "simulator.connection"
-MERGE_PATCH = "application/merge-patch+json"
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 WATCH_LIST_DISABLED = "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
 
@@ -72,6 +78,7 @@ class ApiServer:
         authorizer: RbacAuthorizer,
         watch_settings: WatchSettings,
         faults: FaultState,
+        resource_version_wait: float = 3.0,
     ) -> None:
         self.catalog = catalog
         self.store = store
@@ -80,6 +87,7 @@ class ApiServer:
         self.authorizer = authorizer
         self.watch_settings = watch_settings
         self.faults = faults
+        self.resource_version_wait = resource_version_wait
         self.watchers: set[Watcher] = set()
         self.address = ""
 
@@ -93,7 +101,7 @@ class ApiServer:
                 raise service_unavailable("the server is currently unable to handle the request")
             return self._handle(environ, start_response)
         except ApiError as error:
-            return _respond(start_response, error.code, error.status())
+            return _respond(start_response, error.code, error.status(), error_media_type(environ.get("HTTP_ACCEPT")))
         except ConnectionDropped:
             raise
         except Exception as error:  # a simulator bug: answer like the apiserver's panic handler, and say where
@@ -111,7 +119,8 @@ class ApiServer:
         if requester is None:
             raise unauthorized()
         wanted = parse_impersonation(environ.get(HEADER_LINES, []))
-        query = {key: values[0] for key, values in parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).items()}
+        query_lists = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        query = {key: values[0] for key, values in query_lists.items()}
         document = discovery_document(self.catalog, path, self.address)
         request: ResourceRequest | None = None
         if document is not None:
@@ -128,7 +137,7 @@ class ApiServer:
         require(self.authorizer, replace(attributes, user=user))
         if request is None:
             return _respond(start_response, 200, document)
-        return self._dispatch(request, user, environ, query, start_response)
+        return self._dispatch(request, user, environ, query, query_lists, start_response)
 
     def _resource_request(self, method: str, path: str, query: dict[str, str]) -> ResourceRequest:
         parts = [part for part in path.split("/") if part]
@@ -161,45 +170,119 @@ class ApiServer:
         return ResourceRequest(verb, resource, namespace, name, subresource)
 
     def _dispatch(
-        self, request: ResourceRequest, user: Identity, environ: dict[str, Any], query: dict[str, str], start_response: StartResponse
+        self,
+        request: ResourceRequest,
+        user: Identity,
+        environ: dict[str, Any],
+        query: dict[str, str],
+        query_lists: Query,
+        start_response: StartResponse,
     ) -> Iterable[bytes]:
         resource, namespace, name = request.resource, request.namespace, request.name
         list_namespace = namespace if resource.namespaced and namespace else None
+        scope = namespace if resource.namespaced else ""
+        patch_type = environ.get("CONTENT_TYPE", "").split(";")[0].strip()
+        if request.verb == "patch" and patch_type not in accepted_patch_types(resource):
+            if resource.custom:
+                raise unsupported_media_type(accepted_patch_types(resource))
+            raise ApiError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})  # go-restful's refusal
+        representation = negotiate(environ.get("HTTP_ACCEPT"), resource, query, watch=request.verb == "watch")
+
+        def respond(code: int, body: Object) -> list[bytes]:
+            return _respond(start_response, code, transform(body, representation, resource), representation.media_type)
+
         if request.verb == "get":
-            return _respond(start_response, 200, self.registry.get(resource, namespace if resource.namespaced else "", name))
+            requested = _object_version(query.get("resourceVersion", ""))
+            if requested is not None:
+                self._await_version(requested)
+            return respond(200, self.registry.get(resource, scope, name))
         if request.verb == "list":
-            return _respond(start_response, 200, list_body(self.store, resource, list_namespace, ListOptions.parse(query, resource)))
+            options = ListOptions.parse(query, resource)
+            if not options.continue_token and (requested := options.requested_version()) is not None:
+                self._await_version(requested)
+            return respond(200, list_body(self.store, resource, list_namespace, options))
         if request.verb == "watch":
             options = ListOptions.parse(query, resource)
             if options.send_initial_events is not None and self.faults.refuses_streaming_list(resource.api_version):
                 raise invalid(LIST_OPTIONS_KIND, "", [FieldError.forbidden("sendInitialEvents", WATCH_LIST_DISABLED)])
-            return self._watch(resource, list_namespace, options, environ.get(CONNECTION), start_response)
-        if "dryRun" in query:
-            raise bad_request("dryRun is not supported by the Kubernetes simulator")  # better refused than applied
-        body = _read_json(environ)
-        scope = namespace if resource.namespaced else ""
-        manager = query.get("fieldManager") or manager_from_user_agent(environ.get("HTTP_USER_AGENT", ""))
-        if request.verb == "create" and not resource.stored:
-            return _respond(start_response, 201, review(self.authorizer, body, resource.kind, user))
+            _object_version(options.resource_version)
+            return self._watch(resource, list_namespace, options, environ.get(CONNECTION), start_response, representation)
+        if request.verb == "deletecollection":
+            options = ListOptions.parse(query, resource)
+            deletion, _ = delete_options(query_lists, _read_json(environ))
+            listed = list_body(self.store, resource, list_namespace, options)
+            for item in listed["items"]:
+                try:
+                    item_namespace = item["metadata"].get("namespace", "")
+                    self.registry.delete(resource, item_namespace, item["metadata"]["name"], Preconditions(), dry_run=deletion.dry_run)
+                except ApiError as error:
+                    if error.code != 404:
+                        raise
+            return respond(200, listed)
+
+        def manager_of(chosen: str) -> str:
+            return chosen or manager_from_user_agent(environ.get("HTTP_USER_AGENT", ""))
+
         if request.verb == "create":
-            result, code = self.registry.create(resource, scope, body, manager), 201
+            written = write_options("CreateOptions", query_lists)
+            body = _read_json(environ)
+            if not resource.stored:
+                return respond(201, review(self.authorizer, body, resource.kind, user))
+            result = self.registry.create(resource, scope, body, manager_of(written.field_manager), dry_run=written.dry_run)
+            code = 201
         elif request.verb == "update":
-            result, code = self.registry.replace(resource, scope, name, body, request.subresource, manager), 200
+            written = write_options("UpdateOptions", query_lists)
+            body = _read_json(environ)
+            result = self.registry.replace(
+                resource, scope, name, body, request.subresource, manager_of(written.field_manager), dry_run=written.dry_run
+            )
+            code = 200
         elif request.verb == "patch":
-            content_type = environ.get("CONTENT_TYPE", "").split(";")[0].strip()
-            if content_type != MERGE_PATCH:
-                raise unsupported_media_type([MERGE_PATCH])
-            result, code = self.registry.patch(resource, scope, name, body, request.subresource, manager), 200
+            written = write_options("PatchOptions", query_lists, patch_type)
+            if patch_type in APPLY_PATCH_TYPES:
+                raise unsupported_media_type(applied_patch_types(resource))  # server-side apply is not simulated
+            patch = decode_body(environ["wsgi.input"].read())
+            result = self.registry.patch(
+                resource, scope, name, patch, request.subresource, manager_of(written.field_manager),
+                patch_type=patch_type, dry_run=written.dry_run,
+            )
+            code = 200
         else:
-            result, code = self.registry.delete(resource, scope, name, _preconditions(body))[0], 200
+            deletion, preconditions = delete_options(query_lists, _read_json(environ))
+            result = self.registry.delete(resource, scope, name, _preconditions(preconditions), dry_run=deletion.dry_run)[0]
+            code = 200
         if self.faults.take_lost_write_response():
             raise ConnectionDropped()
-        return _respond(start_response, code, result)
+        return respond(code, result)
+
+    def _await_version(self, requested: int) -> None:
+        """Wait until the store reaches ``requested`` (as the watch cache does), else 504 ``Too large resource version``."""
+        if requested <= self.store.resource_version:
+            return
+        reached = gevent.event.Event()
+
+        def check(event: Event) -> None:
+            if event.resource_version >= requested:
+                reached.set()
+
+        unsubscribe = self.store.subscribe(check)
+        try:
+            reached.wait(self.resource_version_wait)
+        finally:
+            unsubscribe()
+        if self.store.resource_version < requested:
+            raise too_large_resource_version(requested, self.store.resource_version)
 
     def _watch(
-        self, resource: ResourceType, namespace: str | None, options: ListOptions, connection: Any, start_response: StartResponse
+        self,
+        resource: ResourceType,
+        namespace: str | None,
+        options: ListOptions,
+        connection: Any,
+        start_response: StartResponse,
+        representation: Representation,
     ) -> Iterator[bytes]:
-        watcher = Watcher(self.store, resource, namespace, options, self.watch_settings)
+        watcher = Watcher(self.store, resource, namespace, options, self.watch_settings, render=_event_renderer(resource, representation))
         watcher.open()
         self.watchers.add(watcher)
         write = start_response("200 OK", [("Content-Type", "application/json"), ("Cache-Control", "no-cache, private")])
@@ -248,10 +331,41 @@ def _verb(method: str, name: str, query: dict[str, str]) -> str:
         if name:
             return "get"
         return "watch" if query.get("watch", "false") in ("1", "t", "T", "true", "TRUE", "True") else "list"
+    if method == "DELETE" and not name:
+        return "deletecollection"
     verbs = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
     if method not in verbs or (method == "POST") == bool(name):
         raise method_not_allowed()
     return verbs[method]
+
+
+def _object_version(text: str) -> int | None:
+    """A GET's or WATCH's ``resourceVersion`` (``None``: any); not a number is the 500 kube-apiserver answers."""
+    if text in ("", "0"):
+        return None
+    if not text.isascii() or not text.isdigit():
+        raise unwrapped(f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": invalid syntax')
+    return int(text)
+
+
+def _event_renderer(resource: ResourceType, representation: Representation) -> Callable[[Object], Object | None]:
+    """Each watch event's object as ``representation`` asks (``None``: not sent); a Table's columns come once."""
+    if not representation.target:
+        return lambda obj: obj
+    if representation.target == PARTIAL_LIST:
+        return lambda obj: None  # kube-apiserver fails to encode every event of such a watch and sends nothing
+    sent_columns = False
+
+    def render(obj: Object) -> Object | None:
+        nonlocal sent_columns
+        try:
+            rendered = transform(obj, representation, resource, headers=not sent_columns)
+        except ApiError:
+            return obj
+        sent_columns = sent_columns or representation.target == TABLE
+        return rendered
+
+    return render
 
 
 def _read_json(environ: dict[str, Any]) -> Any:
@@ -264,19 +378,17 @@ def _read_json(environ: dict[str, Any]) -> Any:
         raise bad_request(f"couldn't get version/kind; json parse error: {error}") from None
 
 
-def _preconditions(body: Any) -> Preconditions:
-    if body is None:
-        return Preconditions()
-    if not isinstance(body, dict):
-        raise bad_request("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: the body is not a JSON object")
-    given = body.get("preconditions") or {}
+def _preconditions(given: Mapping[str, Any]) -> Preconditions:
     return Preconditions(uid=given.get("uid"), resource_version=given.get("resourceVersion"))
 
 
-def _respond(start_response: StartResponse, code: int, body: Any) -> list[bytes]:
-    data = json.dumps(body, separators=(",", ":")).encode()
+def _respond(start_response: StartResponse, code: int, body: Any, media_type: str = JSON) -> list[bytes]:
+    if media_type == YAML:
+        data = yaml.safe_dump(body, default_flow_style=False, sort_keys=True, allow_unicode=True).encode()
+    else:
+        data = json.dumps(body, separators=(",", ":")).encode()
     headers = [
-        ("Content-Type", "application/json"),
+        ("Content-Type", media_type),
         ("Cache-Control", "no-cache, private"),
         ("Content-Length", str(len(data))),
     ]

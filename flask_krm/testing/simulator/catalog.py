@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,8 @@ class GroupKind:
         return f"{self.kind}.{self.group}" if self.group else self.kind
 
 
-STORED_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+STORED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+CUSTOM_RESOURCE_VERBS = ("delete", "deletecollection", "get", "list", "patch", "create", "update", "watch")
 READ_VERBS = ("get", "list", "watch")
 
 
@@ -48,6 +51,8 @@ class ResourceType:
     stored: bool = True
     read_only: bool = False
     field_labels: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    storage_version: str = ""
 
     @property
     def api_version(self) -> str:
@@ -67,9 +72,20 @@ class ResourceType:
 
     @property
     def verbs(self) -> tuple[str, ...]:
+        """The verbs served, in the order discovery lists them (a custom resource's are not sorted)."""
         if not self.stored:
             return ("create",)
-        return READ_VERBS if self.read_only else STORED_VERBS
+        if self.read_only:
+            return READ_VERBS
+        if self.custom:
+            return CUSTOM_RESOURCE_VERBS
+        return tuple(verb for verb in STORED_VERBS if verb != "deletecollection" or self.kind != "Namespace")
+
+    @property
+    def storage_version_hash(self) -> str:
+        """Discovery's ``storageVersionHash``: the first 8 bytes of SHA-256 of the storage group/version/kind, base64."""
+        storage = f"{self.group}/{self.storage_version or self.version}/{self.kind}"
+        return base64.b64encode(hashlib.sha256(storage.encode()).digest()[:8]).decode()
 
     def supported_field_labels(self) -> tuple[str, ...]:
         """Field selector labels (``metadata.namespace`` only for namespaced types)."""
@@ -94,10 +110,14 @@ class ResourceType:
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
-            "verbs": sorted(self.verbs),
+            "verbs": list(self.verbs),
         }
         if self.short_names:
             entry["shortNames"] = list(self.short_names)
+        if self.categories:
+            entry["categories"] = list(self.categories)
+        if self.stored:
+            entry["storageVersionHash"] = self.storage_version_hash
         entries = [entry]
         if self.status_subresource:
             entries.append(
@@ -110,7 +130,9 @@ class ResourceType:
 NAMESPACES = ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), field_labels=("status.phase",))
 CONFIGMAPS = ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",))
 SECRETS = ResourceType("", "v1", "secrets", "secret", "Secret", True, field_labels=("type",))
-DEPLOYMENTS = ResourceType("apps", "v1", "deployments", "deployment", "Deployment", True, ("deploy",), status_subresource=True)
+DEPLOYMENTS = ResourceType(
+    "apps", "v1", "deployments", "deployment", "Deployment", True, ("deploy",), status_subresource=True, categories=("all",)
+)
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLES = ResourceType(RBAC_GROUP, "v1", "roles", "role", "Role", True)
 ROLE_BINDINGS = ResourceType(RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", True)
@@ -126,7 +148,7 @@ SELF_SUBJECT_ACCESS_REVIEWS = ResourceType(
 )
 CUSTOM_RESOURCE_DEFINITIONS = ResourceType(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", False,
-    ("crd", "crds"), read_only=True,
+    ("crd", "crds"), read_only=True, categories=("api-extensions",), storage_version="v1beta1",
 )
 FLUNDERS = ResourceType(
     "wardle.example.com", "v1alpha1", "flunders", "flunder", "Flunder", True, custom=True, status_subresource=True

@@ -49,6 +49,7 @@ class FieldError:
             "FieldValueForbidden": "Forbidden",
             "FieldValueRequired": "Required value",
             "FieldValueNotSupported": "Unsupported value",
+            "FieldValueTooLong": "Too long",
         }[self.type]
         text = f"{label}: {go_value(self.value)}" if self.has_value else label
         return f"{text}: {self.detail}" if self.detail else text
@@ -64,6 +65,34 @@ def go_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def go_print(value: Any) -> str:
+    """A decoded JSON value printed with Go's ``%v`` (maps with sorted keys, ``<nil>`` for null)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{key}:{go_print(value[key])}" for key in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(item) for item in value) + "]"
+    return str(value)
+
+
+def go_type_name(value: Any) -> str:
+    """The Go type a decoded JSON value has inside an ``interface{}`` (``map[string]interface {}``, ``int64``, ...)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
 
 
 def aggregate(errors: list[str]) -> str:
@@ -198,6 +227,11 @@ def service_unavailable(message: str) -> ApiError:
 def unwrapped(message: str) -> ApiError:
     """A plain Go error reaching the response writer: 500 with the bare message and no reason."""
     return ApiError(500, "", message)
+
+
+def rejected() -> ApiError:
+    """422 without details: an error the server only knows by its status code (a failed JSON patch operation)."""
+    return ApiError(422, "Invalid", "the server rejected our request due to an error in our request", {})
 
 
 def internal(message: str) -> ApiError:

@@ -29,7 +29,7 @@ from .errors import (
     unwrapped,
 )
 from .managed_fields import record_write
-from .merge_patch import apply_merge_patch
+from .patches import MERGE_PATCH, patched_object
 from .store import Object, ObjectStore
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -86,8 +86,13 @@ class Registry:
 
     # create
 
-    def create(self, resource: ResourceType, namespace: str, body: Any, manager: str = SYSTEM_MANAGER) -> Object:
-        """POST to a collection as field manager ``manager``; returns the stored object."""
+    def create(
+        self, resource: ResourceType, namespace: str, body: Any, manager: str = SYSTEM_MANAGER, *, dry_run: bool = False
+    ) -> Object:
+        """POST to a collection as field manager ``manager``; returns the stored object.
+
+        ``dry_run``: validate and return the object that would be stored (no resourceVersion), storing nothing.
+        """
         obj = self._decode(resource, body)
         metadata = obj["metadata"]
         if resource.namespaced:
@@ -115,12 +120,22 @@ class Registry:
         if self.store.get(resource, namespace if resource.namespaced else "", name) is not None:
             raise already_exists(resource.group_resource, name)
         obj["metadata"]["managedFields"] = record_write(resource, None, obj, manager, "", metadata["creationTimestamp"])
+        if dry_run:
+            return strategies.canonical(resource, obj)
         return self._commit(resource, obj, "ADDED")
 
     # update and patch
 
     def replace(
-        self, resource: ResourceType, namespace: str, name: str, body: Any, subresource: str = "", manager: str = SYSTEM_MANAGER
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        subresource: str = "",
+        manager: str = SYSTEM_MANAGER,
+        *,
+        dry_run: bool = False,
     ) -> Object:
         """PUT an object (or its status); the body's uid, if any, is a precondition."""
         existing = self.get(resource, namespace, name)
@@ -132,25 +147,24 @@ class Registry:
                 f"AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
             )
             raise conflict(resource.group_resource, name, cause)
-        return self._update(resource, namespace, name, existing, new, subresource, "update", manager)
+        return self._update(resource, namespace, name, existing, new, subresource, "update", manager, dry_run)
 
     def patch(
-        self, resource: ResourceType, namespace: str, name: str, patch: Any, subresource: str = "", manager: str = SYSTEM_MANAGER
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        patch: Any,
+        subresource: str = "",
+        manager: str = SYSTEM_MANAGER,
+        *,
+        patch_type: str = MERGE_PATCH,
+        dry_run: bool = False,
     ) -> Object:
-        """Apply an RFC 7386 merge patch; ``metadata.resourceVersion`` in it is an optimistic lock."""
+        """Apply a decoded patch body of ``patch_type``; ``metadata.resourceVersion`` in the result is an optimistic lock."""
         existing = self.get(resource, namespace, name)
-        if not isinstance(patch, dict):
-            raise bad_request(
-                f"error decoding patch: json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}"
-            )
-        patched = apply_merge_patch(copy.deepcopy(existing), patch)
-        try:
-            strategies.check_types(resource, patched)
-        except strategies.DecodeError as error:
-            document = json.dumps(dict(sorted(patched.items())), separators=(",", ":"))
-            raise invalid(catalog.GroupKind("", ""), "", [FieldError.invalid("patch", document, str(error))]) from None
-        new = strategies.canonical(resource, patched)
-        return self._update(resource, namespace, name, existing, new, subresource, "patch", manager)
+        new = strategies.canonical(resource, patched_object(resource, existing, patch_type, patch))
+        return self._update(resource, namespace, name, existing, new, subresource, "patch", manager, dry_run)
 
     def _update(
         self,
@@ -162,9 +176,12 @@ class Registry:
         subresource: str,
         verb: str,
         manager: str,
+        dry_run: bool,
     ) -> Object:
         metadata = new["metadata"]
-        if metadata.get("name", name) != name:
+        if not metadata.get("name"):
+            raise bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be provided")
+        if metadata["name"] != name:
             raise bad_request(f"the name of the object ({metadata['name']}) does not match the name on the URL ({name})")
         if resource.namespaced and metadata.get("namespace", namespace) != namespace:
             raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
@@ -190,11 +207,15 @@ class Registry:
         if resource != catalog.NAMESPACES and new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             # the last finalizer is gone: the stored object is deleted as it was (that is what watchers
             # see), while the writer gets back the object it sent
-            self._remove(resource, copy.deepcopy(existing))
+            if not dry_run:
+                self._remove(resource, copy.deepcopy(existing))
             return new
         if _without_version(new) == _without_version(existing):
             return existing
         new["metadata"]["managedFields"] = record_write(resource, existing, new, manager, subresource, now())
+        if dry_run:
+            new["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
+            return strategies.canonical(resource, new)
         committed = self._commit(resource, new, "MODIFIED")
         if resource == catalog.NAMESPACES:
             return self._finish_namespace(name) or committed
@@ -214,8 +235,13 @@ class Registry:
 
     # delete
 
-    def delete(self, resource: ResourceType, namespace: str, name: str, preconditions: Preconditions) -> tuple[Object, bool]:
-        """DELETE; returns the response object and whether the object is gone (not just terminating)."""
+    def delete(
+        self, resource: ResourceType, namespace: str, name: str, preconditions: Preconditions, *, dry_run: bool = False
+    ) -> tuple[Object, bool]:
+        """DELETE; returns the response object and whether the object is gone (not just terminating).
+
+        ``dry_run``: the same answer, with nothing stored or removed.
+        """
         existing = self.get(resource, namespace, name)
         metadata = existing["metadata"]
         gone_kind = catalog.GroupResource(resource.group, resource.kind)
@@ -242,11 +268,13 @@ class Registry:
                 else:
                     marked["metadata"]["deletionGracePeriodSeconds"] = 0
                 self._admit(WriteRequest("delete", resource, namespace, name, existing, marked))
+                if dry_run:
+                    return strategies.canonical(resource, marked), False
                 terminating = self._commit(resource, strategies.canonical(resource, marked), "MODIFIED")
-            if resource == catalog.NAMESPACES:
+            if resource == catalog.NAMESPACES and not dry_run:
                 self._empty_namespace(name)
             return terminating, False
-        removed = self._remove(resource, copy.deepcopy(existing))
+        removed = existing if dry_run else self._remove(resource, copy.deepcopy(existing))
         if resource == catalog.NAMESPACES:
             return removed, True
         details: dict[str, Any] = {"name": name}

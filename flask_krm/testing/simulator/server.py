@@ -9,6 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+import gevent
 import kubernetes.client
 import kubernetes.config
 from gevent.pywsgi import WSGIHandler, WSGIServer
@@ -53,12 +54,15 @@ class _Handler(WSGIHandler):  # type: ignore[misc]
         super().handle_error(kind, value, traceback)
 
 
-def build_server(users: Sequence[User], history_window: int, watch_settings: WatchSettings) -> ApiServer:
+def build_server(
+    users: Sequence[User], history_window: int | None, watch_settings: WatchSettings, resource_version_wait: float = 3.0
+) -> ApiServer:
     """An ``ApiServer`` with its store, the standard namespaces, the Flunder CRD and the demo users' cluster RBAC."""
     store = ObjectStore(history_window)
     registry = Registry(store)
     application = ApiServer(
-        DEFAULT_CATALOG, store, registry, Authenticator(users), RbacAuthorizer(store), watch_settings, FaultState()
+        DEFAULT_CATALOG, store, registry, Authenticator(users), RbacAuthorizer(store), watch_settings, FaultState(),
+        resource_version_wait,
     )
     for resource_object in cluster_rbac_objects():
         resource = next(t for t in DEFAULT_CATALOG.types if t.kind == resource_object["kind"])
@@ -67,6 +71,15 @@ def build_server(users: Sequence[User], history_window: int, watch_settings: Wat
     for namespace in ("default", "kube-system", "kube-public"):
         registry.create(NAMESPACES, "", {"metadata": {"name": namespace}})
     return application
+
+
+def compact_periodically(store: ObjectStore, interval: float) -> None:
+    """kube-apiserver's etcd compaction: every ``interval``, forget the history up to the previous tick's version."""
+    previous = store.resource_version
+    while True:
+        gevent.sleep(interval)
+        store.compact_to(previous)
+        previous = store.resource_version
 
 
 def install_rbac(registry: Registry, objects: Sequence[Mapping[str, Any]]) -> None:
@@ -85,6 +98,12 @@ class KubeSimulator:
     Use as a context manager: ``with KubeSimulator() as kube: kube.api_client("admin")``. ``users``
     are the token users (the demo users by default); ``rbac`` are extra Role, ClusterRole, RoleBinding
     and ClusterRoleBinding objects created at start-up (RBAC can also be changed through the API).
+
+    History: every change since start-up is kept until compaction, as etcd does: every
+    ``compaction_interval`` seconds (kube-apiserver's default: 5 minutes; ``None``: never) and on
+    ``faults.compact()``; ``history_window`` instead keeps only that many changes.
+    ``resource_version_wait``: how long a read at a future resourceVersion waits for it before the
+    504 (kube-apiserver: 3 s; tests may shorten it).
     """
 
     def __init__(
@@ -93,7 +112,9 @@ class KubeSimulator:
         port: int = 0,
         users: Sequence[User] = DEMO_USERS,
         rbac: Sequence[Mapping[str, Any]] = (),
-        history_window: int = 10_000,
+        history_window: int | None = None,
+        compaction_interval: float | None = 300.0,
+        resource_version_wait: float = 3.0,
         bookmark_interval: float = 60.0,
         demo: bool = False,
         demo_tick: float | None = 1.0,
@@ -104,6 +125,9 @@ class KubeSimulator:
         self._users = list(users)
         self._rbac = [dict(obj) for obj in rbac]
         self._history_window = history_window
+        self._compaction_interval = compaction_interval
+        self._resource_version_wait = resource_version_wait
+        self._compactor: gevent.Greenlet | None = None
         self._watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
         self._demo_options = (demo, demo_tick, competing_edits)
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
@@ -130,14 +154,15 @@ class KubeSimulator:
         return self
 
     def _serve(self) -> None:
-        self.application = build_server(self._users, self._history_window, self._watch_settings)
+        self.application = build_server(self._users, self._history_window, self._watch_settings, self._resource_version_wait)
         demo, tick, competing_edits = self._demo_options
         if demo:
             self.demo = DemoController(self.application.registry, tick=tick, competing_edits=competing_edits)
             self.demo.seed()
             self.demo.start()
         install_rbac(self.application.registry, self._rbac)
-        self.application.store.compact()  # like a fresh watch cache: history starts once the server is up
+        if self._compaction_interval is not None:
+            self._compactor = gevent.spawn(compact_periodically, self.application.store, self._compaction_interval)
         self._server = WSGIServer(("127.0.0.1", self._port), self.application, handler_class=_Handler, log=None)
         self._server.start()
         port = self._server.server_port
@@ -147,6 +172,8 @@ class KubeSimulator:
         write_kubeconfig(self._kubeconfig_path, self.url, self._users, self._users[0].name)
 
     def _shutdown(self) -> None:
+        if self._compactor is not None:
+            self._compactor.kill(block=False)
         if self.demo is not None:
             self.demo.stop()
         if self.application is not None:

@@ -1,8 +1,9 @@
 """In-memory object storage with one global, strictly increasing resourceVersion (like etcd).
 
-Every committed change is an ``Event`` in a bounded history; watches replay it and lists can be
-served as of any version still inside the history window. Stored objects are never mutated after
-they are committed: writers build a new mapping and commit it.
+Every committed change is an ``Event`` in the history; watches replay it and lists can be served as
+of any version still in it. Like etcd's, the history is only forgotten by compaction (``compact``,
+``compact_to``), unless a ``history_window`` bounds it to that many events. Stored objects are never
+mutated after they are committed: writers build a new mapping and commit it.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def too_old(requested: int, horizon: int) -> ApiError:
 class ObjectStore:
     """Objects per resource type, the global resourceVersion and the change history."""
 
-    def __init__(self, history_window: int) -> None:
+    def __init__(self, history_window: int | None = None) -> None:
         self.resource_version = 1
         self.horizon = 1
         self._history_window = history_window
@@ -106,7 +107,7 @@ class ObjectStore:
         self.resource_version = version
         event = Event(event_type, resource, obj, previous, version)
         self._history.append(event)
-        while len(self._history) > self._history_window:
+        while self._history_window is not None and len(self._history) > self._history_window:
             self.horizon = self._history.popleft().resource_version
         for listener in list(self._listeners):
             listener(event)
@@ -120,8 +121,13 @@ class ObjectStore:
 
     def compact(self) -> None:
         """Forget all history: every version older than the current one becomes too old."""
-        self._history.clear()
-        self.horizon = self.resource_version
+        self.compact_to(self.resource_version)
+
+    def compact_to(self, resource_version: int) -> None:
+        """Forget the history up to ``resource_version``: older versions become too old (etcd's compaction)."""
+        while self._history and self._history[0].resource_version <= resource_version:
+            self._history.popleft()
+        self.horizon = max(self.horizon, resource_version)
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``listener`` synchronously for every committed event; returns the unsubscribe function."""

@@ -69,7 +69,28 @@ IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 
 
 class DecodeError(ValueError):
-    """A body whose field types do not fit the kind (the Go decoder would refuse it)."""
+    """A body whose field types do not fit the kind (the Go decoder would refuse it).
+
+    ``str()`` is the JSON decoder's message; ``expected`` (a Go kind: ``string``, ``int32``, ``map``,
+    ``struct``, or ``""``) and ``value`` let ``converter_message`` word it as the unstructured
+    converter does (strategic merge patches are decoded that way).
+    """
+
+    def __init__(self, message: str, expected: str = "", value: Any = None) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.value = value
+
+    def converter_message(self) -> str:
+        """The message of ``runtime.DefaultUnstructuredConverter`` for the same mistake."""
+        kind = {bool: "bool", int: "int64", float: "float64", str: "string", list: "slice", dict: "map"}.get(type(self.value), "")
+        if self.expected in ("map", "struct"):
+            separator = ": " if self.expected == "struct" else " "
+            return f"cannot restore {self.expected} from{separator}{kind}"
+        convertible = {"string": ("int64",), "int32": ("int64", "float64")}.get(self.expected, ())
+        if kind in convertible:
+            return f"cannot convert {kind} to {self.expected}"
+        return f"unrecognized type: {self.expected}" if self.expected else str(self)
 
 
 def tracks_generation(resource: ResourceType) -> bool:
@@ -90,6 +111,7 @@ def canonical(resource: ResourceType, obj: Object) -> Object:
         result["metadata"] = {key: metadata[key] for key in METADATA_FIELDS if key in metadata}
     if resource.custom:
         return _sorted(result)  # type: ignore[no-any-return]
+    result = {key: value if key == "metadata" else _without_empty_lists(value) for key, value in result.items()}
     for section, keys in ((result.get("metadata"), OMITTED_WHEN_EMPTY_METADATA), (result, OMITTED_WHEN_EMPTY)):
         if not isinstance(section, dict):
             continue
@@ -99,6 +121,21 @@ def canonical(resource: ResourceType, obj: Object) -> Object:
             elif isinstance(section.get(key), dict):
                 section[key] = _sorted(section[key])
     return result
+
+
+KEPT_EMPTY_LISTS = frozenset({"rules", "containers"})
+"""List fields of the built-in kinds without ``omitempty``: the only ones Go writes out when empty."""
+
+
+def _without_empty_lists(value: Any) -> Any:
+    """``value`` without empty lists below it: the Go encoder omits empty ``omitempty`` lists."""
+    if isinstance(value, dict):
+        return {
+            key: _without_empty_lists(item) for key, item in value.items() if item != [] or key in KEPT_EMPTY_LISTS
+        }
+    if isinstance(value, list):
+        return [_without_empty_lists(item) for item in value]
+    return value
 
 
 def _sorted(value: Any) -> Any:
@@ -116,10 +153,12 @@ def _string_map(obj: Object, path: tuple[str, ...], go_field: str) -> None:
             return
         node = node[part]
     if not isinstance(node, dict):
-        raise DecodeError(f"json: cannot unmarshal {json_type(node)} into Go struct field {go_field} of type map[string]string")
+        raise DecodeError(
+            f"json: cannot unmarshal {json_type(node)} into Go struct field {go_field} of type map[string]string", "map", node
+        )
     for value in node.values():
         if not isinstance(value, str):
-            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field} of type string")
+            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field} of type string", "string", value)
 
 
 def json_type(value: Any) -> str:
@@ -138,7 +177,10 @@ def json_type(value: Any) -> str:
 def check_types(resource: ResourceType, obj: Object) -> None:
     """Raise ``DecodeError`` when a field of a built-in kind has the wrong JSON type."""
     if not isinstance(obj.get("metadata"), dict):
-        raise DecodeError(f"json: cannot unmarshal {json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta")
+        raise DecodeError(
+            f"json: cannot unmarshal {json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta",
+            "struct", obj.get("metadata"),
+        )
     _string_map(obj, ("metadata", "labels"), f"{resource.kind}.metadata.labels")
     _string_map(obj, ("metadata", "annotations"), f"{resource.kind}.metadata.annotations")
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
@@ -154,7 +196,8 @@ def check_types(resource: ResourceType, obj: Object) -> None:
         replicas = (obj.get("spec") or {}).get("replicas")
         if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
             raise DecodeError(
-                f"json: cannot unmarshal {json_type(replicas)} into Go struct field DeploymentSpec.spec.replicas of type int32"
+                f"json: cannot unmarshal {json_type(replicas)} into Go struct field DeploymentSpec.spec.replicas of type int32",
+                "int32", replicas,
             )
 
 

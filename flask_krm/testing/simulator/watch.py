@@ -75,15 +75,23 @@ def _with_version(obj: Object, resource_version: int) -> Object:
     return {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(resource_version)}}
 
 
+def _unchanged(obj: Object) -> Object | None:
+    return obj
+
+
 @dataclass(eq=False)
 class Watcher:
-    """One open watch on a collection (``namespace`` ``None`` means every namespace)."""
+    """One open watch on a collection (``namespace`` ``None`` means every namespace).
+
+    ``render`` converts each event's object as the request's ``Accept`` asks (``None``: not sent).
+    """
 
     store: ObjectStore
     resource: ResourceType
     namespace: str | None
     options: ListOptions
     settings: WatchSettings
+    render: Callable[[Object], Object | None] = _unchanged
     _queue: gevent.queue.Queue[bytes | _End] = field(default_factory=gevent.queue.Queue)
     _unsubscribe: Callable[[], None] | None = None
     _after: int = 0
@@ -98,9 +106,9 @@ class Watcher:
         elif options.send_initial_events or (options.send_initial_events is None and requested is None):
             for obj in self.store.items(self.resource, self.namespace):
                 if options.selects(self.resource, obj):
-                    self._queue.put(encode_event("ADDED", obj))
+                    self._put("ADDED", obj)
             if options.send_initial_events and options.allow_watch_bookmarks:
-                self._queue.put(encode_event("BOOKMARK", bookmark(self.resource, self.store.resource_version, True)))
+                self._put("BOOKMARK", bookmark(self.resource, self.store.resource_version, True))
         elif requested is not None:
             try:
                 history = self.store.events_since(requested)
@@ -111,6 +119,11 @@ class Watcher:
                 self._offer(event)
         self.last_version = self.store.resource_version
         self._unsubscribe = self.store.subscribe(self._offer)
+
+    def _put(self, event_type: str, obj: Object) -> None:
+        rendered = self.render(obj)
+        if rendered is not None:
+            self._queue.put(encode_event(event_type, rendered))
 
     def _fail(self, error: ApiError) -> None:
         self._queue.put(encode_event("ERROR", error.status()))
@@ -127,9 +140,9 @@ class Watcher:
         if now_selected or was_selected:
             self.last_version = event.resource_version
         if now_selected:
-            self._queue.put(encode_event("MODIFIED" if was_selected else "ADDED", event.object))
+            self._put("MODIFIED" if was_selected else "ADDED", event.object)
         elif was_selected and event.previous is not None:
-            self._queue.put(encode_event("DELETED", _with_version(event.previous, event.resource_version)))
+            self._put("DELETED", _with_version(event.previous, event.resource_version))
 
     def end(self, drop: bool) -> None:
         """Finish the stream after what is queued; ``drop`` closes the connection mid-response."""
@@ -164,7 +177,9 @@ class Watcher:
                     return
                 if next_bookmark is not None and now >= next_bookmark and self._queue.empty():
                     next_bookmark = self._next_bookmark(now, deadline)
-                    yield encode_event("BOOKMARK", bookmark(self.resource, self.store.resource_version))
+                    rendered = self.render(bookmark(self.resource, self.store.resource_version))
+                    if rendered is not None:
+                        yield encode_event("BOOKMARK", rendered)
                     continue
                 wake = deadline if next_bookmark is None else min(deadline, next_bookmark)
                 try:
