@@ -71,7 +71,7 @@ def host(kube: KubeSimulator, writes: Writes) -> Iterator[Flask]:
         if writes.before is not None:
             before, writes.before = writes.before, None
             before(request)
-        return inner(request)
+        return t.cast(WriteResult, inner(request))
 
     krm.save_hook(recording)
 
@@ -107,7 +107,7 @@ def save(browser: Browser, page: Page, **form: str) -> str:
     return found.group(1) if found else body[:300]
 
 
-MACHINERY_EDITS: t.Final = [
+MACHINERY_EDITS: t.Final[list[tuple[str, list[t.Any], dict[str, str]]]] = [
     ("set", ["metadata", "managedFields"], {"value": "[]"}),
     ("set", ["metadata", "managedFields", 0, "manager"], {"value": "me"}),
     ("remove_key", ["metadata", "managedFields"], {}),
