@@ -30,7 +30,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from .events import Redaction
 
@@ -47,7 +47,10 @@ __all__ = [
     "project",
     "pointer",
     "escape_pointer_segment",
+    "Revisions",
+    "next_revisions",
     "RedactionRevisions",
+    "content_key",
     "visible_key",
 ]
 
@@ -192,40 +195,57 @@ def _project_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class RedactionRevisions:
-    """Per-connection revisions of withheld values (inventory B11).
+Revisions: TypeAlias = Mapping[str, tuple[bytes, int]]
+"""One uid's redaction state on one connection: per withheld path, the keyed digest of the value
+last observed and its revision. Never mutated: each step makes a new one."""
 
-    For each uid and withheld path: rev 1 on first sighting; +1 each time the withheld value
-    differs from the last one observed (compared by keyed digest; the value is never kept). A path
-    no longer withheld is forgotten. State survives snapshot cycles of one connection; the engine
-    calls :meth:`forget` on ``deleted`` and :meth:`retain` at each ``synced``.
+
+def next_revisions(
+    previous: Revisions | None, projected: Projected
+) -> tuple[Revisions | None, tuple[Redaction, ...]]:
+    """One revision step (inventory B11): the state after observing ``projected`` and its
+    redaction records. ``None`` is the state of a uid with nothing withheld.
+
+    Per withheld path: rev 1 on first sighting; +1 each time the withheld value differs from the
+    last one observed (compared by keyed digest); a path no longer withheld is forgotten.
+    """
+    if not projected.hidden:
+        return None, ()
+    seen_before = previous or {}
+    current: dict[str, tuple[bytes, int]] = {}
+    records = []
+    for path, digest in projected.hidden:
+        seen = seen_before.get(path)
+        if seen is None:
+            rev = 1
+        elif seen[0] == digest:
+            rev = seen[1]
+        else:
+            rev = seen[1] + 1
+        current[path] = (digest, rev)
+        records.append(Redaction(path, rev))
+    return current, tuple(records)
+
+
+class RedactionRevisions:
+    """Per-connection revisions of withheld values (inventory B11), by uid: :func:`next_revisions`
+    for each uid, the value never kept. State survives snapshot cycles of one connection;
+    :meth:`forget` a deleted uid and :meth:`retain` the uids a cycle delivered.
     """
 
     __slots__ = ("_state",)
 
     def __init__(self) -> None:
-        self._state: dict[str, dict[str, tuple[bytes, int]]] = {}
+        self._state: dict[str, Revisions] = {}
 
     def revise(self, uid: str, projected: Projected) -> tuple[Redaction, ...]:
         """Record ``projected``'s withheld values for ``uid`` and return its redaction records."""
-        if not projected.hidden:
+        state, records = next_revisions(self._state.get(uid), projected)
+        if state is None:
             self._state.pop(uid, None)
-            return ()
-        previous = self._state.get(uid, {})
-        current: dict[str, tuple[bytes, int]] = {}
-        records = []
-        for path, digest in projected.hidden:
-            seen = previous.get(path)
-            if seen is None:
-                rev = 1
-            elif seen[0] == digest:
-                rev = seen[1]
-            else:
-                rev = seen[1] + 1
-            current[path] = (digest, rev)
-            records.append(Redaction(path, rev))
-        self._state[uid] = current
-        return tuple(records)
+        else:
+            self._state[uid] = state
+        return records
 
     def forget(self, uid: str) -> None:
         self._state.pop(uid, None)
@@ -243,17 +263,28 @@ class RedactionRevisions:
         return uid in self._state
 
 
-def visible_key(projected: Projected | Mapping[str, Any], redactions: Iterable[Redaction] = ()) -> bytes:
-    """The key compared for suppression: a digest of the projected object without
-    ``metadata.resourceVersion``, together with the redaction records (path and rev).
+def content_key(projected: Projected | Mapping[str, Any]) -> bytes:
+    """A digest of the projected object without ``metadata.resourceVersion``: equal for two
+    objects a consumer cannot tell apart, apart from the resourceVersion (redactions aside).
 
-    Two deliveries with equal keys look identical to a consumer, apart from the resourceVersion.
+    It depends on the object alone, so it can be computed once per object and projection and
+    shared by every connection; :func:`visible_key` adds a connection's redaction records.
     """
     obj = projected.object if isinstance(projected, Projected) else projected
     metadata = obj.get("metadata")
     if isinstance(metadata, Mapping) and "resourceVersion" in metadata:
         obj = dict(obj)
         obj["metadata"] = {k: v for k, v in metadata.items() if k != "resourceVersion"}
-    payload = [obj, [[r.path, r.rev] for r in redactions]]
-    text = _CANONICAL.encode(payload)
+    text = _CANONICAL.encode(obj)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def visible_key(projected: Projected | Mapping[str, Any], redactions: Iterable[Redaction] = ()) -> bytes:
+    """The key compared for suppression: a digest of the projected object without
+    ``metadata.resourceVersion`` (its :func:`content_key`), together with the redaction records
+    (path and rev).
+
+    Two deliveries with equal keys look identical to a consumer, apart from the resourceVersion.
+    """
+    records = _CANONICAL.encode([[r.path, r.rev] for r in redactions])
+    return hashlib.sha256(content_key(projected) + records.encode("utf-8", "surrogatepass")).digest()

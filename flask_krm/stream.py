@@ -32,13 +32,18 @@ What it guarantees (inventory sections C, D and E):
 * A terminal error is the last event: afterwards :attr:`~StreamEngine.closed` is true and
   :meth:`~StreamEngine.feed` returns nothing. No exception escapes :meth:`~StreamEngine.feed`: an
   internal failure becomes a terminal ``INTERNAL`` error.
+
+Engines fed the same raw objects (the subscribers of one upstream watch) share the per-object work
+through :class:`SharedProjections`: each object is projected, digested and encoded once per
+projection, and connections that agree on an event get the same ``(event, body)`` pair. What stays
+per connection is the state: ordering, suppression, redaction revisions, cycles.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any, Final, Literal, NoReturn
+from collections.abc import Container, Mapping
+from typing import Any, Final, Literal, NoReturn, TypeAlias
 
 from .events import (
     ERROR_CODES,
@@ -47,17 +52,34 @@ from .events import (
     ErrorCode,
     Event,
     Identity,
+    Redaction,
     Reset,
     StreamError,
     Synced,
     Upsert,
+    encode_body,
 )
 from .ops import Bookmark, Change, ContinuityLost, Failure, Snapshot, SourceOp
-from .projection import DEFAULT_PROJECTION, RedactionRevisions, check_projection, project, visible_key
+from .projection import (
+    DEFAULT_PROJECTION,
+    Revisions,
+    check_projection,
+    content_key,
+    next_revisions,
+    project,
+)
 from .scope import Scope
 from .versions import Ordering, compare, is_decimal, unorderable_message
 
-__all__ = ["StreamEngine", "Ordering", "PARTIAL_KINDS", "TERMINAL_CODES", "MAX_REMEMBERED_DELETIONS"]
+__all__ = [
+    "StreamEngine",
+    "SharedProjections",
+    "Pair",
+    "Ordering",
+    "PARTIAL_KINDS",
+    "TERMINAL_CODES",
+    "MAX_REMEMBERED_DELETIONS",
+]
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +109,179 @@ _INTERNAL_FAILURE: Final = StreamError(
     "INTERNAL", "internal error while processing an upstream event", terminal=True
 )
 
-# outcomes of the ordering check
-_ADMIT, _STALE, _CLOSED = 0, 1, 2
+Pair: TypeAlias = tuple[Event, bytes]
+"""A protocol event and its encoded body (:func:`flask_krm.events.encode_body`)."""
+
+_Records: TypeAlias = tuple[Redaction, ...]
+_UpsertKind: TypeAlias = Literal["added", "modified"]
+_NOT_YET: Final[Any] = object()
+
+
+# ------------------------------------------------------------------------ per-uid state --
+
+
+class _Known:
+    """What one connection knows of one uid: the high-water resourceVersion and the visible key
+    (content key and redaction records) delivered in the current cycle, both ``None`` before its
+    first admitted upsert in the cycle, and the redaction revisions, which survive cycles.
+
+    Immutable and compared by identity: engines in the same state for a uid hold the same instance,
+    so a step computed for one of them serves every other (see :class:`SharedProjections`).
+    """
+
+    __slots__ = ("rv", "delivered", "revisions", "_carried")
+
+    def __init__(self, rv: object, delivered: tuple[bytes, _Records] | None, revisions: Revisions | None) -> None:
+        self.rv: Final = rv
+        self.delivered: Final = delivered
+        self.revisions: Final = revisions
+        self._carried: _Known | None = _NOT_YET
+
+    def carried(self) -> _Known | None:
+        """The state a new cycle starts from: the revisions alone (``None`` without any)."""
+        if self._carried is _NOT_YET:
+            if self.revisions is None:
+                self._carried = None
+            elif self.rv is None and self.delivered is None:
+                self._carried = self
+            else:
+                self._carried = _Known(None, None, self.revisions)
+        return self._carried
+
+
+_Outcome: TypeAlias = tuple["_Known | None", "Upsert | None"]
+
+
+class _View:
+    """One raw object under one projection: the projection, its content key, and the upsert events
+    made of it (one per event type and redaction records), encoded into ``bodies`` when shared."""
+
+    __slots__ = ("projected", "content", "_upserts", "_bodies")
+
+    def __init__(self, raw: Mapping[str, Any], projection: str, bodies: dict[int, Pair] | None) -> None:
+        self.projected: Final = project(raw, projection)
+        self.content: Final = content_key(self.projected)
+        self._upserts: dict[tuple[str, _Records], Upsert] = {}
+        self._bodies = bodies
+
+    def upsert(self, kind: _UpsertKind, records: _Records) -> Upsert:
+        event = self._upserts.get((kind, records))
+        if event is None:
+            event = self._upserts[(kind, records)] = Upsert(kind, self.projected.object, records)
+            if self._bodies is not None:
+                self._bodies[id(event)] = (event, encode_body(event))
+        return event
+
+    def discard(self) -> None:
+        """Drop the encoded bodies of this view's events (the object was replaced or deleted)."""
+        if self._bodies is not None:
+            for event in self._upserts.values():
+                self._bodies.pop(id(event), None)
+
+
+class _Object:
+    """One raw object (by identity) as engines see it: its resourceVersion, its views per
+    projection (made when first needed) and the outcome of each upsert step already taken."""
+
+    __slots__ = ("raw", "rv", "decimal", "_views", "_steps", "_bodies")
+
+    def __init__(self, raw: Mapping[str, Any], metadata: Mapping[str, Any], bodies: dict[int, Pair] | None) -> None:
+        self.raw: Final = raw
+        self.rv: Final = metadata.get("resourceVersion")
+        self.decimal: Final = is_decimal(self.rv)
+        self._views: dict[str, _View] = {}
+        self._steps: dict[tuple[str, str, _Known | None], _Outcome] = {}
+        self._bodies = bodies
+
+    def view(self, projection: str) -> _View:
+        view = self._views.get(projection)
+        if view is None:
+            view = self._views[projection] = _View(self.raw, projection, self._bodies)
+        return view
+
+    def step(self, projection: str, kind: _UpsertKind, known: _Known | None) -> _Outcome:
+        """:meth:`admit` against the state's own high-water mark, computed once per state."""
+        key = (projection, kind, known)
+        outcome = self._steps.get(key)
+        if outcome is None:
+            outcome = self._steps[key] = self.admit(projection, kind, known, known.rv if known else None)
+        return outcome
+
+    def admit(self, projection: str, kind: _UpsertKind, known: _Known | None, high_water: object) -> _Outcome:
+        """One upsert of this object on a connection in state ``known`` for its uid: the state
+        after it and the event to emit (``None``: stale, or nothing visible changed)."""
+        if high_water is not None:
+            order = compare(self.rv, high_water)
+            if order is not None and order < 0:
+                return known, None  # older than what this cycle already admitted: dropped
+        view = self.view(projection)
+        revisions, records = next_revisions(known.revisions if known else None, view.projected)
+        key = (view.content, records)  # the visible key (projection.visible_key) in two parts
+        after = _Known(self.rv, key, revisions)
+        if known is not None and known.delivered == key:
+            return after, None  # nothing a consumer can see has changed
+        return after, view.upsert(kind, records)
+
+    def discard(self) -> None:
+        for view in self._views.values():
+            view.discard()
+
+
+class SharedProjections:
+    """Per-object work shared by the engines fed the same raw objects (one upstream watch).
+
+    Each raw object, by identity (objects are shared and never mutated), is projected and digested
+    once per projection, and an upsert step is computed once per connection state: engines in the
+    same state for a uid share one immutable state object, so the first of them computes the step
+    (ordering, redaction revisions, suppression) and the others reuse its outcome, the same event
+    object and, from :meth:`pair`, the same encoded bytes. Nothing crosses projections, and
+    redaction revisions stay per connection: a connection that joined later, with revisions of its
+    own, is in another state and gets events of its own.
+
+    Holds the latest object seen per uid (a newer object under the same uid replaces it and all
+    that was made of it); the source drops deleted uids with :meth:`forget` and keeps only the
+    members of a fresh snapshot with :meth:`retain`.
+    """
+
+    __slots__ = ("_objects", "_bodies")
+
+    def __init__(self) -> None:
+        self._objects: dict[str, _Object] = {}
+        self._bodies: dict[int, Pair] = {}
+
+    def _object(self, uid: str, raw: Mapping[str, Any], metadata: Mapping[str, Any]) -> _Object:
+        entry = self._objects.get(uid)
+        if entry is None or entry.raw is not raw:
+            if entry is not None:
+                entry.discard()
+            entry = self._objects[uid] = _Object(raw, metadata, self._bodies)
+        return entry
+
+    def pair(self, event: Event) -> Pair | None:
+        """The shared ``(event, body)`` pair of an upsert an engine made from these projections;
+        ``None`` for any other event."""
+        pair = self._bodies.get(id(event))
+        return pair if pair is not None and pair[0] is event else None
+
+    def forget(self, uid: str) -> None:
+        """Drop ``uid`` (deleted)."""
+        entry = self._objects.pop(uid, None)
+        if entry is not None:
+            entry.discard()
+
+    def retain(self, uids: Container[str]) -> None:
+        """Drop every uid not in ``uids`` (the members of a fresh snapshot)."""
+        for uid in [u for u in self._objects if u not in uids]:
+            self.forget(uid)
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._objects
+
+
+# ------------------------------------------------------------------------------- engine --
 
 
 class _Abandoned(Exception):
@@ -100,21 +293,22 @@ class StreamEngine:
 
     ``projection`` must be one of :data:`flask_krm.projection.PROJECTIONS` (else
     :class:`~flask_krm.projection.UnknownProjection` is raised here, before anything streams).
+    ``shared`` (settable at any time) shares the per-object work with the other engines fed the same
+    objects; it changes no event, only how often each is computed.
     """
 
     __slots__ = (
         "scope",
         "projection",
         "ordering",
+        "shared",
         "closed",
         "_reset",
-        "_revisions",
-        "_high_water",
+        "_known",
         "_deleted",
-        "_delivered",
-        "_members",
         "_cycles",
         "_awaiting",
+        "_carrying",
     )
 
     def __init__(
@@ -122,21 +316,22 @@ class StreamEngine:
         scope: Scope,
         projection: str = DEFAULT_PROJECTION,
         ordering: Ordering | str = Ordering.STRICT,
+        *,
+        shared: SharedProjections | None = None,
     ) -> None:
         if not isinstance(scope, Scope):
             raise TypeError("scope must be a flask_krm.scope.Scope")
         self.scope: Final = scope
         self.projection: Final = check_projection(projection)
         self.ordering: Final = Ordering(ordering)
+        self.shared = shared
         self.closed = False
         self._reset = Reset(scope=scope.to_wire(), projection=projection)
-        self._revisions = RedactionRevisions()
-        self._high_water: dict[str, Any] = {}
+        self._known: dict[str, _Known] = {}
         self._deleted: dict[str, Any] = {}
-        self._delivered: dict[str, bytes] = {}
-        self._members: set[str] = set()
         self._cycles = 0
         self._awaiting = False
+        self._carrying = False  # the current cycle started with revisions carried over
 
     # ------------------------------------------------------------------------------- state --
 
@@ -200,7 +395,9 @@ class StreamEngine:
             self._upsert("added", obj, out)
         out.append(_SYNCED)
         self._awaiting = False
-        self._revisions.retain(self._members)
+        if self._carrying:  # revisions of uids this cycle did not deliver are discarded
+            self._known = {uid: k for uid, k in self._known.items() if k.delivered is not None}
+            self._carrying = False
 
     def _change(self, op: Change, out: list[Event]) -> None:
         if self.needs_snapshot:
@@ -245,7 +442,7 @@ class StreamEngine:
 
     # ---------------------------------------------------------------------------- objects --
 
-    def _upsert(self, kind: Literal["added", "modified"], obj: object, out: list[Event]) -> None:
+    def _upsert(self, kind: _UpsertKind, obj: object, out: list[Event]) -> None:
         metadata = _metadata(obj)
         uid = metadata.get("uid") if metadata is not None else None
         if (
@@ -258,16 +455,19 @@ class StreamEngine:
             self._resnapshot(out)  # metadata-only or identity-less: never forwarded
         if not self._in_scope(metadata):
             return
-        if self._order(uid, metadata.get("resourceVersion"), out) == _STALE:
-            return
-        projected = project(obj, self.projection)
-        records = self._revisions.revise(uid, projected)
-        key = visible_key(projected, records)
-        if self._delivered.get(uid) == key:
-            return  # nothing a consumer can see has changed
-        self._delivered[uid] = key
-        self._members.add(uid)
-        out.append(Upsert(kind, projected.object, records))
+        shared = self.shared
+        entry = shared._object(uid, obj, metadata) if shared is not None else _Object(obj, metadata, None)
+        if self.ordering is Ordering.STRICT and not entry.decimal:
+            self._terminal(out, StreamError("INTERNAL", unorderable_message(entry.rv), terminal=True))
+        known = self._known.get(uid)
+        if (known is not None and known.rv is not None) or uid not in self._deleted:
+            after, event = entry.step(self.projection, kind, known)
+        else:  # a uid deleted in this cycle: its deletion's resourceVersion is the mark
+            after, event = entry.admit(self.projection, kind, known, self._deleted[uid])
+        if after is not known and after is not None:
+            self._known[uid] = after
+        if event is not None:
+            out.append(event)
 
     def _delete(self, obj: object, out: list[Event]) -> None:
         metadata = _metadata(obj)
@@ -277,18 +477,24 @@ class StreamEngine:
         if not self._in_scope(metadata):
             return
         uid = identity.uid
-        if self._order(uid, metadata.get("resourceVersion"), out) == _STALE:
-            return
+        rv = metadata.get("resourceVersion")
+        if self.ordering is Ordering.STRICT and not is_decimal(rv):
+            self._terminal(out, StreamError("INTERNAL", unorderable_message(rv), terminal=True))
+        known = self._known.get(uid)
+        high_water = known.rv if known is not None and known.rv is not None else self._deleted.get(uid)
+        if high_water is not None:
+            order = compare(rv, high_water)
+            if order is not None and order < 0:
+                return  # older than what this cycle already admitted: dropped
         out.append(Deleted(identity))
         # A deleted uid never returns, so a later event for it is a replay of an older state: its
-        # deletion resourceVersion stays the high-water mark (bounded; a new cycle clears it).
+        # deletion resourceVersion stays the high-water mark (bounded; a new cycle clears it). Its
+        # suppression memory and redaction revisions go.
         self._deleted.pop(uid, None)
-        self._deleted[uid] = self._high_water.pop(uid, None)
+        self._deleted[uid] = rv
         if len(self._deleted) > MAX_REMEMBERED_DELETIONS:
             del self._deleted[next(iter(self._deleted))]
-        self._delivered.pop(uid, None)
-        self._members.discard(uid)
-        self._revisions.forget(uid)
+        self._known.pop(uid, None)
 
     def _in_scope(self, metadata: Mapping[str, Any]) -> bool:
         # namespace and name are immutable, so an object failing this was never delivered
@@ -299,20 +505,6 @@ class StreamEngine:
             return False
         return True
 
-    def _order(self, uid: str, rv: object, out: list[Event]) -> int:
-        strict = self.ordering is Ordering.STRICT
-        if strict and not is_decimal(rv):
-            self._terminal(out, StreamError("INTERNAL", unorderable_message(rv), terminal=True))
-        high_water = self._high_water.get(uid)
-        if high_water is None:
-            high_water = self._deleted.get(uid)
-        if high_water is not None:
-            order = compare(rv, high_water)
-            if order is not None and order < 0:
-                return _STALE
-        self._high_water[uid] = rv
-        return _ADMIT
-
     # ---------------------------------------------------------------------------- cycles --
 
     def _begin_cycle(self, out: list[Event], *, announce: bool) -> None:
@@ -321,10 +513,10 @@ class StreamEngine:
         out.append(self._reset)
         self._cycles += 1
         self._awaiting = True
-        self._high_water.clear()
         self._deleted.clear()
-        self._delivered.clear()
-        self._members.clear()
+        # ordering and suppression start over; redaction revisions carry over
+        self._known = {uid: kept for uid, known in self._known.items() if (kept := known.carried()) is not None}
+        self._carrying = bool(self._known)
 
     def _resnapshot(self, out: list[Event]) -> NoReturn:
         """Abandon the current cycle: announce a new one that a fresh snapshot must fill."""

@@ -7,9 +7,11 @@ which keeps a cache of the raw objects it has seen (uid -> object, shared and ne
 
 Each subscriber has its own projection and :class:`~flask_krm.stream.StreamEngine`. It first gets
 its own snapshot, built from the cache once the watch is synced (a joiner never causes an upstream
-request), then the live events, through a bounded queue. Encoded event bodies are shared: an event
-is encoded once per projection and stream position, and subscribers in the same state reuse the
-``(event, body)`` pair (the same immutable objects and bytes; only ``seq`` differs per subscriber).
+request), then the live events, through a bounded queue. The per-object work is shared by every
+subscriber of the watch (:class:`~flask_krm.stream.SharedProjections`): each raw object is
+projected, digested and encoded once per projection, and subscribers that agree on an event reuse
+the same ``(event, body)`` pair (the same immutable objects and bytes; only ``seq`` differs per
+subscriber). What a subscriber adds per event is bookkeeping and a reference in its queue.
 
 - A snapshot is never subject to the queue bound; live events are. A subscriber whose queue of
   live events overflows loses what is queued and is resynchronized from the cache
@@ -31,6 +33,7 @@ gunicorn's gevent worker); the hub refuses to start otherwise.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
@@ -41,11 +44,11 @@ import gevent.monkey
 from gevent.pool import Group
 from kubernetes.client import ApiClient
 
-from ..events import Event, Reset, Upsert, encode_body
+from ..events import Event, Reset, Upsert, encode_body, frame
 from ..ops import Change, ContinuityLost, Failure, Snapshot, SourceOp
 from ..scope import Scope
-from ..sse import HEARTBEAT, FrameSequencer, heartbeat_interval
-from ..stream import StreamEngine
+from ..sse import HEARTBEAT, heartbeat_interval
+from ..stream import Pair, SharedProjections, StreamEngine
 from ..versions import Ordering
 from .authz import AccessDenied, Authorizer
 from .clients import SERVICE_IDENTITY, ActingApiClient, ApiClients
@@ -56,12 +59,14 @@ __all__ = ["Hub", "HubClosed", "HubObserver", "Subscriber", "DEFAULT_QUEUE_DEPTH
 log = logging.getLogger(__name__)
 
 DEFAULT_QUEUE_DEPTH: Final = 256
+HEARTBEAT_TICKS: Final = 4
+"""Heartbeat checks per heartbeat interval."""
+PUMP_SLICE: Final = 0.01
+"""Seconds a watch fans out buffered events before its readers write (at most half a queue)."""
 SHUTDOWN_FAILURE: Final = Failure("INTERNAL", "the server is shutting down", terminal=True)
 _REFUSED: Final = Failure("FORBIDDEN", "access to this stream is not permitted", terminal=True)
 _AUTHORIZATION_FAILED: Final = Failure("INTERNAL", "authorization could not be completed", terminal=True)
 _WATCH_CRASHED: Final = Failure("INTERNAL", "the upstream watch failed", terminal=True)
-
-Pair = tuple[Event, bytes]
 
 
 class HubClosed(RuntimeError):
@@ -232,22 +237,22 @@ class Hub:
 class _Bodies:
     """Encoded bodies shared by the subscribers of one watch.
 
-    Upserts are kept per uid and projection for as long as the object is cached, so snapshots to
-    new subscribers and live events reuse them; other events are shared within one stream position.
+    Upserts come with theirs from the watch's :class:`~flask_krm.stream.SharedProjections` (kept for
+    as long as the object is cached, so snapshots to new subscribers and live events reuse them);
+    resets are kept per projection; other events are shared within one stream position.
     """
 
-    def __init__(self) -> None:
-        self._objects: dict[str, dict[str, Pair]] = {}
+    def __init__(self, projections: SharedProjections) -> None:
+        self.projections = projections
         self._resets: dict[str, Pair] = {}
         self._position: dict[str, list[Pair]] = {}
 
     def pair(self, projection: str, event: Event) -> Pair:
+        shared = self.projections.pair(event)
+        if shared is not None:
+            return shared
         if isinstance(event, Upsert):
-            per_projection = self._objects.setdefault(event.uid, {})
-            cached = per_projection.get(projection)
-            if cached is None or not (cached[0] is event or cached[0] == event):
-                cached = per_projection[projection] = (event, encode_body(event))
-            return cached
+            return (event, encode_body(event))  # not made from the shared projections
         if isinstance(event, Reset):
             reset = self._resets.get(projection)
             if reset is None:
@@ -264,13 +269,6 @@ class _Bodies:
     def next_position(self) -> None:
         self._position.clear()
 
-    def forget(self, uid: str) -> None:
-        self._objects.pop(uid, None)
-
-    def retain(self, uids: Mapping[str, Any]) -> None:
-        for uid in [u for u in self._objects if u not in uids]:
-            del self._objects[uid]
-
 
 class _Watch:
     """One upstream watch, its cache of raw objects and its subscribers."""
@@ -285,14 +283,17 @@ class _Watch:
         self.cache: dict[str, Mapping[str, Any]] = {}
         self.synced = False
         self.outage: Failure | None = None
-        self.bodies = _Bodies()
+        self.projections = SharedProjections()
+        self.bodies = _Bodies(self.projections)
         self.ended = False
         self._pump: gevent.Greenlet | None = None
         self._reauthorizer: gevent.Greenlet | None = None
+        self._heartbeats: gevent.Greenlet | None = None
         self._linger: gevent.Greenlet | None = None
 
     def start(self) -> None:
         self._pump = self.hub.group.spawn(self._run)
+        self._heartbeats = self.hub.group.spawn(self._beat)
         if self.shared and self.hub.reauthorize_every is not None:
             self._reauthorizer = self.hub.group.spawn(self._reauthorize)
         self.hub.observer.watch_started(self.scope)
@@ -304,6 +305,7 @@ class _Watch:
             self._linger.kill(block=False)
             self._linger = None
         subscriber._watch = self
+        subscriber.engine.shared = self.projections
         self.subscribers.add(subscriber)
         if self.outage is not None:
             subscriber._deliver(subscriber.engine.feed(self.outage), live=False)
@@ -333,13 +335,19 @@ class _Watch:
         )
         ops = reflector.ops()
         try:
+            # Readers write what was queued at least every slice: a watch with buffered events would
+            # otherwise keep the CPU until every queue overflowed. Within a slice, buffered events
+            # are fanned out back to back, so each reader writes them in one coalesced chunk.
+            most = max(1, self.hub.queue_depth // 2)
+            started, applied = time.monotonic(), 0
             for op in ops:
                 self._apply(op)
                 if self.ended:
                     return
-                # Readers write what was queued before the next op: a watch with buffered events
-                # would otherwise keep the CPU until every queue overflowed.
-                gevent.sleep(0)
+                applied += 1
+                if applied >= most or time.monotonic() - started >= PUMP_SLICE:
+                    gevent.sleep(0)
+                    started, applied = time.monotonic(), 0
         except Exception as exc:
             log.error("the upstream watch failed with %s; its streams end", type(exc).__name__)
             self._apply(_WATCH_CRASHED)
@@ -347,8 +355,7 @@ class _Watch:
             ops.close()
 
     def _apply(self, op: SourceOp) -> None:
-        bodies = self.bodies
-        bodies.next_position()
+        self.bodies.next_position()
         if isinstance(op, Change):
             uid = str(op.object["metadata"]["uid"])
             if op.type == "DELETED":
@@ -359,10 +366,10 @@ class _Watch:
                 if not subscriber._awaiting:
                     subscriber._deliver(subscriber.engine.feed(op), live=True)
             if op.type == "DELETED":
-                bodies.forget(uid)
+                self.projections.forget(uid)
         elif isinstance(op, Snapshot):
             self.cache = {str(obj["metadata"]["uid"]): obj for obj in op.objects}
-            bodies.retain(self.cache)
+            self.projections.retain(self.cache)
             self.synced = True
             self.outage = None
             for subscriber in self.subscribers:
@@ -405,10 +412,28 @@ class _Watch:
 
     def _cancel_timers(self) -> None:
         current = gevent.getcurrent()
-        for greenlet in (self._linger, self._reauthorizer):
+        for greenlet in (self._linger, self._reauthorizer, self._heartbeats):
             if greenlet is not None and greenlet is not current:
                 greenlet.kill(block=False)
-        self._linger = self._reauthorizer = None
+        self._linger = self._reauthorizer = self._heartbeats = None
+
+    # -- heartbeats --------------------------------------------------------------------------
+
+    def _beat(self) -> None:
+        """Wake the SSE readers that have written nothing for a heartbeat interval.
+
+        One timer per watch rather than a timeout per wait: arming and cancelling a timer each
+        time a reader waits would cost more than the rest of its work per event. A stream idles at
+        most ``1 + HEARTBEAT_TICKS**-1`` heartbeat intervals between two writes.
+        """
+        interval = self.hub.heartbeat
+        while not self.ended:
+            gevent.sleep(interval / HEARTBEAT_TICKS)
+            due = time.monotonic() - interval
+            for subscriber in list(self.subscribers):
+                if subscriber._written_at <= due:
+                    subscriber._beat = True
+                    subscriber._wake.set()
 
     # -- re-authorization --------------------------------------------------------------------
 
@@ -439,7 +464,8 @@ class Subscriber:
     """One stream served by the hub: iterate it for SSE bytes, or use :meth:`batches` for events.
 
     Iterating yields SSE chunks: every frame queued at the time joined into one chunk (``seq``
-    from 1), and :data:`~flask_krm.sse.HEARTBEAT` after each idle heartbeat interval. Iteration
+    from 1), and :data:`~flask_krm.sse.HEARTBEAT` once a heartbeat interval passed without a write
+    (checked :data:`HEARTBEAT_TICKS` times per interval by the watch). Iteration
     ends after a terminal error (shutdown, revoked access, a terminal upstream failure) or
     :meth:`close`; closing the iterator closes the subscriber.
     """
@@ -455,6 +481,8 @@ class Subscriber:
         self._ending = False
         self._closed = False
         self._wake = gevent.event.Event()
+        self._written_at = time.monotonic()
+        self._beat = False
         self.resyncs = 0
         """How many times this subscriber overflowed its queue and was resynchronized."""
 
@@ -477,16 +505,19 @@ class Subscriber:
         return len(self._queue)
 
     def __iter__(self) -> Iterator[bytes]:
-        sequencer = FrameSequencer()
+        seq = 0
         try:
             while True:
-                pairs = self.take(self._hub.heartbeat)
+                pairs = self._take(None, heartbeats=True)
                 if pairs is None:
                     return
-                if not pairs:
+                if pairs:
+                    # the hub queues nothing after a terminal error, so every pair is framed
+                    yield b"".join([frame(n, body) for n, (_, body) in enumerate(pairs, seq + 1)])
+                    seq += len(pairs)
+                else:
                     yield HEARTBEAT
-                    continue
-                yield b"".join([sequencer.frame(event, body) for event, body in pairs])
+                self._written_at = time.monotonic()
         finally:
             self.close()
 
@@ -506,6 +537,11 @@ class Subscriber:
     def take(self, timeout: float | None) -> list[Pair] | None:
         """Everything queued, waiting up to ``timeout`` seconds for something (``[]`` if nothing
         came); ``None`` once the stream is over and drained."""
+        return self._take(timeout, heartbeats=False)
+
+    def _take(self, timeout: float | None, *, heartbeats: bool) -> list[Pair] | None:
+        """:meth:`take`; with ``heartbeats``, ``[]`` also when the watch's timer says a heartbeat
+        is due."""
         while True:
             if self._closed:
                 return None
@@ -521,6 +557,9 @@ class Subscriber:
             if self._ending:
                 self.close()
                 return None
+            if heartbeats and self._beat:
+                self._beat = False
+                return []
             self._wake.clear()
             if not self._wake.wait(timeout):
                 return []
@@ -537,22 +576,25 @@ class Subscriber:
     # -- fed by the watch --------------------------------------------------------------------
 
     def _deliver(self, events: list[Event], *, live: bool) -> None:
-        if not events or self.ended:
+        if not events or self._ending or self._closed:
             return
-        watch = self._watch
-        bodies = watch.bodies if watch is not None else _Bodies()
-        projection = self.engine.projection
-        if live and self._live_pending + len(events) > self._hub.queue_depth:
-            self._overflow()
-            return
-        for event in events:
-            self._queue.append(bodies.pair(projection, event))
         if live:
-            self._live_pending += len(events)
-        if self.engine.closed:
+            pending = self._live_pending + len(events)
+            if pending > self._hub.queue_depth:
+                self._overflow()
+                return
+            self._live_pending = pending
+        watch = self._watch
+        bodies = watch.bodies if watch is not None else _Bodies(SharedProjections())
+        engine = self.engine
+        projection = engine.projection
+        append = self._queue.append
+        for event in events:
+            append(bodies.pair(projection, event))
+        if engine.closed:
             self._ending = True
             self._detach()
-        elif live and self.engine.needs_snapshot:
+        elif live and engine.needs_snapshot:
             self._awaiting = True  # the engine refused a live event: a snapshot from the cache follows
         self._wake.set()
 
