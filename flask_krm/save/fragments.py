@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flask import current_app
 from markupsafe import Markup
 
 from ..store import RecoveryCopy, path_to_pointer
 from ..ui.recovery import copy_out
+from ..ui.render import render_template_fragment
 from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
 from .staging import ReviewItem
 
@@ -23,9 +23,6 @@ FieldId = Callable[[Sequence[Any], str], str]
 """``field_id(path, suffix)``: the DOM id of an editor field (``Component.element_id``)."""
 
 
-def _render(name: str, **context: Any) -> Markup:
-    template = current_app.jinja_env.get_template(name)
-    return Markup(template.render(**context))
 
 
 def outcome_fragment(
@@ -47,7 +44,7 @@ def outcome_fragment(
     cleared_ids = [i for i in dict.fromkeys(field_id(path, "-error") for path in cleared) if i not in shown]
     conflicts = [(path_to_pointer(path), field_id(path, "")) for path in outcome.conflicts]
     offered = copy_out(recovery) if recovery is not None and outcome.kind is OutcomeKind.UNAVAILABLE and recovery.patch else None
-    return _render(
+    return render_template_fragment(
         "krm/save/outcome.html",
         target_id=target_id,
         outcome=outcome,
@@ -80,7 +77,7 @@ def review_fragment(
     for item in items:
         outcome = outcomes.get(item.key) or item.outcome
         rows.append((item, texts.message(outcome) if outcome else None, outcome.kind.value if outcome else None))
-    return _render(
+    return render_template_fragment(
         "krm/save/review.html",
         target_id=target_id,
         items=rows,

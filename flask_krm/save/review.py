@@ -5,6 +5,12 @@ live list of the caller's own page, exactly like editor actions do)::
 
     app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): CreatePolicy(...)}).blueprint())
 
+A list gets a Delete button on every row with the ``row_actions`` argument of ``krm.list``, and the
+review list with an element that loads ``GET <prefix>/<component_id>`` inside the list's section
+(overriding ``krm/list.html`` by path, where the create form goes too)::
+
+    {{ krm.list(scope, row_actions=[("Delete", "krm_review.delete")]) }}
+
 ``POST <prefix>/<component_id>/{create,delete,discard,save}`` and ``GET <prefix>/<component_id>``
 answer the review partial for ``#<component_id>-review``: pending deletes, creates and the list's
 edited objects, each with its last outcome, under one "Save all". A create is validated against the
@@ -20,11 +26,11 @@ import json
 import typing as t
 from collections.abc import Mapping
 
-from flask import Blueprint, Flask, Response, current_app, request, url_for
+from flask import Blueprint, Response, request, url_for
 
 from ..csrf import validate_csrf
 from ..errors import CsrfError
-from ..ui.binding import Binding, Refusal, bind
+from ..ui.binding import Binding, Refusal, bind, current_app_object
 from ..ui.live import PAGE_HEADER
 from ..ui.page import ListSpec
 from ..ui.state import ui_state
@@ -59,7 +65,6 @@ class ReviewViews:
 
     def blueprint(self, name: str = "krm_review") -> Blueprint:
         bp = Blueprint(name, __name__, url_prefix=self.url_prefix)
-        self.name = name
         bp.add_url_rule("/<component_id>", "show", self._show, methods=["GET"])
         bp.add_url_rule("/<component_id>/create", "create", self._create, methods=["POST"])
         bp.add_url_rule("/<component_id>/delete", "delete", self._delete, methods=["POST"])
@@ -165,13 +170,13 @@ class ReviewViews:
             staging = states["staging"] = Staging()
         status, outcomes = act(binding, staging)
         staging.forget_missing(binding.store)
-        settings = settings_of(t.cast(Flask, current_app._get_current_object()))  # type: ignore[attr-defined]
+        settings = settings_of(current_app_object())
         fragment = review_fragment(
             f"{component.id}-review",
             staging.review(binding.store),
             settings.texts,
-            save_url=url_for(f"{self.name}.save", component_id=component.id),
-            discard_url=url_for(f"{self.name}.discard", component_id=component.id),
+            save_url=url_for(".save", component_id=component.id),
+            discard_url=url_for(".discard", component_id=component.id),
             outcomes=outcomes,
             refusal=outcomes.get(""),
         )

@@ -28,15 +28,16 @@ import typing as t
 from dataclasses import dataclass, field, replace
 
 import gevent.event
-from flask import Flask, Response, current_app, request, url_for
+from flask import Flask, Response, request, url_for
 from markupsafe import Markup
 
 from .. import config
 from ..store import RecoveryCopy
 from ..ui import EditorActions, EditorContext
+from ..ui.binding import current_app_object
 from ..ui.page import Component
 from ..ui.recovery import recovery_copy
-from ..ui.render import EditedObject
+from ..ui.render import EditedObject, render_template_fragment
 from .actions import Confirmation, EditorTarget, save_edit
 from .flow import Phase, SaveFlow
 from .fragments import outcome_fragment
@@ -128,7 +129,7 @@ def register_save(actions: EditorActions) -> None:
 
 def save(ctx: EditorContext) -> Response:
     """The Save action (or, with ``krm_confirm``, the wait for a pending save's confirmation)."""
-    settings = settings_of(t.cast(Flask, current_app._get_current_object()))  # type: ignore[attr-defined]
+    settings = settings_of(current_app_object())
     edited = ctx.edited
     uid = edited.removed.identity.uid if edited.removed is not None else edited.uid
     if uid is None:
@@ -199,5 +200,4 @@ def _respond(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcome
 
 def _confirm_trigger(ctx: EditorContext) -> Markup:
     url = url_for("krm.ui_action", component_id=ctx.component.id, name=ACTION_NAME)
-    template = current_app.jinja_env.get_template("krm/save/confirm.html")
-    return Markup(template.render(target_id=ctx.outcome_id, url=url, field=CONFIRM_FIELD))
+    return render_template_fragment("krm/save/confirm.html", target_id=ctx.outcome_id, url=url, field=CONFIRM_FIELD)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from flask import g, render_template, request, url_for
 from markupsafe import Markup
+from werkzeug.routing import BuildError
 
 from .. import csrf
 from ..scope import Scope, parse_scope
@@ -31,6 +32,7 @@ from .page import (
     parse_columns,
     parse_fields,
     parse_policy,
+    parse_row_actions,
     store_page,
 )
 from .render import StreamStatus, render_body
@@ -62,12 +64,17 @@ def live_list(
     projection: str | None = None,
     link: str | None = None,
     title: str | None = None,
+    row_actions: t.Any = None,
 ) -> Markup:
     """Template global ``krm_live_list`` (macro ``krm.list``): a live list of every object of ``scope``.
 
     ``columns``: RFC 6901 pointers, ``(header, pointer)`` pairs or a header->pointer mapping (default:
     Name, and Namespace for a scope across namespaces). ``link``: a URL pattern for the first cell,
-    with ``{name}`` and ``{namespace}``. Raises ``ValueError`` for arguments that describe no list.
+    with ``{name}`` and ``{namespace}``. ``row_actions``: buttons on every row, as ``(label,
+    endpoint)`` pairs or :class:`~flask_krm.ui.page.RowAction`; each posts the row's ``uid`` to
+    ``url_for(endpoint, component_id=<the list's id>)`` (``[("Delete", "krm_review.delete")]``
+    stages deletes in :class:`~flask_krm.save.review.ReviewViews`). Every row carries its object's
+    uid as ``data-krm-uid``. Raises ``ValueError`` for arguments that describe no list.
     """
     parsed = _scope(scope)
     spec = ListSpec(
@@ -76,8 +83,17 @@ def live_list(
         columns=parse_columns(columns, parsed),
         link=link,
         title=title or (f"{parsed.resource} in {parsed.namespace}" if parsed.namespace else parsed.resource),
+        row_actions=parse_row_actions(row_actions),
     )
-    return _live(make_component(spec), "krm/list.html")
+    component = make_component(spec)
+    for action in spec.row_actions:
+        try:
+            url_for(action.endpoint, component_id=component.id)
+        except BuildError:
+            raise ComponentSpecError(
+                f"row action {action.label!r}: no endpoint {action.endpoint!r} taking a component_id"
+            ) from None
+    return _live(component, "krm/list.html")
 
 
 def live_editor(

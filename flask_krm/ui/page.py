@@ -50,6 +50,26 @@ class Column:
         return path_to_pointer(self.path)
 
 
+@dataclass(frozen=True, slots=True)
+class RowAction:
+    """A button on every row of a live list, posting the row's object to a host endpoint.
+
+    The button posts the form field ``uid`` (the row's object) to ``url_for(endpoint,
+    component_id=<the list's id>)`` with the page's CSRF and page headers, so the endpoint can find
+    the list on the caller's page (:func:`flask_krm.ui.binding.bind`) and act on the object. Rows
+    are shared by every session showing the same content: the button is the same for everyone,
+    and the endpoint decides what each person may do.
+    """
+
+    label: str
+    endpoint: str
+
+    @property
+    def name(self) -> str:
+        """The endpoint's last part (``delete`` for ``krm_review.delete``), for the button's class."""
+        return self.endpoint.rpartition(".")[2]
+
+
 DEFAULT_COLUMNS: t.Final = (Column("Name", ("metadata", "name")),)
 NAMESPACE_COLUMN: t.Final = Column("Namespace", ("metadata", "namespace"))
 
@@ -64,6 +84,8 @@ class ListSpec:
     link: str | None = None
     """A URL pattern for each row's first cell: ``{name}`` and ``{namespace}`` are filled in."""
     title: str | None = None
+    row_actions: tuple[RowAction, ...] = ()
+    """Buttons on every row, in a last column."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +135,8 @@ class Component:
 def component_id(spec: Spec) -> str:
     """The id of the component showing ``spec``: the same everywhere ``spec`` is shown."""
     if isinstance(spec, ListSpec):
-        shape: list[t.Any] = ["list", [[c.header, list(c.path)] for c in spec.columns], spec.link, spec.title]
+        actions = [[a.label, a.endpoint] for a in spec.row_actions]
+        shape: list[t.Any] = ["list", [[c.header, list(c.path)] for c in spec.columns], spec.link, spec.title, actions]
     else:
         fields = None if spec.fields is None else [list(p) for p in spec.fields]
         shape = ["editor", [list(r) for r in spec.policy.roots], fields, spec.title]
@@ -154,6 +177,30 @@ def parse_columns(columns: t.Any, scope: Scope) -> tuple[Column, ...]:
         parsed.append(Column(header if header is not None else path[-1].capitalize(), path))
     if not parsed:
         raise ComponentSpecError("columns= needs at least one column")
+    return tuple(parsed)
+
+
+def parse_row_actions(row_actions: t.Any) -> tuple[RowAction, ...]:
+    """Row actions from a macro argument: a list of :class:`RowAction` or ``(label, endpoint)`` pairs,
+    or a label->endpoint mapping. ``None`` gives none."""
+    if row_actions is None:
+        return ()
+    if isinstance(row_actions, (str, bytes)):
+        raise ComponentSpecError("row_actions= takes a list such as [('Delete', 'krm_review.delete')]")
+    items: Iterable[t.Any] = row_actions.items() if isinstance(row_actions, Mapping) else row_actions
+    parsed: list[RowAction] = []
+    for item in items:
+        if isinstance(item, RowAction):
+            action = item
+        elif isinstance(item, Sequence) and len(item) == 2 and all(isinstance(x, str) for x in item):
+            action = RowAction(item[0], item[1])
+        else:
+            raise ComponentSpecError(f"row action {item!r} is neither a RowAction nor a (label, endpoint) pair")
+        if not action.label.strip() or not action.endpoint:
+            raise ComponentSpecError(f"row action {item!r} needs a label and an endpoint")
+        if any(action.name == other.name for other in parsed):
+            raise ComponentSpecError(f"two row actions end in the same endpoint name {action.name!r}")
+        parsed.append(action)
     return tuple(parsed)
 
 

@@ -1,7 +1,7 @@
 """Server-side rendering of live components into HTML fragments.
 
-A component's *body* is the part live updates replace (by morphing): the list's rows, or the
-editor's fields. Bodies are rendered from the session's store with the templates
+A component's *body* is the part live updates replace (by morphing): the list's rows (each
+carrying its object's uid, and the list's row actions), or the editor's fields. Bodies are rendered from the session's store with the templates
 ``krm/list_body.html``, ``krm/list_row.html`` and ``krm/editor_body.html`` (hosts override them by
 path). Rendering goes straight through the application's Jinja environment, not
 ``render_template``: a body depends only on the store, never on the request, which is what lets
@@ -100,9 +100,9 @@ def content_digest(value: t.Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def render_template_fragment(name: str, **context: t.Any) -> Markup:
+def render_template_fragment(template_name: str, /, **context: t.Any) -> Markup:
     """Render a flask-krm template (overridable by path) without request-time context processors."""
-    template = current_app.jinja_env.get_or_select_template(name)
+    template = current_app.jinja_env.get_or_select_template(template_name)
     return Markup(template.render(context))
 
 
@@ -137,6 +137,25 @@ def row_id(component: Component, uid: str) -> str:
     return f"{component.id}-r{hashlib.sha256(uid.encode()).hexdigest()[:12]}"
 
 
+@dataclass(frozen=True, slots=True)
+class RowButton:
+    """A row action as ``krm/list_row.html`` renders it: class name, label and URL."""
+
+    name: str
+    label: str
+    url: str
+
+
+def row_buttons(component: Component) -> tuple[RowButton, ...]:
+    """The row actions of the list ``component``, with their URLs (needs an application context)."""
+    spec = component.spec
+    assert isinstance(spec, ListSpec)
+    return tuple(
+        RowButton(action.name, action.label, url_for(action.endpoint, component_id=component.id))
+        for action in spec.row_actions
+    )
+
+
 def _sort_key(obj: Mapping[str, t.Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return (str(metadata.get("namespace", "")), str(metadata.get("name", "")))
@@ -155,16 +174,18 @@ def render_list_body(
             if obj is not None:
                 objects.append((uid, obj))
     objects.sort(key=lambda item: _sort_key(item[1]))
+    actions = row_buttons(component)
     rows: list[Markup] = []
     for uid, obj in objects:
         cells = tuple(_cell_text(obj, column.path) for column in spec.columns)
         href = _row_href(spec, obj)
-        rid = row_id(component, uid)
+        name = str((obj.get("metadata") or {}).get("name", ""))
+        context = {"row_id": row_id(component, uid), "uid": uid, "name": name, "cells": cells, "href": href}
         rows.append(
             cache.get_or_render(
-                ("row", component.id, rid, cells, href),
-                lambda cells=cells, href=href, rid=rid: render_template_fragment(  # type: ignore[misc]
-                    "krm/list_row.html", component=component, spec=spec, row_id=rid, cells=cells, href=href
+                ("row", component.id, uid, name, cells, href, actions),
+                lambda context=context: render_template_fragment(  # type: ignore[misc]
+                    "krm/list_row.html", component=component, spec=spec, actions=actions, **context
                 ),
             )
         )

@@ -86,9 +86,7 @@ def init_state(app: Flask, krm: KrmStream) -> UiState:
 
 def ui_state(app: Flask | None = None) -> UiState:
     """The UI state of ``app`` (default: the current app). Raises ``RuntimeError`` if none."""
-    if app is None:
-        app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
-    state = app.extensions.get(EXTENSION_KEY)
+    state = (app or current_app).extensions.get(EXTENSION_KEY)
     if not isinstance(state, UiState):
         raise RuntimeError("flask-krm's live UI is not registered on this app: create KrmStream(app) first")
     return state

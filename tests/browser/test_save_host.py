@@ -49,8 +49,8 @@ CONFIRM_TIMEOUT: t.Final = 1.0
 
 LIST_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
-{% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Greeting", "/data/greeting"), ("Uid", "/metadata/uid")],
-                                link="/configmaps/{name}", title="ConfigMaps") }}{% endblock %}"""
+{% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Greeting", "/data/greeting")], link="/configmaps/{name}",
+                                title="ConfigMaps", row_actions=[("Delete", "krm_review.delete")]) }}{% endblock %}"""
 
 EDITOR_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
@@ -68,18 +68,8 @@ MANAGED_LIST: t.Final = """{% if channel %}{% include "krm/_channel.html" %}{% e
   <div id="{{ component.id }}-review" hx-get="{{ url_for('krm_review.show', component_id=component.id) }}"
        hx-trigger="load" hx-swap="none" aria-live="polite"></div>
 </section>"""
-"""``krm/list.html`` of this host: a create form and the review list under every list."""
-
-MANAGED_ROW: t.Final = """<tr id="{{ row_id }}">
-  {%- for cell in cells %}
-  {%- if loop.first %}<th scope="row">{% if href %}<a href="{{ href }}">{{ cell }}</a>{% else %}{{ cell }}{% endif %}</th>
-  {%- elif loop.last and spec.columns[-1].pointer == "/metadata/uid" %}<td><button type="button"
-      hx-post="{{ url_for('krm_review.delete', component_id=component.id) }}" hx-swap="none"
-      hx-vals='{{ {"uid": cell}|tojson }}' aria-label="Delete {{ cells[0] }}">Delete</button></td>
-  {%- else %}<td>{{ cell }}</td>{% endif %}
-  {%- endfor %}
-</tr>"""
-"""``krm/list_row.html`` of this host: a list whose last column is the uid gets Delete buttons."""
+"""``krm/list.html`` of this host: a create form and the review list under every list (its rows' Delete
+buttons come from the list's ``row_actions``)."""
 
 
 def create_app(kubeconfig: str, instance_path: str) -> tuple[Flask, KrmStream]:
@@ -145,7 +135,7 @@ def create_app(kubeconfig: str, instance_path: str) -> tuple[Flask, KrmStream]:
     creates = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
     app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): creates}).blueprint())
     app.jinja_env.loader = ChoiceLoader(
-        [DictLoader({"krm/list.html": MANAGED_LIST, "krm/list_row.html": MANAGED_ROW}), t.cast(t.Any, app.jinja_env.loader)]
+        [DictLoader({"krm/list.html": MANAGED_LIST}), t.cast(t.Any, app.jinja_env.loader)]
     )
     return app, krm
 

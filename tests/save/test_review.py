@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import typing as t
@@ -29,7 +30,10 @@ from tests.ui.conftest import PageHandle, Upstream, open_page
 from .conftest import admin_delete, new_store
 from .test_races import create_configmap
 
-LIST_PAGE = '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>{{ krm.list(scope) }}</body></html>'
+LIST_PAGE = (
+    '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
+    '{{ krm.list(scope, row_actions=[("Delete", "krm_review.delete")]) }}</body></html>'
+)
 CONFIGMAP_POLICY = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
 
 
@@ -150,6 +154,33 @@ def test_a_delete_is_bound_to_the_selected_uid(app, kube, namespace, upstream) -
     assert review_kinds(saved) == ["delete"] and 'data-krm-outcome="unavailable"' in saved.get_data(as_text=True)
     discarded = post(page, "discard", key=old_uid)
     assert discarded.status_code == 200 and review_kinds(discarded) == []
+
+
+def test_a_rows_delete_button_stages_the_delete_of_that_rows_object(app, kube, namespace, upstream) -> None:
+    uids = {name: create_configmap(kube, namespace, name, {"a": "1"})["metadata"]["uid"] for name in ("keep", "drop")}
+    page = open_list(app, upstream, kube, namespace)
+    row = re.search(rf'<tr [^>]*data-krm-uid="{uids["drop"]}">.*?</tr>', page.html, re.S)
+    assert row, page.html
+    button = re.search(r"""<button [^>]*hx-post="([^"]+)"[^>]*hx-vals='([^']+)'[^>]*aria-label="Delete drop">Delete</button>""", row.group(0))
+    assert button, row.group(0)
+    assert button.group(1) == f"/krm/review/{page.component_ids[0]}/delete"
+    staged = page.client.post(button.group(1), data=json.loads(html.unescape(button.group(2))), headers=page.headers)
+    assert staged.status_code == 200 and review_kinds(staged) == ["delete"]
+    assert "drop" in staged.get_data(as_text=True) and "keep" not in staged.get_data(as_text=True)
+    post(page, "save")
+    assert kube_names(kube, namespace) == {"keep": uids["keep"]}
+
+
+def test_the_review_links_to_the_blueprint_it_is_served_by(app, kube, namespace, upstream) -> None:
+    views = ReviewViews(app.extensions["krm"], url_prefix="/other")
+    app.register_blueprint(views.blueprint("other_review"))
+    app.register_blueprint(views.blueprint("third_review"), url_prefix="/third")
+    uid = create_configmap(kube, namespace, "cm", {"a": "1"})["metadata"]["uid"]
+    page = open_list(app, upstream, kube, namespace)
+    cid = page.component_ids[0]
+    for prefix in ("/other", "/third"):
+        body = page.client.post(f"{prefix}/{cid}/delete", data={"uid": uid}, headers=page.headers).get_data(as_text=True)
+        assert f'hx-post="{prefix}/{cid}/save"' in body and f'hx-post="{prefix}/{cid}/discard"' in body
 
 
 def test_writes_need_the_matching_permission_and_csrf(app, kube, namespace, upstream) -> None:
