@@ -21,6 +21,7 @@ from flask import Flask
 from flask_krm import Scope
 from flask_krm.testing.simulator import KubeSimulator
 
+from .conftest import CapturedLogs
 from .hosts import (
     STREAM_URL,
     TARGET,
@@ -214,3 +215,32 @@ def test_the_native_proxy_refuses_a_watch_the_authorizer_refuses(spelling: str, 
 def test_the_native_proxy_authorizes_a_watch_however_it_is_spelled(spelling: str, host: Flask, recorder: Recorder) -> None:
     status, body = watch_through_the_proxy(host, recorder, spelling)
     assert status in (400, 403) and '"type"' not in body, body[:300]  # no watch event came through
+
+
+def test_the_targets_credential_never_leaves_the_server(host: Flask, kube: KubeSimulator, debug_logs: CapturedLogs) -> None:
+    """The target acts with the admin context's bearer token; no answer and no log line holds it."""
+    credential = "admin-token"
+    browser = Browser(host, "editor")
+    sent: list[str] = []
+    events = browser.stream(f"{STREAM_URL}?{scope(name=NAME).canonical_query()}").until(lambda s: "synced" in event_types(s))
+    sent.append(events.text)
+    page = browser.open(page_url("/both", scope(), name=NAME, column="/metadata/uid"))
+    sent.append(page.html)
+    editor = page.component("editor")
+    channel = page.channel().until_text(": connected")
+    for response in (
+        browser.post(f"/krm/ui/components/{editor}/edit", {"op": "add_key", "path": '["metadata", "labels"]', "key": "seen", "value": "yes"}, page.headers(editor)),
+        browser.post(f"/krm/ui/components/{editor}/actions/save", {}, page.headers(editor)),
+        browser.post(f"/krm/ui/components/{editor}/actions/save", {"krm_confirm": "1"}, page.headers(editor)),
+        browser.client.get(f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/{NAME}"),
+        browser.client.get(f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps?watch=true&timeoutSeconds=1"),
+        browser.client.get(f"/krm/review/{page.component('list')}", headers=page.headers()),
+    ):
+        assert response.status_code < 500
+        sent.append(str(response.headers) + response.get_data(as_text=True))
+    sent.append(channel.drain(0.3).text)
+    browser.close()
+    assert read(kube, NAMESPACE, "configmaps", NAME)["metadata"]["labels"] == {"seen": "yes"}  # type: ignore[index]
+    assert credential not in "\n".join(sent)
+    assert credential not in debug_logs.text
+    assert any(line.startswith("urllib3") and "DEBUG" in line for line in debug_logs.lines)  # DEBUG lines were captured
