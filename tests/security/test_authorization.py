@@ -275,6 +275,8 @@ def test_revoked_access_stops_every_route_of_an_open_page(browser: Browser, reco
         "edit": browser.post(f"/krm/ui/components/{editor}/edit", {**edit, "key": "later"}, headers),
         "save": browser.post(f"/krm/ui/components/{editor}/actions/save", {}, headers),
         "review": browser.client.get(f"/krm/review/{listed}", headers=headers),
+        "create": browser.post(f"/krm/review/{listed}/create", {"body": json.dumps(configmap("late", OPEN, {}))}, headers),
+        "delete": browser.post(f"/krm/review/{listed}/delete", {"uid": (read(kube, OPEN, "configmaps", NAME) or {}).get("metadata", {}).get("uid", "")}, headers),
         "review save": browser.post(f"/krm/review/{listed}/save", {}, headers),
     }
     for what, answer in answers.items():

@@ -161,6 +161,7 @@ def wire() -> Wire:
 
 
 def assert_no_value(wire: Wire, logs: CapturedLogs, signal_log: list[str]) -> None:
+    assert any(" DEBUG " in line for line in logs.lines), "no DEBUG line was captured"
     found = leaks(needles(), wire.text, logs.text, "\n".join(signal_log))
     assert not found, f"Secret values on the wire or in logs: {found}"
 
