@@ -230,3 +230,24 @@ def test_a_replacement_under_the_same_name_is_never_written(host: Flask, kube: K
     assert replacement["data"] == {"greeting": "new object"}
     assert save(browser, page) != "saved-pending"  # the draft never lands on the replacement
     assert read(kube, NAMESPACE, "configmaps", "replaced")["data"] == {"greeting": "new object"}  # type: ignore[index]
+
+
+def test_no_answer_to_a_write_carries_the_written_object(host: Flask, kube: KubeSimulator) -> None:
+    original = create(kube, NAMESPACE, "configmaps", configmap("echo", NAMESPACE, {"greeting": "hello", "kept": "server-only-value"}))
+    browser = Browser(host, "editor")
+    page = editor_page(browser, "configmaps", "echo")
+    editor = page.component("editor")
+    assert edit(browser, page, "set", ["data", "greeting"], value="written-marker") == 200
+    answers = [browser.post(f"/krm/ui/components/{editor}/actions/save", {}, page.headers(editor))]
+    answers.append(browser.post(f"/krm/ui/components/{editor}/actions/save", {"krm_confirm": "1"}, page.headers(editor)))
+    written = read(kube, NAMESPACE, "configmaps", "echo")
+    assert written is not None and written["data"]["greeting"] == "written-marker"
+    patch = {"metadata": {"uid": written["metadata"]["uid"], "resourceVersion": written["metadata"]["resourceVersion"]}, "data": {"greeting": "native-marker"}}
+    native = browser.client.patch(f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/echo", data=json.dumps(patch),
+                                  content_type="application/merge-patch+json", headers={"X-KRM-CSRF": browser.csrf_token() or ""})
+    assert native.status_code == 204 and native.get_data() == b""
+    for answer in answers:
+        body = answer.get_data(as_text=True)
+        assert answer.status_code == 200 and 'data-krm-outcome="saved' in body
+        for echoed in ("written-marker", "server-only-value", original["metadata"]["uid"], '"resourceVersion"', "managedFields"):
+            assert echoed not in body, echoed
