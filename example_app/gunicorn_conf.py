@@ -19,19 +19,21 @@ workers = 1  # drafts live in the worker's memory: scale with processes behind s
 worker_connections = 2000  # every open page holds one connection
 graceful_timeout = 10
 
-_status: dict[int, StatusServer] = {}
-
 
 def _app(worker: t.Any) -> Flask | None:
     app = getattr(worker, "wsgi", None)
     return app if isinstance(app, Flask) and "krm" in app.extensions else None
 
 
+STATUS_ATTRIBUTE: t.Final = "krm_status_server"
+"""The worker attribute holding its :class:`~flask_krm.cli.StatusServer` (each worker has its own)."""
+
+
 def post_worker_init(worker: t.Any) -> None:
     """Serve this worker's streams to ``flask krm streams``."""
     app = _app(worker)
     if app is not None:
-        _status[worker.pid] = StatusServer(app).start()
+        setattr(worker, STATUS_ATTRIBUTE, StatusServer(app).start())
 
 
 def worker_exit(server: t.Any, worker: t.Any) -> None:
@@ -39,6 +41,6 @@ def worker_exit(server: t.Any, worker: t.Any) -> None:
     app = _app(worker)
     if app is not None:
         app.extensions["krm"].shutdown(app)
-    status = _status.pop(worker.pid, None)
-    if status is not None:
+    status = getattr(worker, STATUS_ATTRIBUTE, None)
+    if isinstance(status, StatusServer):
         status.stop()
