@@ -31,11 +31,12 @@ def status_of(error: ApiException) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Reply:
-    """A raw response: HTTP status, decoded JSON body and headers."""
+    """A raw response: HTTP status, body (decoded when JSON, else ``None``), headers and the body's bytes."""
 
     status: int
     body: Any
     headers: Any
+    data: bytes = b""
 
 
 def request(
@@ -48,9 +49,10 @@ def request(
     content_type: str = "application/json",
     headers: Iterable[tuple[str, str]] = (),
     timeout: float = 10.0,
+    accept: str = "application/json",
 ) -> Reply:
     """One request through ``ApiClient.call_api``; never raises for HTTP errors. ``headers`` may repeat a name."""
-    header_params = {"Accept": "application/json"}
+    header_params = {"Accept": accept}
     if body is not None:
         header_params["Content-Type"] = content_type
     method, url, serialized_headers, serialized_body, _ = api.param_serialize(
@@ -61,7 +63,9 @@ def request(
         all_headers.add(name, value)
     response = api.call_api(method, url, header_params=all_headers, body=serialized_body, _request_timeout=timeout)
     response.read()
-    return Reply(response.status, json.loads(response.data) if response.data else None, response.headers)
+    data = bytes(response.data or b"")
+    is_json = response.headers.get("Content-Type", "").startswith("application/json")
+    return Reply(response.status, json.loads(data) if data and is_json else None, response.headers, data)
 
 
 class WatchStream:
@@ -97,12 +101,18 @@ class WatchStream:
 
 @contextmanager
 def watch(
-    api: kubernetes.client.ApiClient, path: str, *, read_timeout: float = 10.0, headers: Iterable[tuple[str, str]] = (), **query: Any
+    api: kubernetes.client.ApiClient,
+    path: str,
+    *,
+    read_timeout: float = 10.0,
+    headers: Iterable[tuple[str, str]] = (),
+    accept: str = "application/json",
+    **query: Any,
 ) -> Iterator[WatchStream]:
     """Open ``GET path?watch=1&...`` and yield its stream; 4xx/5xx at open raise ``ApiException``."""
     parameters = [("watch", "1")] + [(key, value) for key, value in query.items() if value is not None]
     method, url, serialized_headers, _, _ = api.param_serialize(
-        "GET", path, query_params=parameters, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+        "GET", path, query_params=parameters, header_params={"Accept": accept}, auth_settings=["BearerToken"]
     )
     all_headers = HTTPHeaderDict()
     for name, value in list(serialized_headers.items()) + list(headers):

@@ -93,3 +93,53 @@ def test_a_deleted_namespace_is_terminating(admin: kubernetes.client.ApiClient, 
         {"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}
     ]
     request(admin, "PATCH", f"{path}/held", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
+
+
+def _names(items: list[dict[str, Any]]) -> list[str]:
+    return [item["metadata"]["name"] for item in items]
+
+
+def test_delete_collection_by_selectors(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    """DELETE on a collection deletes what a list with the same selectors returns, and answers that list."""
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    for name in ("p", "q", "r"):
+        request(admin, "POST", path, body=configmap(name, {"k": name}, labels={"group": "g"}))
+    request(admin, "POST", path, body=configmap("s", labels={"group": "g"}, finalizers=["example.com/hold"]))
+    last = request(admin, "POST", path, body=configmap("t", labels={"group": "other"})).body
+    with watch(admin, path, resourceVersion=last["metadata"]["resourceVersion"]) as events:
+        reply = request(admin, "DELETE", path, query=[("labelSelector", "group=g"), ("fieldSelector", "metadata.name!=r")])
+        seen = events.take(3)
+    assert reply.status == 200
+    assert reply.body["kind"] == "ConfigMapList" and reply.body["apiVersion"] == "v1"
+    assert _names(reply.body["items"]) == ["p", "q", "s"]
+    assert "deletionTimestamp" not in reply.body["items"][2]["metadata"]  # the items as they were listed
+    assert sorted((event["type"], event["object"]["metadata"]["name"]) for event in seen) == [("DELETED", "p"), ("DELETED", "q"), ("MODIFIED", "s")]
+    remaining = request(admin, "GET", path).body["items"]
+    assert _names(remaining) == ["r", "s", "t"] and remaining[1]["metadata"]["deletionTimestamp"]
+    request(admin, "PATCH", f"{path}/s", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
+
+
+def test_delete_collection_dry_run_and_typed(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    for name in ("a", "b"):
+        request(admin, "POST", path, body=configmap(name))
+    dry = request(admin, "DELETE", path, query=[("dryRun", "All")])
+    assert dry.status == 200 and _names(dry.body["items"]) == ["a", "b"]
+    assert _names(request(admin, "GET", path).body["items"]) == ["a", "b"]
+    kubernetes.client.CoreV1Api(admin).delete_collection_namespaced_config_map(namespace)
+    assert request(admin, "GET", path).body["items"] == []
+    empty = request(admin, "DELETE", path, query=[("labelSelector", "none")])
+    assert empty.status == 200 and empty.body["items"] == []
+
+
+def test_namespaces_cannot_be_deleted_as_a_collection(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    reply = request(admin, "DELETE", "/api/v1/namespaces", query=[("labelSelector", "nothing=here")])
+    assert reply.status == 405 and reply.body["reason"] == "MethodNotAllowed"
+
+
+def test_the_viewer_may_not_delete_a_collection(viewer: kubernetes.client.ApiClient, namespace: str) -> None:
+    reply = request(viewer, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert reply.status == 403
+    assert reply.body["message"] == (
+        f'configmaps is forbidden: User "viewer" cannot deletecollection resource "configmaps" in API group "" in the namespace "{namespace}"'
+    )

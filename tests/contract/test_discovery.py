@@ -64,3 +64,24 @@ def test_the_custom_resource_definition_carries_its_schema(admin: kubernetes.cli
     schema = definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     ports = schema["properties"]["spec"]["properties"]["ports"]
     assert ports["x-kubernetes-list-type"] == "map" and ports["x-kubernetes-list-map-keys"] == ["name"]
+
+
+def test_verbs_storage_version_hashes_and_categories(admin: kubernetes.client.ApiClient) -> None:
+    core = _resources(admin, "/api/v1")
+    assert core["configmaps"]["verbs"] == ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    assert core["namespaces"]["verbs"] == ["create", "delete", "get", "list", "patch", "update", "watch"]
+    assert (core["configmaps"]["storageVersionHash"], core["secrets"]["storageVersionHash"]) == ("qFsyl6wFWjQ=", "S6u1pOWzb84=")
+    assert core["namespaces"]["storageVersionHash"] == "Q3oi5N2YM8M="
+    deployments = _resources(admin, "/apis/apps/v1")["deployments"]
+    assert deployments["storageVersionHash"] == "8aSe+NMegvE=" and deployments["categories"] == ["all"]
+    assert "deletecollection" in deployments["verbs"]  # type: ignore[operator]
+    rbac = _resources(admin, "/apis/rbac.authorization.k8s.io/v1")
+    assert rbac["roles"]["storageVersionHash"] == "7FuwZcIIItM=" and rbac["clusterroles"]["storageVersionHash"] == "bYE5ZWDrJ44="
+    flunders = _resources(admin, "/apis/wardle.example.com/v1alpha1")
+    assert flunders["flunders"]["verbs"] == ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
+    assert flunders["flunders"]["storageVersionHash"] == "UHqNx5H3K7A="
+    assert "storageVersionHash" not in flunders["flunders/status"]
+    definitions = _resources(admin, "/apis/apiextensions.k8s.io/v1")["customresourcedefinitions"]
+    assert definitions["storageVersionHash"] == "jfWCUB31mvA=" and definitions["categories"] == ["api-extensions"]
+    reviews = _resources(admin, "/apis/authorization.k8s.io/v1")["subjectaccessreviews"]
+    assert reviews["verbs"] == ["create"] and "storageVersionHash" not in reviews

@@ -10,6 +10,8 @@ import kubernetes.client
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from flask_krm.testing.simulator import KubeSimulator
+
 from .kube import MERGE_PATCH, configmap, request, watch
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -117,19 +119,23 @@ def test_bookmark_before_the_watch_times_out(admin: kubernetes.client.ApiClient,
     assert _version(seen[-1]["object"]) >= _version(changed)
 
 
-def test_too_old_version_is_an_expired_error_event(kube_server: Any, admin: kubernetes.client.ApiClient, namespace: str) -> None:
+def test_too_old_version_is_an_expired_error_event(kube_server: Any) -> None:
     """A version older than the watch history: HTTP 200, then one ERROR event carrying a 410 Expired Status, then the end.
 
     Needs compaction on demand: a real server keeps every change since its watch cache started (a fresh
-    one still replays from resourceVersion 1) and evicts only after minutes, which a test cannot arrange.
+    one still replays from resourceVersion 1) and compacts only every five minutes, which a test cannot
+    arrange. The simulator compacts a server of its own: the shared one keeps the history other
+    scenarios read.
     """
     if not kube_server.supports("faults"):
         pytest.skip("needs the history compacted on demand (simulator fault injection)")
-    old = _create(admin, namespace, "a")["metadata"]["resourceVersion"]
-    _create(admin, namespace, "b")
-    kube_server.faults.compact()
-    with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=old) as events:
-        events_seen = events.rest()
+    with KubeSimulator() as own, own.api_client() as admin:
+        assert request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "compacted"}}).status == 201
+        old = _create(admin, "compacted", "a")["metadata"]["resourceVersion"]
+        _create(admin, "compacted", "b")
+        own.faults.compact()
+        with watch(admin, "/api/v1/namespaces/compacted/configmaps", resourceVersion=old) as events:
+            events_seen = events.rest()
     assert len(events_seen) == 1
     error = events_seen[0]
     assert error["type"] == "ERROR"

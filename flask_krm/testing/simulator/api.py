@@ -186,7 +186,9 @@ class ApiServer:
             if resource.custom:
                 raise unsupported_media_type(accepted_patch_types(resource))
             raise ApiError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})  # go-restful's refusal
-        representation = negotiate(environ.get("HTTP_ACCEPT"), resource, query, watch=request.verb == "watch")
+        representation = negotiate(
+            environ.get("HTTP_ACCEPT"), resource, query, collection_read=request.verb in ("list", "watch"), watch=request.verb == "watch"
+        )
 
         def respond(code: int, body: Object) -> list[bytes]:
             return _respond(start_response, code, transform(body, representation, resource), representation.media_type)

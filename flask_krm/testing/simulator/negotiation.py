@@ -20,7 +20,7 @@ JSON = "application/json"
 YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 SERVED = (JSON, YAML, PROTOBUF)
-ROUTE_PRODUCES = (JSON, YAML, PROTOBUF, f"{JSON};stream=watch", f"{PROTOBUF};stream=watch")
+STREAMS = (f"{JSON};stream=watch", f"{PROTOBUF};stream=watch")
 META_VERSIONS = ("v1", "v1beta1")
 PARTIAL = "PartialObjectMetadata"
 PARTIAL_LIST = "PartialObjectMetadataList"
@@ -84,18 +84,18 @@ def _clauses(header: str) -> list[_Clause]:
     return sorted(clauses, key=lambda clause: (-clause.quality, clause.type == "*", clause.subtype == "*"))
 
 
-def _route_accepts(header: str) -> bool:
+def _route_accepts(header: str, produces: tuple[str, ...]) -> bool:
     """go-restful's ``matchesAccept``: some listed type, parameters dropped, equals one the route produces."""
     for part in header.split(","):
         media_type = part.split(";", 1)[0].strip(" \t")
-        if media_type == "*/*" or media_type in ROUTE_PRODUCES:
+        if media_type == "*/*" or media_type in produces:
             return True
     return False
 
 
-def route_not_acceptable() -> ApiError:
-    """go-restful's 406 for an ``Accept`` no route of a built-in kind produces."""
-    return ApiError(406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: " + ", ".join(ROUTE_PRODUCES), {})
+def route_not_acceptable(produces: tuple[str, ...]) -> ApiError:
+    """go-restful's 406 for an ``Accept`` the route of a built-in kind does not produce."""
+    return ApiError(406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces), {})
 
 
 def not_acceptable(accepted: tuple[str, ...]) -> ApiError:
@@ -122,12 +122,18 @@ def _conversion(params: Mapping[str, str], media_type: str) -> Representation | 
     return None
 
 
-def negotiate(header: str | None, resource: ResourceType, query: Mapping[str, str], watch: bool = False) -> Representation:
-    """The representation ``Accept: header`` selects for a request on ``resource``; 406 when there is none."""
+def negotiate(
+    header: str | None, resource: ResourceType, query: Mapping[str, str], *, collection_read: bool = False, watch: bool = False
+) -> Representation:
+    """The representation ``Accept: header`` selects for a request on ``resource``; 406 when there is none.
+
+    ``collection_read``: a list or watch, whose route also produces the watch stream types.
+    """
     if not header:
         return PLAIN_JSON
-    if not resource.custom and not _route_accepts(header):
-        raise route_not_acceptable()
+    produces = SERVED + STREAMS if collection_read else SERVED
+    if not resource.custom and not _route_accepts(header, produces):
+        raise route_not_acceptable(produces)
     for clause in _clauses(header):
         for media_type in SERVED:
             main, sub = media_type.split("/")
@@ -141,7 +147,7 @@ def negotiate(header: str | None, resource: ResourceType, query: Mapping[str, st
             if chosen.media_type == PROTOBUF:
                 break  # the simulator cannot encode protobuf: look for another clause
             if watch and chosen.media_type != JSON:
-                raise not_acceptable((f"{JSON};stream=watch", f"{PROTOBUF};stream=watch"))
+                raise not_acceptable(STREAMS)
             if chosen.target == TABLE:
                 return Representation(chosen.media_type, TABLE, chosen.version, include_object(query))
             return chosen
