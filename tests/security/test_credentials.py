@@ -244,3 +244,24 @@ def test_the_targets_credential_never_leaves_the_server(host: Flask, kube: KubeS
     assert credential not in "\n".join(sent)
     assert credential not in debug_logs.text
     assert any(line.startswith("urllib3") and "DEBUG" in line for line in debug_logs.lines)  # DEBUG lines were captured
+
+
+def test_the_example_pages_ignore_such_parameters_without_effect(kube: KubeSimulator, host: Flask) -> None:
+    from .hosts import make_example
+
+    example = make_example(kube)
+    try:
+        viewer = Browser(example, "viewer")
+        query = "?" + "&".join(f"{quote(p)}={quote(v, safe='')}" for p, v in PROBES)
+        plain = viewer.open("/namespaces/demo/configmaps/app-config")
+        probed = viewer.open(f"/namespaces/demo/configmaps/app-config{query}")
+        assert list(probed.components) == list(plain.components)  # the same components, the same scope
+        assert "read-only" in probed.html and 'data-krm-stream="live"' in probed.html
+        editor = probed.component("editor")
+        answer = viewer.post(f"/krm/ui/components/{editor}/actions/save{query}", {}, probed.headers(editor))
+        assert answer.status_code == 400  # refused outright by the krm blueprint
+        answer = viewer.post(f"/krm/ui/components/{editor}/actions/save", {}, {**probed.headers(editor), **IDENTITY_HEADERS})
+        assert answer.status_code == 403 and 'data-krm-outcome="access-denied"' in answer.get_data(as_text=True)
+        viewer.close()
+    finally:
+        shut_down(example)
