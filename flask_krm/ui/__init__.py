@@ -6,6 +6,7 @@ In a template::
     <head>{{ krm_script() }}</head>
     {{ krm.list("target=demo&version=v1&resource=configmaps&namespace=app") }}
     {{ krm.editor(scope, "my-config", fields=["/data", "/metadata/labels"]) }}
+    {{ krm.list(scope, row_actions=[("Delete", "krm_review.delete")]) }}  {# a button on every row #}
 
 :func:`register` adds the UI's routes and template globals to the extension's blueprint:
 
@@ -33,7 +34,7 @@ from .binding import Refusal, bind
 from .channel import channel_response
 from .edits import edit_response
 from .live import PAGE_HEADER, live_editor, live_list
-from .page import EditorSpec
+from .page import EditorSpec, RowAction
 from .state import UiState, init_state, ui_state
 
 if t.TYPE_CHECKING:
@@ -44,6 +45,7 @@ __all__ = [
     "EditorAction",
     "EditorActions",
     "EditorContext",
+    "RowAction",
     "UiState",
     "krm_script",
     "register",
