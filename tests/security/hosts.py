@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-import re
 import secrets
 import typing as t
 from collections.abc import Callable, Iterable, Mapping
@@ -485,12 +484,6 @@ def leaks(needles: Iterable[str], *haystacks: str | bytes) -> list[str]:
     """The needles found in any haystack (bytes read as UTF-8)."""
     texts = [h.decode("utf-8", "replace") if isinstance(h, bytes) else h for h in haystacks]
     return [needle for needle in needles if any(needle in text for text in texts)]
-
-
-def partial_body(text: str, target: str) -> str:
-    """The inner HTML of the last ``<hx-partial hx-target="#target">`` in ``text``."""
-    found = re.findall(rf'<hx-partial hx-target="#{re.escape(target)}"[^>]*>(.*?)</hx-partial>', text, re.S)
-    return found[-1] if found else ""
 
 
 def csrf_headers(token: str | None, page_id: str | None = None) -> dict[str, str]:

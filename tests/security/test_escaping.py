@@ -39,7 +39,6 @@ from .hosts import (
     event_types,
     make_example,
     Browser,
-    Page,
     Recorder,
     Stream,
     configmap,
