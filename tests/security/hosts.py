@@ -82,7 +82,9 @@ _PAGE = (
     "<body>BODY</body></html>"
 )
 HOST_PAGES: t.Final = {
-    "/list": _PAGE.replace("BODY", "{{ krm.list(scope, projection=projection, columns=columns, link=link) }}"),
+    "/list": _PAGE.replace(
+        "BODY", "{{ krm.list(scope, projection=projection, columns=columns, link=link, row_actions=row_actions) }}"
+    ),
     "/edit": _PAGE.replace("BODY", "{{ krm.editor(scope, name, projection=projection, policy=policy) }}"),
     "/both": _PAGE.replace(
         "BODY",
@@ -175,6 +177,7 @@ def _page_view(template: str) -> Callable[[], str]:
                 policy=request.args.getlist("policy") or None,
                 columns=request.args.getlist("column") or None,
                 link=request.args.get("link") or None,
+                row_actions=[("Delete", "krm_review.delete")] if request.args.get("delete") else None,
             )
         except ValueError:  # the host's own input check: a scope or argument that describes nothing
             abort(400)

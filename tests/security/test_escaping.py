@@ -207,8 +207,10 @@ def test_hostile_objects_render_as_text_in_lists_editors_and_channels(host: Flas
     text = assert_inert(page.html, "the page")
     for payload in (P1, P2, P3, P4, P5):
         assert payload in text or payload in html.unescape(page.html), f"{payload!r} is not shown"
-    linked = browser.open(page_url("/list", evil_scope(), link="/objects/{namespace}/{name}"))
+    linked = browser.open(page_url("/list", evil_scope(), link="/objects/{namespace}/{name}", delete="1"))
     assert_inert(linked.html, "the linked list")
+    row_uids = [json.loads(html.unescape(v))["uid"] for v in re.findall(r"hx-vals='([^']*)'", linked.html) if "uid" in html.unescape(v)]
+    assert sorted(row_uids) == sorted(o["metadata"]["uid"] for o in upstream.objects)  # hostile uids stay data
     links = [html.unescape(h) for h in re.findall(r'href="([^"]*)"', linked.html) if h.startswith("/objects/")]
     assert len(links) == len(upstream.objects)
     assert all(re.fullmatch(r"/objects/app/[A-Za-z0-9%._~-]+", link) for link in links), links  # every name URL-encoded
