@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
@@ -127,6 +127,11 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def _keep(value: Any) -> Any:
+    """No copy (:func:`project` with ``share``)."""
+    return value
+
+
 def _digest(value: Any) -> bytes:
     text = _CANONICAL.encode(value)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=_DIGEST_KEY, digest_size=16).digest()
@@ -136,8 +141,13 @@ def _is_core_secret(raw: Mapping[str, Any]) -> bool:
     return raw.get("kind") == "Secret" and raw.get("apiVersion") == "v1"
 
 
-def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION) -> Projected:
+def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bool = False) -> Projected:
     """Apply projection ``name`` to ``raw`` (an upstream object). ``raw`` is not modified.
+
+    The result shares nothing with ``raw``, unless ``share``: then the values the projection keeps
+    as they are (everything but the top-level map, ``metadata`` and a filtered ``annotations``) are
+    ``raw``'s own, which is only for objects nobody ever mutates (a watch's cache) and a result
+    nobody mutates either.
 
     Raises :class:`UnknownProjection` for an unknown name and ``TypeError`` when ``raw`` is not a
     mapping.
@@ -146,11 +156,12 @@ def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION) -> Projected
     if not isinstance(raw, Mapping):
         raise TypeError("an object to project must be a mapping")
     redact = name != RAW and _is_core_secret(raw)
+    copy = _keep if share else _copy
     out: dict[str, Any] = {}
     hidden: list[tuple[str, bytes]] = []
     for key, value in raw.items():
         if key == "metadata" and isinstance(value, Mapping):
-            out[key] = _project_metadata(value)
+            out[key] = _project_metadata(value, copy)
         elif key == "status" and name == SPEC:
             continue
         elif redact and key in _SECRET_FIELDS:
@@ -158,7 +169,7 @@ def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION) -> Projected
             if kept is not _REMOVED:
                 out[key] = kept
         else:
-            out[key] = _copy(value)
+            out[key] = copy(value)
     hidden.sort(key=lambda item: item[0])
     return Projected(out, tuple(path for path, _ in hidden), tuple(hidden))
 
@@ -181,7 +192,7 @@ def _withhold(key: str, value: Any, hidden: list[tuple[str, bytes]]) -> Any:
     return _REMOVED
 
 
-def _project_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+def _project_metadata(metadata: Mapping[str, Any], copy: Callable[[Any], Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         if key == "managedFields":
@@ -189,9 +200,9 @@ def _project_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
         if key == "annotations" and isinstance(value, Mapping) and LAST_APPLIED_ANNOTATION in value:
             kept = {k: v for k, v in value.items() if k != LAST_APPLIED_ANNOTATION}
             if kept:  # emptied by the projection: removed; sent empty: kept (below)
-                out[key] = _copy(kept)
+                out[key] = {k: copy(v) for k, v in kept.items()}
             continue
-        out[key] = _copy(value)
+        out[key] = copy(value)
     return out
 
 

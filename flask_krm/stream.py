@@ -121,9 +121,10 @@ _NOT_YET: Final[Any] = object()
 
 
 class _Known:
-    """What one connection knows of one uid: the high-water resourceVersion and the visible key
-    (content key and redaction records) delivered in the current cycle, both ``None`` before its
-    first admitted upsert in the cycle, and the redaction revisions, which survive cycles.
+    """What one connection knows of one uid: the high-water resourceVersion and what it last
+    delivered (a view and its redaction records: the visible key) in the current cycle, both
+    ``None`` before its first admitted upsert in the cycle, and the redaction revisions, which
+    survive cycles.
 
     Immutable and compared by identity: engines in the same state for a uid hold the same instance,
     so a step computed for one of them serves every other (see :class:`SharedProjections`).
@@ -131,7 +132,7 @@ class _Known:
 
     __slots__ = ("rv", "delivered", "revisions", "_carried")
 
-    def __init__(self, rv: object, delivered: tuple[bytes, _Records] | None, revisions: Revisions | None) -> None:
+    def __init__(self, rv: object, delivered: tuple[_View, _Records] | None, revisions: Revisions | None) -> None:
         self.rv: Final = rv
         self.delivered: Final = delivered
         self.revisions: Final = revisions
@@ -153,16 +154,29 @@ _Outcome: TypeAlias = tuple["_Known | None", "Upsert | None"]
 
 
 class _View:
-    """One raw object under one projection: the projection, its content key, and the upsert events
-    made of it (one per event type and redaction records), encoded into ``bodies`` when shared."""
+    """One raw object under one projection: the projection, its content key (computed when first
+    compared), and the upsert events made of it (one per event type and redaction records),
+    encoded into ``bodies`` when shared."""
 
-    __slots__ = ("projected", "content", "_upserts", "_bodies")
+    __slots__ = ("projected", "_content", "_upserts", "_bodies")
 
     def __init__(self, raw: Mapping[str, Any], projection: str, bodies: dict[int, Pair] | None) -> None:
-        self.projected: Final = project(raw, projection)
-        self.content: Final = content_key(self.projected)
+        # shared raw objects are never mutated, and neither are the events made of them
+        self.projected = project(raw, projection, share=bodies is not None)
+        self._content: bytes | None = None
         self._upserts: dict[tuple[str, _Records], Upsert] = {}
         self._bodies = bodies
+
+    @property
+    def content(self) -> bytes:
+        """The content key (:func:`flask_krm.projection.content_key`)."""
+        if self._content is None:
+            self._content = content_key(self.projected)
+        return self._content
+
+    def looks_like(self, other: _View) -> bool:
+        """A consumer cannot tell the two apart, apart from the resourceVersion."""
+        return self is other or self.content == other.content
 
     def upsert(self, kind: _UpsertKind, records: _Records) -> Upsert:
         event = self._upserts.get((kind, records))
@@ -173,10 +187,15 @@ class _View:
         return event
 
     def discard(self) -> None:
-        """Drop the encoded bodies of this view's events (the object was replaced or deleted)."""
+        """The object was replaced or deleted: keep only the content key, which connections that
+        delivered this view still compare with."""
+        if self._content is None:
+            self._content = content_key(self.projected)
         if self._bodies is not None:
             for event in self._upserts.values():
                 self._bodies.pop(id(event), None)
+        self._upserts = {}
+        del self.projected
 
 
 class _Object:
@@ -216,9 +235,9 @@ class _Object:
                 return known, None  # older than what this cycle already admitted: dropped
         view = self.view(projection)
         revisions, records = next_revisions(known.revisions if known else None, view.projected)
-        key = (view.content, records)  # the visible key (projection.visible_key) in two parts
-        after = _Known(self.rv, key, revisions)
-        if known is not None and known.delivered == key:
+        after = _Known(self.rv, (view, records), revisions)
+        delivered = known.delivered if known is not None else None
+        if delivered is not None and delivered[1] == records and delivered[0].looks_like(view):
             return after, None  # nothing a consumer can see has changed
         return after, view.upsert(kind, records)
 
@@ -464,6 +483,8 @@ class StreamEngine:
             after, event = entry.step(self.projection, kind, known)
         else:  # a uid deleted in this cycle: its deletion's resourceVersion is the mark
             after, event = entry.admit(self.projection, kind, known, self._deleted[uid])
+        if shared is None:
+            entry.discard()  # a view of this engine's own: only its content key is kept
         if after is not known and after is not None:
             self._known[uid] = after
         if event is not None:

@@ -134,6 +134,22 @@ def test_the_input_is_never_mutated_and_nothing_is_shared(name: str) -> None:
         assert raw == before
 
 
+@pytest.mark.parametrize("name", PROJECTIONS)
+def test_a_shared_projection_is_the_same_projection_reusing_the_kept_values(name: str) -> None:
+    for raw in (deployment(), secret({"a": "b"}, stringData={"c": "d"}), body("deploy-web.v1")):
+        before = copy.deepcopy(raw)
+        shared, copied = project(raw, name, share=True), project(raw, name)
+        assert raw == before
+        assert shared == copied and shared.hidden == copied.hidden
+        assert shared.object is not raw and shared.object["metadata"] is not raw["metadata"]
+        for key, value in shared.object.items():
+            if key != "metadata" and isinstance(value, (dict, list)):
+                assert value is raw[key], f"{key} is kept as it is: not copied"
+        assert "managedFields" not in shared.object["metadata"]
+        annotations = shared.object["metadata"].get("annotations")
+        assert annotations is None or LAST_APPLIED_ANNOTATION not in annotations
+
+
 def test_a_mapping_is_required() -> None:
     with pytest.raises(TypeError):
         project(["not", "an", "object"], FULL)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import flask_krm.stream
+from flask_krm import projection
 from flask_krm.events import Event, Redaction, Upsert
 from flask_krm.principal import Principal
 from flask_krm.scope import Scope
@@ -44,11 +45,10 @@ def test_each_object_is_projected_once_per_projection(
     make_hub: HubFactory, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[int, str]] = []
-    project = flask_krm.stream.project
 
-    def counting(raw: Any, name: str) -> Any:
+    def counting(raw: Any, name: str, **options: Any) -> Any:
         calls.append((id(raw), name))
-        return project(raw, name)
+        return projection.project(raw, name, **options)
 
     monkeypatch.setattr(flask_krm.stream, "project", counting)
     for name in ("a", "b", "c"):
