@@ -1,4 +1,5 @@
-"""KubeSimulator's options: users and RBAC at start-up, added users, the history window, the bookmark interval."""
+"""KubeSimulator's options: users and RBAC at start-up, added users, history and compaction, the bookmark interval,
+how long a read waits for a future resourceVersion."""
 
 from __future__ import annotations
 
@@ -74,3 +75,34 @@ def test_a_closed_watch_connection_ends_the_watch(kube: KubeSimulator, namespace
         while kube.open_watches():
             assert time.monotonic() < deadline, "the watch outlived its connection"
             time.sleep(0.02)
+
+
+def test_history_is_kept_from_start_up() -> None:
+    with KubeSimulator() as kube, kube.api_client() as admin:
+        with watch(admin, "/api/v1/namespaces", resourceVersion="1") as events:
+            first = events.next()
+    assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == "default"
+
+
+def test_periodic_compaction() -> None:
+    """Each compaction forgets the history up to the version the previous one saw, as kube-apiserver compacts etcd."""
+    with KubeSimulator(compaction_interval=0.05) as kube, kube.api_client() as admin:
+        request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "c"}})
+        old = _create(admin, "c", "a")["metadata"]["resourceVersion"]
+        _create(admin, "c", "b")
+        application = kube.application
+        assert application is not None
+        deadline = time.monotonic() + 5
+        while kube.call(lambda: application.store.horizon) <= int(old):
+            assert time.monotonic() < deadline, "no compaction passed the old version"
+            time.sleep(0.02)
+        with watch(admin, "/api/v1/namespaces/c/configmaps", resourceVersion=old) as events:
+            assert events.next()["object"]["code"] == 410
+
+
+def test_resource_version_wait() -> None:
+    with KubeSimulator(resource_version_wait=0.05) as kube, kube.api_client() as admin:
+        started = time.monotonic()
+        reply = request(admin, "GET", "/api/v1/namespaces/default", query=[("resourceVersion", "999999")])
+        assert reply.status == 504 and reply.body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+        assert time.monotonic() - started < 2

@@ -223,6 +223,13 @@ def test_strategic_merge_list_directives(admin: kubernetes.client.ApiClient, nam
     assert "env" not in without_env["containers"][0]
 
 
+def test_patch_items_keep_their_order_among_the_servers(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    path = _deployment(admin, namespace, {"containers": [{"name": name, "image": "registry.k8s.io/pause:3.9"} for name in "abcd"]})
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "d"}, {"name": "x", "image": "registry.k8s.io/pause:3.9"}, {"name": "b"}]}}}}
+    spec = _pod_spec(_patch(admin, path, patch, STRATEGIC))
+    assert [container["name"] for container in spec["containers"]] == ["a", "c", "d", "x", "b"]
+
+
 def test_set_element_order(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     path = _deployment(admin, namespace, {"containers": [{"name": name, "image": "registry.k8s.io/pause:3.9"} for name in ("a", "b", "c")]})
     patch = {"spec": {"template": {"spec": {
@@ -326,3 +333,13 @@ def test_force_is_only_for_apply(admin: kubernetes.client.ApiClient, namespace: 
     assert reply.status == 422
     assert reply.body["message"] == 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch'
     assert reply.body["details"]["causes"] == [{"reason": "FieldValueForbidden", "message": "Forbidden: may not be specified for non-apply patch", "field": "force"}]
+
+
+def test_field_managers_are_validated(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]) -> None:
+    long = _patch(admin, _configmap(namespace), {"data": {}}, "application/merge-patch+json", fieldManager="m" * 129)
+    assert long.status == 422
+    assert long.body["message"] == 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes'
+    assert long.body["details"]["causes"] == [{"reason": "FieldValueTooLong", "message": "Too long: may not be more than 128 bytes", "field": "fieldManager"}]
+    control = request(admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("b"), query=[("fieldManager", "a\tb")])
+    assert control.status == 422
+    assert control.body["message"] == 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\tb": invalid character U+0009 (at position 1)'

@@ -250,3 +250,9 @@ def test_a_yaml_watch_is_not_acceptable(admin: kubernetes.client.ApiClient, name
     assert yaml.safe_load(caught.value.body)["message"] == (
         "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
     )
+
+
+def test_a_metadata_list_watch_sends_nothing(admin: kubernetes.client.ApiClient, namespace: str, created: list[dict[str, Any]]) -> None:
+    """Each event of such a watch fails to convert, and kube-apiserver drops it."""
+    with watch(admin, _path(namespace), accept=PARTIAL_LIST, timeoutSeconds=1) as events:
+        assert events.rest() == []

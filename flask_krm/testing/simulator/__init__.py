@@ -15,19 +15,22 @@ so callers may or may not be monkey-patched; the store lives on that hub and eve
 (faults, ``demo_step``, ``add_user``, ``call``) is marshalled onto it.
 
 What it serves, shaped and worded as kube-apiserver 1.37 does (the contract suite in
-``tests/contract`` passes against both): discovery; namespaces, configmaps, secrets, deployments
-(with ``/status``), RBAC roles and bindings (which also drive authorization), Flunders
-(``wardle.example.com/v1alpha1``, status subresource, and their CRD read-only), SubjectAccessReview
-and SelfSubjectAccessReview. One global resourceVersion; lists with selectors, pagination and
-resourceVersion semantics; watches with bookmarks, streaming lists and a bounded history
-(410 Expired as an ERROR event on a watch, HTTP 410 on a list); merge patch only (other patch
-types are 415); optimistic concurrency, preconditions, finalizers, immutable fields, no-op
-writes, managedFields; bearer tokens, RBAC and (constrained) impersonation.
+``tests/contract`` passes against both): discovery (verbs, storageVersionHash, categories);
+namespaces, configmaps, secrets, deployments (with ``/status``), RBAC roles and bindings (which
+also drive authorization), Flunders (``wardle.example.com/v1alpha1``, status subresource, and their
+CRD read-only), SubjectAccessReview and SelfSubjectAccessReview. One global resourceVersion; lists
+with selectors, pagination and resourceVersion semantics (a future version is waited for, then
+504); watches with bookmarks and streaming lists; the history kept since start-up until a
+compaction (every 5 minutes, or ``faults.compact()``: then 410 Expired, an ERROR event on a
+watch); merge, JSON and strategic merge patches; ``dryRun=All``; deletecollection; ``Accept``
+negotiation (JSON, YAML, ``PartialObjectMetadata(List)``, ``Table``, 406); optimistic concurrency,
+preconditions, finalizers, immutable fields, no-op writes, managedFields; bearer tokens, RBAC and
+(constrained) impersonation.
 
-Known differences: no strategic-merge, JSON or apply patches, no dryRun (refused), no
-deletecollection, no field validation directives (unknown fields are dropped silently), the
-namespace controller empties a deleted namespace at once, managedFields own lists as a whole,
-and CRDs cannot be created.
+Known differences (``docs/real-kubernetes.md`` has the list): server-side apply is refused (415),
+protobuf is never served, field validation directives are ignored (unknown fields are dropped
+silently), CRD schemas are not enforced and CRDs cannot be created, managedFields own lists as a
+whole, and the namespace controller empties a deleted namespace at once.
 """
 
 from __future__ import annotations
