@@ -9,8 +9,11 @@ import kubernetes.client
 import pytest
 
 from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.testing.simulator.catalog import CONFIGMAPS
+from flask_krm.testing.simulator.errors import ApiError
 from flask_krm.testing.simulator.json_patch import PatchFailed, apply_json_patch
 from flask_krm.testing.simulator.patch_meta import patch_meta
+from flask_krm.testing.simulator.patches import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, patched_object
 from flask_krm.testing.simulator.strategic_merge_patch import StrategicMergeError, strategic_merge
 from tests.contract.kube import configmap, request
 
@@ -81,6 +84,16 @@ def test_json_patch_tells_numbers_from_booleans() -> None:
     with pytest.raises(PatchFailed):
         apply_json_patch({"spec": {"n": 1}}, [{"op": "test", "path": "/spec/n", "value": 1.0}])
     assert apply_json_patch({"spec": {"n": 1}}, [{"op": "test", "path": "/spec/n", "value": 1}]) == {"spec": {"n": 1}}
+
+
+def test_a_null_patch() -> None:
+    """As kube-apiserver answers ``null``: nothing to do for JSON and strategic merge patches, 400 for a merge patch."""
+    existing = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "a"}, "data": {"k": "v"}}
+    assert patched_object(CONFIGMAPS, existing, JSON_PATCH, None) == existing
+    assert patched_object(CONFIGMAPS, existing, STRATEGIC_MERGE_PATCH, None) == existing
+    with pytest.raises(ApiError) as refused:
+        patched_object(CONFIGMAPS, existing, MERGE_PATCH, None)
+    assert (refused.value.code, refused.value.message) == (400, "Invalid JSON Patch")
 
 
 @pytest.fixture(scope="module")

@@ -303,6 +303,13 @@ def test_the_typed_helpers_send_dicts_as_strategic_merge_and_lists_as_json_patch
     assert operated.data == {"y": "two", "z": "3"}
 
 
+@pytest.mark.parametrize("content_type", [JSON_PATCH, "application/merge-patch+json", STRATEGIC])
+def test_an_empty_patch_body(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any], content_type: str) -> None:
+    reply = request(admin, "PATCH", _configmap(namespace), headers=[("Content-Type", content_type)])
+    assert reply.status == 400
+    assert reply.body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "invalid JSON patch", "reason": "BadRequest", "code": 400}
+
+
 def test_unknown_patch_content_types_of_built_in_kinds(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]) -> None:
     reply = _patch(admin, _configmap(namespace), {"data": {}}, "application/json")
     assert reply.status == 415

@@ -207,20 +207,12 @@ class ApiServer:
             options = ListOptions.parse(query, resource)
             if options.send_initial_events is not None and self.faults.refuses_streaming_list(resource.api_version):
                 raise invalid(LIST_OPTIONS_KIND, "", [FieldError.forbidden("sendInitialEvents", WATCH_LIST_DISABLED)])
-            _object_version(options.resource_version)
+            _object_version(options.resource_version)  # refuses one that is not a number
             return self._watch(resource, list_namespace, options, environ.get(CONNECTION), start_response, representation)
         if request.verb == "deletecollection":
             options = ListOptions.parse(query, resource)
             deletion, _ = delete_options(query_lists, _read_json(environ))
-            listed = list_body(self.store, resource, list_namespace, options)
-            for item in listed["items"]:
-                try:
-                    item_namespace = item["metadata"].get("namespace", "")
-                    self.registry.delete(resource, item_namespace, item["metadata"]["name"], Preconditions(), dry_run=deletion.dry_run)
-                except ApiError as error:
-                    if error.code != 404:
-                        raise
-            return respond(200, listed)
+            return respond(200, self._delete_collection(resource, list_namespace, options, deletion.dry_run))
 
         def manager_of(chosen: str) -> str:
             return chosen or manager_from_user_agent(environ.get("HTTP_USER_AGENT", ""))
@@ -256,6 +248,18 @@ class ApiServer:
         if self.faults.take_lost_write_response():
             raise ConnectionDropped()
         return respond(code, result)
+
+    def _delete_collection(self, resource: ResourceType, namespace: str | None, options: ListOptions, dry_run: bool) -> Object:
+        """Delete what a list with ``options`` returns (one by one, finalizers respected); answer that list."""
+        listed = list_body(self.store, resource, namespace, options)
+        for item in listed["items"]:
+            metadata = item["metadata"]
+            try:
+                self.registry.delete(resource, metadata.get("namespace", ""), metadata["name"], Preconditions(), dry_run=dry_run)
+            except ApiError as error:
+                if error.code != 404:
+                    raise
+        return listed
 
     def _await_version(self, requested: int) -> None:
         """Wait until the store reaches ``requested`` (as the watch cache does), else 504 ``Too large resource version``."""

@@ -51,21 +51,23 @@ def decode_body(raw: bytes) -> Any:
 def patched_object(resource: ResourceType, existing: Object, patch_type: str, patch: Any) -> Object:
     """``existing`` (not modified) after ``patch``, decoded as ``resource``'s kind."""
     if patch_type == JSON_PATCH:
-        operations = decode_json_patch(patch)
+        operations = decode_json_patch([] if patch is None else patch)
         try:
             result = apply_json_patch(existing, operations)
         except PatchFailed:
             raise rejected() from None
         return _decoded(resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False)
     if patch_type == STRATEGIC_MERGE_PATCH:
-        if not isinstance(patch, dict):
+        if patch is not None and not isinstance(patch, dict):
             raise bad_request(f"json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}")
-        merging = copy.deepcopy(patch)
+        merging = copy.deepcopy(patch) if patch is not None else {}
         try:
             result = strategic_merge(existing, merging, patch_meta(resource.kind))
         except StrategicMergeError as error:
             raise _merge_failure(error) from None
         return _decoded(resource, _unknown_fields_dropped(result), lambda: go_print(merging), True)
+    if patch is None:
+        raise bad_request("Invalid JSON Patch")  # the merge patch library's refusal of a null patch
     if not isinstance(patch, dict):
         raise bad_request(
             f"error decoding patch: json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}"
