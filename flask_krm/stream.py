@@ -42,7 +42,7 @@ per connection is the state: ordering, suppression, redaction revisions, cycles.
 from __future__ import annotations
 
 import logging
-from collections.abc import Container, Mapping
+from collections.abc import Container, Mapping, Sequence
 from typing import Any, Final, Literal, NoReturn, TypeAlias
 
 from .events import (
@@ -74,6 +74,7 @@ from .versions import Ordering, compare, is_decimal, unorderable_message
 __all__ = [
     "StreamEngine",
     "SharedProjections",
+    "feed_each",
     "Pair",
     "Ordering",
     "PARTIAL_KINDS",
@@ -395,10 +396,13 @@ class StreamEngine:
         except _Abandoned:
             pass
         except Exception as exc:  # never let a malformed upstream event escape
-            _log_failure(op, exc)
-            out.append(_INTERNAL_FAILURE)
-            self.closed = True
+            self._failed(op, exc, out)
         return out
+
+    def _failed(self, op: SourceOp, exc: Exception, out: list[Event]) -> None:
+        _log_failure(op, exc)
+        out.append(_INTERNAL_FAILURE)
+        self.closed = True
 
     # ------------------------------------------------------------------------ the op kinds --
 
@@ -462,20 +466,22 @@ class StreamEngine:
     # ---------------------------------------------------------------------------- objects --
 
     def _upsert(self, kind: _UpsertKind, obj: object, out: list[Event]) -> None:
-        metadata = _metadata(obj)
-        uid = metadata.get("uid") if metadata is not None else None
-        if (
-            metadata is None
-            or not isinstance(uid, str)
-            or not uid
-            or not isinstance(obj, Mapping)
-            or obj.get("kind") in PARTIAL_KINDS
-        ):
+        trusted = _trusted(obj)
+        if trusted is None:
             self._resnapshot(out)  # metadata-only or identity-less: never forwarded
+        uid, raw, metadata = trusted
         if not self._in_scope(metadata):
             return
         shared = self.shared
-        entry = shared._object(uid, obj, metadata) if shared is not None else _Object(obj, metadata, None)
+        if shared is not None:
+            self._step(shared._object(uid, raw, metadata), uid, kind, out)
+        else:
+            entry = _Object(raw, metadata, None)
+            self._step(entry, uid, kind, out)
+            entry.discard()  # a view of this engine's own: only its content key is kept
+
+    def _step(self, entry: _Object, uid: str, kind: _UpsertKind, out: list[Event]) -> None:
+        """An upsert of a trusted, in-scope object: ordering, revisions, suppression."""
         if self.ordering is Ordering.STRICT and not entry.decimal:
             self._terminal(out, StreamError("INTERNAL", unorderable_message(entry.rv), terminal=True))
         known = self._known.get(uid)
@@ -483,8 +489,6 @@ class StreamEngine:
             after, event = entry.step(self.projection, kind, known)
         else:  # a uid deleted in this cycle: its deletion's resourceVersion is the mark
             after, event = entry.admit(self.projection, kind, known, self._deleted[uid])
-        if shared is None:
-            entry.discard()  # a view of this engine's own: only its content key is kept
         if after is not known and after is not None:
             self._known[uid] = after
         if event is not None:
@@ -548,6 +552,60 @@ class StreamEngine:
         out.append(error)
         self.closed = True
         raise _Abandoned
+
+
+def feed_each(engines: Sequence[StreamEngine], op: SourceOp) -> list[list[Event]]:
+    """``[engine.feed(op) for engine in engines]``, with the work per engine cut down for a live
+    upsert on engines that share their projections: the object is checked and looked up once, and
+    each engine in a live cycle only takes its step (memoized per state, see
+    :class:`SharedProjections`)."""
+    upsert = _UPSERT_KINDS.get(op.type) if isinstance(op, Change) else None
+    trusted = _trusted(op.object) if isinstance(op, Change) and upsert is not None else None
+    if upsert is None or trusted is None:
+        return [engine.feed(op) for engine in engines]
+    uid, raw, metadata = trusted
+    shared: SharedProjections | None = None
+    entry: _Object | None = None
+    scope: Scope | None = None
+    in_scope = False
+    out: list[list[Event]] = []
+    for engine in engines:
+        if engine.shared is None or not engine.synced:
+            out.append(engine.feed(op))  # its own work, or nothing to take (awaiting, closed)
+            continue
+        if entry is None or engine.shared is not shared:
+            shared = engine.shared
+            entry = shared._object(uid, raw, metadata)
+        if engine.scope is not scope:  # the engines of one watch share one scope
+            scope = engine.scope
+            in_scope = engine._in_scope(metadata)
+        events: list[Event] = []
+        if in_scope:
+            try:
+                engine._step(entry, uid, upsert, events)
+            except _Abandoned:
+                pass
+            except Exception as exc:  # as feed does
+                engine._failed(op, exc, events)
+        out.append(events)
+    return out
+
+
+_UPSERT_KINDS: Final[Mapping[str, _UpsertKind]] = {"ADDED": "added", "MODIFIED": "modified"}
+
+
+def _trusted(obj: object) -> tuple[str, Mapping[str, Any], Mapping[str, Any]] | None:
+    """An object's uid, itself and its metadata, or ``None`` when it cannot be trusted: not a
+    mapping, without a ``metadata`` map or a non-empty string uid, or metadata-only."""
+    if not (isinstance(obj, dict) or isinstance(obj, Mapping)):
+        return None
+    metadata = obj.get("metadata")
+    if not (isinstance(metadata, dict) or isinstance(metadata, Mapping)):
+        return None
+    uid = metadata.get("uid")
+    if not isinstance(uid, str) or not uid or obj.get("kind") in PARTIAL_KINDS:
+        return None
+    return uid, obj, metadata
 
 
 def _metadata(obj: object) -> Mapping[str, Any] | None:
