@@ -15,7 +15,7 @@ from flask_krm.events import Event, Redaction, Upsert, encode_body
 from flask_krm.ops import Change, ContinuityLost, Snapshot, SourceOp
 from flask_krm.projection import PROJECTIONS
 from flask_krm.scope import Scope
-from flask_krm.stream import SharedProjections, StreamEngine
+from flask_krm.stream import SharedProjections, StreamEngine, feed_each
 from flask_krm.versions import Ordering
 from tests.test_stream_properties import actions, history
 
@@ -180,9 +180,9 @@ JOINERS = st.lists(
 
 @given(st.lists(actions(), max_size=25), JOINERS)
 def test_sharing_changes_no_event(steps: list[tuple[Any, ...]], joiners: list[tuple[int, str, Ordering]]) -> None:
-    """Engines joining at any point, under any projection and ordering, emit exactly what engines
-    of their own emit (events and bytes), and the engines of one projection that joined together
-    hand out the same event objects."""
+    """Engines joining at any point, under any projection and ordering, fed one by one or together
+    (``feed_each``), emit exactly what engines of their own emit (events and bytes), and the
+    engines of one projection that joined together hand out the same event objects."""
     ops, _ = history(steps, final_announced=False)
     shared = SharedProjections()
     # each joiner twice over (two connections in one state), and a reference engine of its own
@@ -191,14 +191,42 @@ def test_sharing_changes_no_event(steps: list[tuple[Any, ...]], joiners: list[tu
     ]
     alone = [StreamEngine(SCOPE, projection, ordering) for _, projection, ordering in joiners]
     for position, op in enumerate(ops):
-        for (joined, _, _), pair, reference in zip(joiners, sharing, alone):
-            if position < joined:
-                continue  # not connected yet: it sees the stream from its first snapshot on
-            expected = reference.feed(op)
-            first, second = pair[0].feed(op), pair[1].feed(op)
+        connected = [n for n, (joined, _, _) in enumerate(joiners) if position >= joined]
+        # the first of each pair fed alone, the second ones (and the references) all together
+        together = feed_each([sharing[n][1] for n in connected] + [alone[n] for n in connected], op)
+        for n, second, expected in zip(connected, together, together[len(connected) :]):
+            first = sharing[n][0].feed(op)
             assert first == expected and second == expected
             assert all(a is b for a, b in zip(first, second) if isinstance(a, Upsert))
             for event in first:
                 if isinstance(event, Upsert):
                     body = shared.pair(event)
                     assert body is not None and body[1] == encode_body(event)
+
+
+def test_feed_each_is_feed_per_engine_whatever_the_engine() -> None:
+    shared = SharedProjections()
+    closed = StreamEngine(SCOPE, FULL, shared=shared)
+    engines = [
+        StreamEngine(SCOPE, FULL, shared=shared),
+        StreamEngine(SCOPE, FULL),  # no shared projections
+        StreamEngine(SCOPE, FULL, shared=shared),  # never snapshotted: awaiting
+        closed,
+        StreamEngine(Scope(target="demo", version="v1", resource="configmaps", namespace="other"), FULL, shared=shared),
+        StreamEngine(SCOPE, FULL, Ordering.LENIENT, shared=shared),
+    ]
+    snapshot = Snapshot([cm("a", "1")])
+    for engine in engines[:2] + engines[3:]:
+        engine.feed(snapshot)
+    closed.feed(Change("MODIFIED", cm("a", "")))  # strict: an empty resourceVersion ends it
+    assert closed.closed
+    events = feed_each(engines, Change("MODIFIED", cm("a", "", "w")))
+    assert [[getattr(e, "code", e.type) for e in each] for each in events] == [
+        ["INTERNAL"],
+        ["INTERNAL"],
+        [],
+        [],
+        [],
+        ["modified"],
+    ]
+    assert engines[0].closed and not engines[5].closed
