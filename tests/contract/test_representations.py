@@ -256,3 +256,16 @@ def test_a_metadata_list_watch_sends_nothing(admin: kubernetes.client.ApiClient,
     """Each event of such a watch fails to convert, and kube-apiserver drops it."""
     with watch(admin, _path(namespace), accept=PARTIAL_LIST, timeoutSeconds=1) as events:
         assert events.rest() == []
+
+
+def test_the_selector_cell_of_a_deployment(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    labels = {"app": "web", "tier": "front", "zone": "a", "owner": "me"}
+    selector = {"matchLabels": {"tier": "front", "app": "web"}, "matchExpressions": [
+        {"key": "zone", "operator": "In", "values": ["b", "a"]}, {"key": "canary", "operator": "DoesNotExist"},
+        {"key": "env", "operator": "NotIn", "values": ["dev"]}, {"key": "owner", "operator": "Exists"}]}
+    body = {"metadata": {"name": "sel"}, "spec": {"selector": selector, "template": {"metadata": {"labels": labels}, "spec": {
+        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}}
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    assert request(admin, "POST", path, body=body).status == 201
+    cells = request(admin, "GET", f"{path}/sel", accept=TABLE).body["rows"][0]["cells"]
+    assert cells[7] == "app=web,!canary,env notin (dev),owner,tier=front,zone in (a,b)"

@@ -25,7 +25,6 @@ class WriteOptions:
 
     dry_run: bool = False
     field_manager: str = ""
-    force: bool | None = None
 
 
 def options_kind(kind: str) -> GroupKind:
@@ -72,7 +71,7 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
     errors += _field_manager_errors(manager) + _dry_run_errors(dry_run)
     if errors:
         raise invalid(options_kind(kind), "", errors)
-    return WriteOptions(dry_run=bool(dry_run), field_manager=manager, force=force)
+    return WriteOptions(dry_run=bool(dry_run), field_manager=manager)
 
 
 def delete_options(query: Query, body: Any) -> tuple[WriteOptions, Mapping[str, Any]]:
