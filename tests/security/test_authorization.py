@@ -350,12 +350,6 @@ def test_unknown_and_foreign_page_ids_reach_nothing(host: Flask, browser: Browse
     other.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="flask_krm/upstream/hub.py authorizes a subscriber when it subscribes (and, under the service identity,"
-    " on a timer) but not again at a new snapshot cycle (inventory H2): after a revocation, a relisted per-user"
-    " watch keeps streaming to the revoked principal",
-)
 def test_a_revocation_ends_the_stream_at_its_next_snapshot_cycle(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
     events = stream(browser, scope()).until(synced)
     recorder.deny = lambda call: call.scope.namespace == OPEN
