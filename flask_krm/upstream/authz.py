@@ -4,8 +4,9 @@ An authorizer is a callable ``authorize(principal, scope, projection) -> bool``:
 ``False`` refuses with ``FORBIDDEN``, and raising :class:`AccessDenied` refuses with a chosen code
 (``FORBIDDEN`` or ``UNAUTHENTICATED``) and message. Any other exception is a decision that could
 not be made: the hub ends that stream with a terminal ``INTERNAL`` and never treats it as an allow.
-The hub calls the authorizer before a subscriber receives anything and, for watches shared under
-the service identity, again on a timer.
+The hub calls the authorizer before a subscriber receives anything, again before each new snapshot
+cycle of that subscriber (a relist, an overflow resync, a recovery after an outage) and, for watches
+shared under the service identity, on a timer.
 """
 
 from __future__ import annotations

@@ -20,8 +20,11 @@ subscriber). What a subscriber adds per event is bookkeeping and a reference in 
 - Snapshots are built lazily by the subscriber's own reader, so the pump never waits on a large
   snapshot and a reader that stalls costs nothing until it reads again.
 - The watch stops ``linger`` seconds after its last subscriber leaves (at once for ``0``).
-- Watches shared under the target's service identity re-authorize each subscriber every
-  ``reauthorize_every`` seconds; a revoked subscriber ends with a terminal ``FORBIDDEN``.
+- Every subscriber is authorized again before each new snapshot cycle it gets (after a relist,
+  an overflow resync or a recovery from an outage), once per cycle and before any object of it;
+  watches shared under the target's service identity also re-authorize each subscriber every
+  ``reauthorize_every`` seconds. A revoked subscriber ends with a terminal ``FORBIDDEN``; a check
+  that cannot be completed ends it with a terminal ``INTERNAL`` (never an allow).
 - :meth:`Hub.shutdown` ends every stream with a terminal error, stops every watch and leaves no
   greenlet behind. Every greenlet the hub starts belongs to its :class:`gevent.pool.Group`.
 
@@ -459,6 +462,7 @@ class _Watch:
             subscriber._deliver(engine.feed(ContinuityLost("resynchronized from the cache")), live=False)
         subscriber._deliver(engine.feed(Snapshot(list(self.cache.values()))), live=False)
         subscriber._awaiting = False  # until the cache changes, another snapshot would be the same
+        subscriber._cleared = False  # the next cycle is authorized again
 
 
 class _Doorbell:
@@ -516,6 +520,7 @@ class Subscriber:
         self._queue: deque[Pair] = deque()
         self._live_pending = 0
         self._awaiting = True
+        self._cleared = False  # authorized for the next snapshot cycle (the first: by subscribe)
         self._ending = False
         self._closed = False
         self._bell = _Doorbell()
@@ -585,6 +590,9 @@ class Subscriber:
                 return None
             watch = self._watch
             if self._awaiting and not self._ending and watch is not None and watch.synced:
+                if self.engine.cycles and not self._cleared:
+                    self._authorize_cycle()  # may block: the state is looked at again after it
+                    continue
                 watch.serve_snapshot(self)
             if self._queue:
                 pairs = list(self._queue)
@@ -600,6 +608,22 @@ class Subscriber:
                 return []
             if not self._bell.wait(timeout):
                 return []
+
+    def _authorize_cycle(self) -> None:
+        """Ask the authorizer again before a new snapshot cycle sends anything (a relist, an overflow
+        resync, a recovery after an outage): once per cycle, by this subscriber's own reader, so the
+        watch never waits on it. A refusal ends the stream with its terminal error.
+
+        A check that cannot be completed ends the stream too, with a terminal ``INTERNAL``, as it
+        does when the subscriber joins, rather than holding the stream with a non-terminal error and
+        a retry: the client's reconnection is the retry, and it is authorized like any new
+        subscriber, so no decision is ever assumed and no timer is kept per subscriber.
+        """
+        refusal = self._hub._authorize(self)
+        if refusal is not None:
+            self._end(refusal)
+        else:
+            self._cleared = True
 
     def close(self) -> None:
         """Stop being served; queued events are dropped. Idempotent."""

@@ -15,7 +15,7 @@ from flask_krm.principal import Principal
 from flask_krm.scope import Scope
 from flask_krm.sse import HEARTBEAT, decode_events
 from flask_krm.testing.simulator import KubeSimulator
-from flask_krm.upstream.authz import SubjectAccessReviewAuthorizer, allow_all
+from flask_krm.upstream.authz import ReviewFailed, SubjectAccessReviewAuthorizer, allow_all
 from flask_krm.upstream.clients import ApiClients, Impersonation, Kubeconfig
 from flask_krm.ops import Failure
 from flask_krm.upstream.hub import Hub, HubClosed, HubObserver, Subscriber
@@ -240,6 +240,89 @@ def test_revoked_access_ends_that_stream_with_a_terminal_forbidden(make_hub, clu
     assert viewer.take(0.1) is None, "nothing after a terminal error"
     cluster.create_configmap("b", {"k": "2"})
     assert names(read(editor, until_type("added"))) == ["added b"], "the others are unaffected"
+
+
+class Switch:
+    """An authorizer that records each question and answers what ``answer`` says: ``True``,
+    ``False`` or an exception to raise."""
+
+    def __init__(self) -> None:
+        self.answer: bool | Exception = True
+        self.asked: list[str] = []
+
+    def __call__(self, principal: Principal, scope: Scope, projection: str) -> bool:
+        self.asked.append(principal.name)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def test_each_new_cycle_is_authorized_once_before_it_sends_anything(make_hub, cluster: Cluster, kube) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    switch = Switch()
+    hub = make_hub(authorizer=switch, reauthorize_every=None)
+    mine = kube.api_client("admin")  # a watch of its own identity: no re-authorization timer
+    kept = hub.subscribe(APP, FULL, Principal("kept"), client=mine)
+    revoked = hub.subscribe(APP, FULL, Principal("revoked"), client=mine)
+    read(kept, until_type("synced"))
+    read(revoked, until_type("synced"))
+    assert switch.asked == ["kept", "revoked"], "asked when they subscribe"
+    cluster.create_configmap("b", {"k": "2"})
+    assert names(read(kept, until_type("added"))) == ["added b"]
+    assert names(read(revoked, until_type("added"))) == ["added b"]
+    assert switch.asked == ["kept", "revoked"], "never per event"
+
+    switch.answer = False
+    kube.faults.expire_watches()  # the watch's history expires: a relist, a new cycle for both
+    for subscriber in (kept, revoked):
+        events = read(subscriber, lambda ev: bool(ev) and isinstance(ev[-1], StreamError) and ev[-1].terminal)
+        assert types(events) == ["error:FORBIDDEN"], "nothing of the new cycle before the decision"
+        assert subscriber.take(0.1) is None
+    assert sorted(switch.asked[2:]) == ["kept", "revoked"], "once per subscriber and cycle"
+    assert hub.watch_count == 0
+
+
+def test_an_overflow_resync_is_a_new_cycle_and_is_authorized(make_hub, cluster: Cluster) -> None:
+    cluster.create_configmap("a", {"k": "0"})
+    switch = Switch()
+    hub = make_hub(authorizer=switch, queue_depth=2, reauthorize_every=None)
+    slow = hub.subscribe(APP, FULL, Principal("slow"))
+    read(slow, until_type("synced"))
+    for n in range(1, 6):
+        cluster.patch_configmap("a", {"k": str(n)})
+    with gevent.Timeout(10):
+        while not slow.resyncs:
+            gevent.sleep(0.02)
+    switch.answer = False
+    events = read(slow, lambda ev: bool(ev) and isinstance(ev[-1], StreamError) and ev[-1].terminal)
+    assert not any(isinstance(event, Upsert) for event in events), "no object of the resync"
+    assert types(events)[-1] == "error:FORBIDDEN" and switch.asked == ["slow", "slow"]
+
+
+def test_a_cycle_check_that_cannot_complete_ends_the_stream_without_objects(make_hub, cluster: Cluster, kube) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    switch = Switch()
+    hub = make_hub(authorizer=switch)
+    subscriber = hub.subscribe(APP, FULL, Principal("one"))
+    read(subscriber, until_type("synced"))
+    switch.answer = ReviewFailed("the access review could not be sent: ConnectionError")
+    kube.faults.expire_watches()
+    events = read(subscriber, lambda ev: bool(ev) and isinstance(ev[-1], StreamError) and ev[-1].terminal)
+    assert types(events) == ["error:INTERNAL"], "fails closed: no object, no allow"
+    assert subscriber.take(0.1) is None
+
+
+def test_a_recovery_after_an_outage_is_authorized_again(make_hub, cluster: Cluster, kube) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    switch = Switch()
+    hub = make_hub(authorizer=switch, reauthorize_every=None)
+    subscriber = hub.subscribe(APP, FULL, Principal("one"))
+    read(subscriber, until_type("synced"))
+    kube.faults.refuse_connections(0.5)
+    kube.faults.drop_watches()
+    events = read(subscriber, until_type("synced"))
+    assert types(events) == ["error:UPSTREAM_UNAVAILABLE", "error:RESYNC_REQUIRED", "reset", "added", "synced"]
+    assert switch.asked == ["one", "one"]
 
 
 def test_a_refused_subscriber_opens_no_watch(make_hub, kube, proxy: Proxy) -> None:
