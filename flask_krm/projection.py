@@ -156,6 +156,8 @@ def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bo
     if not isinstance(raw, Mapping):
         raise TypeError("an object to project must be a mapping")
     redact = name != RAW and _is_core_secret(raw)
+    if share and not redact and type(raw) is dict:
+        return Projected(_shared_view(raw, name))
     copy = _keep if share else _copy
     out: dict[str, Any] = {}
     hidden: list[tuple[str, bytes]] = []
@@ -172,6 +174,18 @@ def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bo
             out[key] = copy(value)
     hidden.sort(key=lambda item: item[0])
     return Projected(out, tuple(path for path, _ in hidden), tuple(hidden))
+
+
+def _shared_view(raw: dict[str, Any], name: str) -> dict[str, Any]:
+    """:func:`project` with ``share`` of an object with nothing to withhold: one copy of the
+    top-level map, in its order, then only what the projection changes."""
+    out = dict(raw)
+    metadata = raw.get("metadata")
+    if isinstance(metadata, Mapping):
+        out["metadata"] = _project_metadata(metadata, _keep)
+    if name == SPEC:
+        out.pop("status", None)
+    return out
 
 
 _REMOVED: Final = object()
@@ -193,6 +207,17 @@ def _withhold(key: str, value: Any, hidden: list[tuple[str, bytes]]) -> Any:
 
 
 def _project_metadata(metadata: Mapping[str, Any], copy: Callable[[Any], Any]) -> dict[str, Any]:
+    if copy is _keep and type(metadata) is dict:
+        out = dict(metadata)  # values shared: only the machinery goes
+        out.pop("managedFields", None)
+        annotations = out.get("annotations")
+        if isinstance(annotations, Mapping) and LAST_APPLIED_ANNOTATION in annotations:
+            kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
+            if kept:  # emptied by the projection: removed; sent empty: kept
+                out["annotations"] = kept
+            else:
+                del out["annotations"]
+        return out
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         if key == "managedFields":
