@@ -32,6 +32,8 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "SERVE_HTMX": True,
     "SAVE_CONFIRM_TIMEOUT": 5.0,
     "RECOVERY_LIFETIME": 3600.0,
+    "MAX_REQUEST_BYTES": 3 * 1024 * 1024,
+    "MAX_SESSIONS": 10_000,
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -52,6 +54,12 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
 - ``RECOVERY_LIFETIME``: seconds a session keeps the copy of an unsaved draft after its object was
   deleted or replaced, for copy-out (read when a session's draft store is made; the copy never
   outlives its store).
+- ``MAX_REQUEST_BYTES``: the largest body a state-changing request to flask-krm's routes (the
+  ``krm`` blueprint, the review views, the native proxy) may carry; a larger one is refused with
+  413 before it is read. The application's ``MAX_CONTENT_LENGTH`` applies instead when smaller.
+- ``MAX_SESSIONS``: browser sessions whose drafts the server holds at once; beyond it, the least
+  recently used session without unsaved edits is dropped (and when every one has unsaved edits, a
+  new session's first draft is refused with 409).
 """
 
 STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY"})
@@ -180,6 +188,8 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "SERVE_HTMX": _flag,
     "SAVE_CONFIRM_TIMEOUT": _confirm_timeout,
     "RECOVERY_LIFETIME": _positive_number,
+    "MAX_REQUEST_BYTES": _positive_int,
+    "MAX_SESSIONS": _positive_int,
 }
 
 

@@ -12,7 +12,11 @@ in-stream 410) lists again. 401, 403 and other 4xx are terminal; a paginated LIS
 client: GET (object, list, watch) and PATCH, as the signed-in person, within the host's scope
 policy. A PATCH must be ``application/merge-patch+json`` and carry both preconditions
 (``validate_native_merge_patch``); machinery and every other method, content type, path or query
-parameter are refused. Credentials never leave the server; a write answers 204 with no object.
+parameter are refused. The ``watch`` flag is read as Go's ``strconv.ParseBool`` reads it (anything
+else is a 400) and authorized as ``watch`` when true; flags are forwarded as ``true`` or not at
+all, so the API server does what was authorized. A body is bounded by ``KRM_MAX_REQUEST_BYTES``
+(413) and its JSON by :func:`~flask_krm.save.bodies.load_json` (400). Credentials never leave the
+server; a write answers 204 with no object.
 
 A native object or response is never fed into a projected editor: native stores are separate.
 """
@@ -33,12 +37,15 @@ import urllib3
 from flask import Blueprint, Response, request, stream_with_context
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from .csrf import validate_csrf
+from .save.bodies import JsonRefused, load_json
 from .events import Deleted, Event, Identity, Reset, StreamError, Synced, Upsert
 from .scope import Scope, ScopeError, ScopePolicy
 from .store import PatchRejected, validate_native_merge_patch
 from .upstream.reflector import Backoff, collection_path, iter_json_lines
+from .views import limit_request_size
 
 if TYPE_CHECKING:
     from .extension import KrmStream
@@ -378,6 +385,31 @@ READ_PARAMETERS: Final = frozenset(
 )
 """Query parameters a proxied GET may carry; anything else is refused."""
 
+FLAG_PARAMETERS: Final = frozenset({"watch", "allowWatchBookmarks"})
+"""Boolean query parameters: read with :func:`parse_flag` and forwarded only as ``true``."""
+
+TRUE_SPELLINGS: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+FALSE_SPELLINGS: Final = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+class FlagError(ValueError):
+    """A boolean query parameter whose value is neither a true nor a false spelling."""
+
+
+def parse_flag(name: str, value: str) -> bool:
+    """A boolean query parameter as Go's ``strconv.ParseBool`` reads it (``1``, ``t``, ``T``,
+    ``TRUE``, ``true``, ``True`` and their false counterparts). Raises :class:`FlagError` otherwise.
+
+    Kubernetes itself reads any value but ``0`` and ``false`` (any case) as true, so the proxy never
+    forwards what the person sent: it forwards ``true`` for a true flag and drops a false one, and
+    what it authorized is what the API server does.
+    """
+    if value in TRUE_SPELLINGS:
+        return True
+    if value in FALSE_SPELLINGS:
+        return False
+    raise FlagError(f"query parameter {name!r} must be true or false")
+
 FORWARDED_HEADERS: Final = frozenset({"content-type"})
 
 
@@ -417,6 +449,11 @@ class NativeProxy:
     def blueprint(self, name: str = "krm_native") -> Blueprint:
         """The proxy's blueprint: ``GET`` and ``PATCH`` on ``<base>/<api path>``; other methods get 405."""
         bp = Blueprint(name, __name__, url_prefix=self.base)
+        bp.before_request(limit_request_size)
+        bp.register_error_handler(
+            RequestEntityTooLarge,
+            lambda error: _status(413, "RequestEntityTooLarge", f"the body is larger than {request.max_content_length} bytes"),
+        )
         bp.add_url_rule("/<path:api_path>", "read", self._read, methods=["GET"])
         bp.add_url_rule("/<path:api_path>", "patch", self._patch, methods=["PATCH"])
         return bp
@@ -428,10 +465,17 @@ class NativeProxy:
         unknown = sorted(set(request.args) - READ_PARAMETERS)
         if unknown:
             return _status(400, "BadRequest", f"query parameter {unknown[0]!r} is not served by this proxy")
+        repeated = sorted(name for name in request.args if len(request.args.getlist(name)) > 1)
+        if repeated:
+            return _status(400, "BadRequest", f"query parameter {repeated[0]!r} is given more than once")
+        try:
+            flags = {name: parse_flag(name, request.args[name]) for name in FLAG_PARAMETERS & set(request.args)}
+        except FlagError as exc:
+            return _status(400, "BadRequest", str(exc))
         scope = self._scope(api_path, label_selector=request.args.get("labelSelector", ""))
         if isinstance(scope, Response):
             return scope
-        watching = request.args.get("watch") in ("true", "1")
+        watching = flags.get("watch", False)
         if watching and scope.name:
             return _status(400, "BadRequest", "watch a collection (with a name selector), not an object URL")
         verb = "watch" if watching else "get" if scope.name else "list"
@@ -439,7 +483,8 @@ class NativeProxy:
         if refused is not None:
             return refused
         api = self.krm.client_for(self.target, principal)
-        query = [(k, v) for k, v in request.args.items(multi=True)]
+        query = [(k, v) for k, v in request.args.items() if k not in FLAG_PARAMETERS]
+        query += [(name, "true") for name in sorted(flags) if flags[name]]
         timeout = (self.timeout[0], None) if watching else self.timeout
         try:
             method, url, headers, _, _ = api.param_serialize(
@@ -493,9 +538,9 @@ class NativeProxy:
         if not scope.name:
             return _status(405, "MethodNotAllowed", "PATCH an object URL, not a collection")
         try:
-            patch = json.loads(request.get_data(cache=False))
-        except ValueError:
-            return _status(400, "BadRequest", "the body is not JSON")
+            patch = load_json(request.get_data(cache=False))
+        except JsonRefused as not_accepted:
+            return _status(400, "BadRequest", str(not_accepted))
         if not isinstance(patch, dict):
             return _status(400, "BadRequest", "a merge patch is a JSON object")
         try:

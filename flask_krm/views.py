@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Iterator, Mapping
 
 from flask import Blueprint, Flask, Response, current_app, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from . import config, csrf, signals
 from .errors import ScopeInvalid
@@ -48,8 +49,10 @@ def make_blueprint(krm: KrmStream) -> Blueprint:
     from .save.views import register_save
 
     bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
+    bp.before_request(limit_request_size)
     bp.before_request(refuse_credential_parameters)
     bp.before_request(csrf.protect)
+    bp.register_error_handler(RequestEntityTooLarge, too_large)
 
     @bp.get("/resource-stream/v1")
     def resource_stream() -> Response:
@@ -58,6 +61,31 @@ def make_blueprint(krm: KrmStream) -> Blueprint:
     ui.register(bp, krm)
     register_save(krm.editor_actions)
     return bp
+
+
+def limit_request_size() -> None:
+    """``before_request`` hook: bound the body of a state-changing request to
+    ``KRM_MAX_REQUEST_BYTES`` (or the application's smaller ``MAX_CONTENT_LENGTH``).
+
+    A declared ``Content-Length`` over the limit is refused at once with werkzeug's
+    ``RequestEntityTooLarge`` (413); a body without one raises it when reading passes the limit.
+    :func:`too_large` words it. The review views and the native proxy register the hook too.
+    """
+    if request.method not in csrf.UNSAFE_METHODS:
+        return
+    limit = t.cast(int, config.get(current_app, "MAX_REQUEST_BYTES"))
+    current = request.max_content_length
+    if current is None or current > limit:
+        request.max_content_length = current = limit
+    if request.content_length is not None and request.content_length > current:
+        raise RequestEntityTooLarge()
+
+
+def too_large(error: RequestEntityTooLarge) -> Response:
+    """The 413 answer to a body over the request size limit, naming the limit."""
+    return Response(
+        f"The request body is larger than {request.max_content_length} bytes.", status=413, mimetype="text/plain"
+    )
 
 
 def refuse_credential_parameters() -> Response | None:

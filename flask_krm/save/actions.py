@@ -226,11 +226,25 @@ def _write_outcome(result: WriteResult, success: OutcomeKind, redacted: tuple[st
     return Outcome(OutcomeKind.REJECTED, detail=status_reason(result.status, result.code), http_status=result.code)
 
 
+def create_scope(scope: Scope, pending: PendingCreate) -> Scope:
+    """Where ``pending`` is created: the collection of ``scope`` in the body's namespace (the
+    list's, pinned by the create policy). What a create is authorized for and written to."""
+    metadata = pending.body.get("metadata")
+    namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+    return replace(scope, namespace=str(namespace or scope.namespace), name="", label_selector="")
+
+
+def delete_scope(scope: Scope, pending: PendingDelete) -> Scope:
+    """The object ``pending`` deletes: its namespace and name. What a delete is authorized for and
+    written to."""
+    return replace(scope, name=pending.name, namespace=pending.namespace or scope.namespace, label_selector="")
+
+
 def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
     """POST a pending create (already validated against the host's create policy)."""
     body = pending.body
     redacted = secret_value_paths(body)
-    scope = replace(target.scope, name="", label_selector="")
+    scope = create_scope(target.scope, pending)
     result = _call_hook(target.hook, WriteRequest("create", target.principal, scope, target.projection, target.api, body=body))
     outcome = result if isinstance(result, Outcome) else _write_outcome(result, OutcomeKind.CREATED, redacted)
     uid = "" if isinstance(result, Outcome) else (result.uid or "")
@@ -253,7 +267,7 @@ def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
 
 def delete(target: EditorTarget, pending: PendingDelete, kind: str) -> Outcome:
     """DELETE the object the person selected, bound to its uid (and version, when captured)."""
-    scope = replace(target.scope, name=pending.name, namespace=pending.namespace or target.scope.namespace, label_selector="")
+    scope = delete_scope(target.scope, pending)
     request = WriteRequest(
         "delete", target.principal, scope, target.projection, target.api,
         uid=pending.uid, resource_version=pending.resource_version,

@@ -16,17 +16,18 @@ answer the review partial for ``#<component_id>-review``: pending deletes, creat
 edited objects, each with its last outcome, under one "Save all". A create is validated against the
 host's :class:`~flask_krm.save.staging.CreatePolicy` for the list's resource and kept under a local
 draft id; a delete is bound to the uid the person selected. Every request needs the page and CSRF
-headers; every write is authorized (``create``, ``delete``, ``patch``) and goes through the save
-hook as the signed-in principal.
+headers; every write is authorized (``create``, ``delete``, ``patch``) for the exact scope it
+writes to (a create's namespace, a delete's or an edit's object), and goes through the save hook
+as the signed-in principal.
 """
 
 from __future__ import annotations
 
-import json
 import typing as t
 from collections.abc import Mapping
 
 from flask import Blueprint, Response, request, url_for
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..csrf import validate_csrf
 from ..errors import CsrfError
@@ -34,15 +35,18 @@ from ..ui.binding import Binding, Refusal, bind, current_app_object
 from ..ui.live import PAGE_HEADER
 from ..ui.page import ListSpec
 from ..ui.state import ui_state
-from .actions import EditorTarget, save_review
+from ..views import limit_request_size, too_large
+from .actions import EditorTarget, create_scope, delete_scope, save_review
+from .bodies import JsonRefused, NotFinite, load_json
 from .flow import SaveFlow
 from .fragments import review_fragment
 from .outcomes import Outcome, OutcomeKind
 from .staging import CreatePolicy, CreateRejected, Staging, StagingError
 from .views import editor_state, settings_of
+from .writer import object_scope
 
 if t.TYPE_CHECKING:
-    from ..extension import KrmStream
+    from ..extension import KrmStream, Verb
 
 STAGING_STATE: t.Final = "krm.staging"
 
@@ -65,6 +69,8 @@ class ReviewViews:
 
     def blueprint(self, name: str = "krm_review") -> Blueprint:
         bp = Blueprint(name, __name__, url_prefix=self.url_prefix)
+        bp.before_request(limit_request_size)
+        bp.register_error_handler(RequestEntityTooLarge, too_large)
         bp.add_url_rule("/<component_id>", "show", self._show, methods=["GET"])
         bp.add_url_rule("/<component_id>/create", "create", self._create, methods=["POST"])
         bp.add_url_rule("/<component_id>/delete", "delete", self._delete, methods=["POST"])
@@ -84,9 +90,11 @@ class ReviewViews:
             if policy is None:
                 return 405, {}
             try:
-                body = json.loads(request.form.get("body") or "")
-            except ValueError:
-                return 400, {}
+                body = load_json(request.form.get("body") or "", what="the create body")
+            except NotFinite as refused:
+                return 422, {"": Outcome(OutcomeKind.REFUSED, detail=str(refused))}
+            except JsonRefused as refused:
+                return 400, {"": Outcome(OutcomeKind.REFUSED, detail=str(refused), http_status=400)}
             try:
                 staging.stage_create(body, policy, namespace=scope.namespace or None)
             except CreateRejected as rejected:
@@ -183,11 +191,21 @@ class ReviewViews:
         return Response(fragment, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
 
     def _denied(self, binding: Binding, staging: Staging) -> list[str]:
-        component, principal = binding.component, binding.principal
+        """The review items the principal may not write, each asked about the exact scope its write
+        goes to: a delete's or an edit's object (namespace and name), a create's namespace."""
+        component, principal, store = binding.component, binding.principal, binding.store
+        creates = {c.draft_id: c for c in staging.creates()}
+        deletes = {d.uid: d for d in staging.deletes()}
         denied = []
-        for item in staging.review(binding.store):
-            verb = {"create": "create", "delete": "delete", "edit": "patch"}[item.kind]
-            if not self.krm.is_authorized(principal, component.scope, component.projection, verb):  # type: ignore[arg-type]
+        for item in staging.review(store):
+            verb: Verb
+            if item.kind == "create":
+                verb, scope = "create", create_scope(component.scope, creates[item.key])
+            elif item.kind == "delete":
+                verb, scope = "delete", delete_scope(component.scope, deletes[item.key])
+            else:
+                verb, scope = "patch", object_scope(component.scope, store.server(item.key) or {})
+            if not self.krm.is_authorized(principal, scope, component.projection, verb):
                 denied.append(item.key)
         return denied
 

@@ -10,12 +10,14 @@ one keeps it with its outcome, so nothing is submitted twice and nothing is lost
 from __future__ import annotations
 
 import copy
+import math
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, Protocol
 
+from .bodies import MAX_DEPTH, nests_too_deep
 from .outcomes import Outcome, Path
 
 MACHINERY: Final[tuple[Path, ...]] = (
@@ -69,11 +71,14 @@ class CreatePolicy:
         """The sanitized object to POST: only allowed fields, with kind, version and namespace pinned.
 
         Raises :class:`CreateRejected` for anything else: a non-object body, a leaf outside the
-        allowed fields, a server-owned field, a ``null``, a non-JSON value, another kind, version or
-        namespace, a missing required field or an invalid name.
+        allowed fields, a server-owned field, a ``null``, a non-JSON value (``NaN`` and infinite
+        numbers included), nesting deeper than :data:`~flask_krm.save.bodies.MAX_DEPTH`, another
+        kind, version or namespace, a missing required field or an invalid name.
         """
         if not isinstance(body, Mapping):
             raise CreateRejected((), "a create body is a JSON object")
+        if nests_too_deep(body):
+            raise CreateRejected((), f"is nested deeper than {MAX_DEPTH} levels")
         body = dict(body)
         for key, pinned in (("apiVersion", self.api_version), ("kind", self.kind)):
             if key in body and body.pop(key) != pinned:
@@ -133,6 +138,8 @@ def _check_json(value: Any, path: Path) -> None:
     elif isinstance(value, list):
         for item in value:
             _check_json(item, path)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise CreateRejected(path, "is not a finite number (JSON has no NaN or Infinity)")
     elif not isinstance(value, (str, int, float, bool)) and value is not None:
         raise CreateRejected(path, "is not a JSON value")
 

@@ -17,7 +17,6 @@ that vanished, 422 for a value the field cannot hold.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import typing as t
@@ -25,6 +24,7 @@ import typing as t
 from flask import Response, request
 from markupsafe import escape
 
+from ..save.bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
 from ..store import (
     MISSING,
     InvalidValueError,
@@ -79,8 +79,10 @@ def _path(name: str = "path") -> Path:
     if raw is None:
         raise EditRefused(400, f"The request has no {name}.")
     try:
-        return as_path(json.loads(raw))
-    except (ValueError, MalformedPathError):
+        return as_path(load_json(raw, what=f"the {name}"))
+    except TooDeep as refused:
+        raise EditRefused(400, f"{str(refused).capitalize()}.") from None
+    except (JsonRefused, MalformedPathError):
         raise EditRefused(400, f"The {name} is not a JSON array of keys and indexes.") from None
 
 
@@ -124,9 +126,13 @@ def read_value(path: Path, draft: t.Any, server: t.Any) -> t.Any:
         return number
     if kind == "structured":
         try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise EditRefused(422, f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).", path) from None
+            parsed = load_json(raw, what="the value")
+        except NotJson as exc:
+            raise EditRefused(422, f"Not valid JSON: {exc.detail}.", path) from None
+        except NotFinite:
+            raise EditRefused(422, "Enter finite numbers: JSON has no NaN or Infinity.", path) from None
+        except TooDeep as exc:
+            raise EditRefused(400, f"{str(exc).capitalize()}.", path) from None
         if not isinstance(parsed, list):
             raise EditRefused(422, "Enter a JSON array, such as [\"a\", \"b\"].", path)
         return parsed
@@ -236,6 +242,6 @@ def _safe_id(value: str) -> bool:
 def _json_path() -> Path | None:
     """The request's path, if it is one (for choosing the error slot of a refusal)."""
     try:
-        return as_path(json.loads(request.form.get("path", "")))
-    except (ValueError, MalformedPathError):
+        return as_path(load_json(request.form.get("path", ""), what="the path"))
+    except (JsonRefused, MalformedPathError):
         return None

@@ -41,12 +41,25 @@ def test_a_valid_body_is_pinned_to_kind_version_and_namespace() -> None:
         ({"metadata": {"name": "a", "namespace": "other"}}, ("metadata", "namespace"), "fixed by the view"),
         ({"data": {"k": "v"}}, ("metadata", "name"), "required"),
         ({"metadata": {"name": "Not_Valid"}}, ("metadata", "name"), "DNS subdomain"),
+        ({"metadata": {"name": "a"}, "data": {"k": float("nan")}}, ("data", "k"), "not a finite number"),
+        ({"metadata": {"name": "a"}, "data": {"k": float("inf")}}, ("data", "k"), "not a finite number"),
+        ({"metadata": {"name": "a", "labels": {"k": [1, -float("inf")]}}}, ("metadata", "labels", "k"), "not a finite number"),
+        ({"metadata": {"name": "a"}, "data": {"k": [[[[float("nan")]]]]}}, ("data", "k"), "not a finite number"),
     ],
 )
 def test_invalid_bodies_are_refused_at_their_field(body: object, path: tuple, reason: str) -> None:
     with pytest.raises(CreateRejected, match=reason) as caught:
         POLICY.validate(body, namespace="team")
     assert caught.value.path == path
+
+
+def test_a_body_nested_past_the_bound_is_refused_whole_without_recursing() -> None:
+    deep: object = "leaf"
+    for _ in range(50_000):  # far past the interpreter's recursion limit
+        deep = {"k": deep}
+    with pytest.raises(CreateRejected, match="nested deeper than 64 levels") as caught:
+        POLICY.validate({"metadata": {"name": "a"}, "data": deep}, namespace="team")
+    assert caught.value.path == ()
 
 
 def test_last_applied_annotation_is_refused_even_when_annotations_are_allowed() -> None:

@@ -148,21 +148,22 @@ def test_pages_channels_edits_and_saves_ask_about_the_editor_scope(browser: Brow
     channel.close()
 
 
-def test_review_writes_ask_with_their_verb_about_the_list_scope(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
-    listed = scope()
+def test_review_writes_ask_with_their_verb_about_the_exact_object_scope(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
+    listed = scope(label_selector="made-by=review")
     page = browser.open(url("/list", listed, column="/metadata/uid"))
     component = page.component("list")
     headers = page.headers(component)
     base = f"/krm/review/{component}"
-    body = json.dumps(configmap("made-by-review", OPEN, {"k": "v"}))
+    body = json.dumps(configmap("made-by-review", OPEN, {"k": "v"}, labels={"made-by": "review"}))
 
     mark = len(recorder.calls)
     assert browser.post(f"{base}/create", {"body": body}, headers).status_code == 200
     asked(recorder, mark, Call("editor", listed, "krm-full/v1", "watch"))
     mark = len(recorder.calls)
     assert browser.post(f"{base}/save", {}, headers).status_code == 200
-    asked(recorder, mark, Call("editor", listed, "krm-full/v1", "create"))
-    only_scopes(recorder, mark, listed, scope(name="made-by-review"))
+    asked(recorder, mark, Call("editor", scope(), "krm-full/v1", "create"))  # the namespace, not the selection
+    assert Call("editor", listed, "krm-full/v1", "create") not in recorder.since(mark)
+    only_scopes(recorder, mark, listed, scope(), scope(name="made-by-review"))
 
     created = read(kube, OPEN, "configmaps", "made-by-review")
     assert created is not None
@@ -170,10 +171,35 @@ def test_review_writes_ask_with_their_verb_about_the_list_scope(browser: Browser
     mark = len(recorder.calls)
     assert browser.post(f"{base}/delete", {"uid": created["metadata"]["uid"]}, headers).status_code == 200
     assert browser.post(f"{base}/save", {}, headers).status_code == 200
-    asked(recorder, mark, Call("editor", listed, "krm-full/v1", "delete"))
+    asked(recorder, mark, Call("editor", scope(name="made-by-review"), "krm-full/v1", "delete"))
+    assert not [c for c in recorder.since(mark) if c.verb == "delete" and c.scope != scope(name="made-by-review")]
     only_scopes(recorder, mark, listed, scope(name="made-by-review"))
     channel.close()
     assert read(kube, OPEN, "configmaps", "made-by-review") is None
+
+
+def test_a_delete_from_a_list_across_namespaces_is_refused_where_the_object_lives(
+    browser: Browser, recorder: Recorder, kube: KubeSimulator
+) -> None:
+    """The list spans every namespace; the authorizer refuses deletes in one of them. Asking about
+    the list's scope would allow the delete; the object's namespace and name refuse it."""
+    victim = create(kube, CLOSED, "configmaps", configmap("keep-me", CLOSED, {"k": "v"}))
+    everywhere = scope(namespace="")
+    page = browser.open(url("/list", everywhere, column="/metadata/uid"))
+    component = page.component("list")
+    headers = page.headers(component)
+    base = f"/krm/review/{component}"
+    channel = page.channel().until_text(": connected")
+    if victim["metadata"]["uid"] not in page.html:
+        channel.until_text(victim["metadata"]["uid"])  # the list shows it: it can be staged
+    recorder.deny = lambda call: call.verb == "delete" and call.scope.namespace == CLOSED
+    mark = len(recorder.calls)
+    assert browser.post(f"{base}/delete", {"uid": victim["metadata"]["uid"]}, headers).status_code == 200
+    saved = browser.post(f"{base}/save", {}, headers)
+    assert saved.status_code == 403 and 'data-krm-outcome="access-denied"' in saved.get_data(as_text=True)
+    asked(recorder, mark, Call("editor", scope(CLOSED, name="keep-me"), "krm-full/v1", "delete"))
+    assert read(kube, CLOSED, "configmaps", "keep-me") is not None
+    channel.close()
 
 
 def test_the_native_proxy_asks_with_the_native_projection(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:

@@ -205,16 +205,37 @@ def test_the_native_proxy_refuses_a_watch_the_authorizer_refuses(spelling: str, 
     assert recorder.calls[-1] == Call("editor", scope(), "native", "watch")
 
 
-@pytest.mark.parametrize("spelling", ["True", "TRUE", "t"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="flask_krm/native.py NativeProxy._read treats only watch=true/1 as a watch and authorizes the rest as"
-    " 'list', but Kubernetes parses the flag with strconv.ParseBool (True, TRUE, t, T): a principal refused"
-    " 'watch' watches through the proxy",
-)
+@pytest.mark.parametrize("spelling", ["True", "TRUE", "t", "T"])
 def test_the_native_proxy_authorizes_a_watch_however_it_is_spelled(spelling: str, host: Flask, recorder: Recorder) -> None:
     status, body = watch_through_the_proxy(host, recorder, spelling)
-    assert status in (400, 403) and '"type"' not in body, body[:300]  # no watch event came through
+    assert status == 403 and '"type"' not in body, body[:300]  # no watch event came through
+    assert recorder.calls[-1] == Call("editor", scope(), "native", "watch")
+
+
+@pytest.mark.parametrize("spelling", ["", "yes", "on", "FaLsE", "tRUE", "2", "true "])
+def test_the_native_proxy_refuses_a_watch_flag_it_cannot_read(spelling: str, host: Flask, recorder: Recorder) -> None:
+    """Kubernetes reads every value but 0 and false as true: a value that is neither spelling is
+    refused before anyone is asked, never taken for a list."""
+    mark = len(recorder.calls)
+    status, body = watch_through_the_proxy(host, recorder, quote(spelling))
+    assert status == 400 and "watch" in body and '"type"' not in body, body[:300]
+    assert recorder.since(mark) == []
+
+
+@pytest.mark.parametrize("spelling", ["0", "f", "F", "false", "False", "FALSE"])
+def test_a_false_watch_flag_is_a_list_and_is_not_forwarded(spelling: str, host: Flask, recorder: Recorder) -> None:
+    """A false flag is authorized as ``list`` and dropped from the forwarded query, so the API
+    server (which would read ``f`` as true) lists too."""
+    status, body = watch_through_the_proxy(host, recorder, spelling)
+    assert status == 200 and json.loads(body)["kind"] == "ConfigMapList", body[:300]
+    assert recorder.calls[-1] == Call("editor", scope(), "native", "list")
+
+
+def test_the_native_proxy_refuses_a_repeated_parameter(host: Flask, recorder: Recorder) -> None:
+    mark = len(recorder.calls)
+    status, body = watch_through_the_proxy(host, recorder, "false&watch=true")
+    assert status == 400 and "more than once" in body
+    assert recorder.since(mark) == []
 
 
 def test_the_targets_credential_never_leaves_the_server(host: Flask, kube: KubeSimulator, debug_logs: CapturedLogs) -> None:

@@ -91,6 +91,9 @@ def test_numbers_booleans_and_arrays_keep_their_types(deployment: PageHandle) ->
         (("spec", "replicas"), "inf", "Enter a finite number."),
         (("spec", "template", "spec", "containers"), "[{", "Not valid JSON: Expecting property name enclosed in double quotes (line 1, column 3)."),
         (("spec", "template", "spec", "containers"), '{"a": 1}', 'Enter a JSON array, such as [&#34;a&#34;, &#34;b&#34;].'),
+        (("spec", "template", "spec", "containers"), '[{"name": NaN}]', "Enter finite numbers: JSON has no NaN or Infinity."),
+        (("spec", "template", "spec", "containers"), "[1e999]", "Enter finite numbers: JSON has no NaN or Infinity."),
+        (("spec", "template", "spec", "containers"), "[-Infinity]", "Enter finite numbers: JSON has no NaN or Infinity."),
     ],
 )
 def test_values_the_widget_cannot_read_are_refused_at_the_field(
