@@ -24,6 +24,12 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "EXAMPLE_MAX_REPLICAS": 10,
     "EXAMPLE_CLUSTER_DESCRIPTION": "",
     "KRM_WATCH_LINGER": 10.0,
+    # The session cookie carries the CSRF token's session and the draft session id: out of scripts'
+    # reach (HttpOnly) and never sent on cross-site requests but top-level navigations (Lax).
+    # SESSION_COOKIE_SECURE is the deployment's choice: set it (FLASK_SESSION_COOKIE_SECURE=true)
+    # whenever the application is served over HTTPS; the local demo runs on plain HTTP.
+    "SESSION_COOKIE_HTTPONLY": True,
+    "SESSION_COOKIE_SAMESITE": "Lax",
 }
 """The example's own settings (``EXAMPLE_*``) and the flask-krm keys it sets differently.
 

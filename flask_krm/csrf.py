@@ -4,6 +4,11 @@ The token is a random value kept in the host's signed session cookie. A state-ch
 (POST, PUT, PATCH, DELETE) must echo it in the ``X-KRM-CSRF`` header (htmx sends it through
 ``hx-headers``) or in the ``krm_csrf_token`` form field; otherwise it is refused with
 :class:`~flask_krm.errors.CsrfError` (400) before the view runs.
+
+The token belongs to the principal it was issued to: when another principal signs in on the same
+browser (an anonymous visitor signing in included), the token is replaced
+(:meth:`flask_krm.KrmStream.follow_principal`, :func:`flask_krm.sessions.follow_principal`), so a
+token learnt before a sign-in is refused after it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import hmac
 import secrets
 import typing as t
 
-from flask import request, session
+from flask import current_app, request, session
 
 from .errors import CsrfError
 
@@ -32,6 +37,7 @@ def csrf_token() -> str:
 
     Exposed to templates as ``krm_csrf_token()``.
     """
+    _follow_principal()
     token = session.get(SESSION_KEY)
     if not isinstance(token, str) or not token:
         token = secrets.token_urlsafe(32)
@@ -44,6 +50,9 @@ def validate_csrf() -> None:
 
     Raises :class:`~flask_krm.errors.CsrfError` with a message saying what is wrong.
     """
+    issued = session.get(SESSION_KEY)
+    if _follow_principal() and issued:
+        raise CsrfError("The CSRF token was issued before the current sign-in: reload the page and retry.")
     expected = session.get(SESSION_KEY)
     if not isinstance(expected, str) or not expected:
         raise CsrfError("The CSRF session token is missing: load a flask-krm page first, then retry.")
@@ -52,6 +61,15 @@ def validate_csrf() -> None:
         raise CsrfError(f"The CSRF token is missing: send it in the {HEADER} header or the {FIELD} field.")
     if not hmac.compare_digest(sent.encode(), expected.encode()):
         raise CsrfError("The CSRF token is invalid: reload the page and retry.")
+
+
+def _follow_principal() -> bool:
+    """Bind the session to the current principal when flask-krm serves this application; whether
+    the principal changed (and the token was dropped)."""
+    from .extension import KrmStream
+
+    krm = current_app.extensions.get("krm")
+    return krm.follow_principal() if isinstance(krm, KrmStream) else False
 
 
 def protect() -> None:

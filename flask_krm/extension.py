@@ -436,8 +436,20 @@ class KrmStream:
             store_expiry=config.get(app, "DRAFT_EXPIRY"),
             session_lifetime=app.permanent_session_lifetime.total_seconds(),
             max_stores=config.get(app, "MAX_STORES_PER_SESSION"),
+            max_sessions=config.get(app, "MAX_SESSIONS"),
         )
         return state.drafts.namespace(session_id, principal.name, limits)
+
+    def follow_principal(self) -> bool:
+        """Bind the browser session's flask-krm state to the current principal; whether it changed.
+
+        When another principal than the one the session belongs to is signed in, the previous
+        principal's drafts are discarded and the draft session id and the CSRF token replaced
+        (:func:`flask_krm.sessions.follow_principal`). The CSRF functions and :meth:`drafts` call it;
+        a host may call it right after its own sign-in. Requires a request context.
+        """
+        principal = self.current_principal()
+        return sessions.follow_principal(self._get_state().drafts, principal.name if principal is not None else None)
 
     def csrf_token(self) -> str:
         """The current session's CSRF token (also the ``krm_csrf_token()`` template global)."""

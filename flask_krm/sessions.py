@@ -2,15 +2,22 @@
 
 Drafts live in memory on the server, in a namespace keyed by ``(session id, principal name)``.
 The session id is a random 128-bit value in the host's signed session cookie; the browser never
-names a namespace, so guessing another session's store or object identifiers finds nothing. When
-the principal of a browser session changes (sign-out, another user), the session id is replaced,
-so the new identity starts with an empty namespace and the old one is discarded.
+names a namespace, so guessing another session's store or object identifiers finds nothing.
 
-A namespace holds one :class:`~flask_krm.store.LiveResourceStore` per ``(scope, projection)`` (the
-scope includes its target) and arbitrary per-page UI state. Stores without unsaved edits expire
-after ``KRM_DRAFT_EXPIRY`` seconds unused; stores with unsaved edits are kept for the session
-lifetime (the application's ``PERMANENT_SESSION_LIFETIME`` of inactivity). A namespace holds at most
-``KRM_MAX_STORES_PER_SESSION`` stores.
+The browser session's flask-krm state belongs to one principal (:func:`follow_principal`). When
+another principal signs in on the same browser, the previous principal's namespace is discarded
+and both the session id and the CSRF token are replaced, so the new identity starts with nothing
+and no token issued before the sign-in (to an anonymous visitor included) is accepted after it.
+
+A namespace holds one :class:`~flask_krm.store.LiveResourceStore` per :class:`StoreKey` (scope,
+projection and the edit policy the store enforces) and arbitrary per-page UI state. It is made
+only when something needs storing: a request that merely looks (a channel, an edit naming an
+unknown page) adds nothing, so a client that never returns its cookie cannot grow the registry.
+Stores without unsaved edits expire after ``KRM_DRAFT_EXPIRY`` seconds unused; stores with unsaved
+edits are kept for the session lifetime (the application's ``PERMANENT_SESSION_LIFETIME`` of
+inactivity). A namespace holds at most ``KRM_MAX_STORES_PER_SESSION`` stores, the registry at most
+``KRM_MAX_SESSIONS`` namespaces: past it, the least recently used namespace without unsaved edits
+is dropped.
 """
 
 from __future__ import annotations
@@ -26,11 +33,12 @@ from dataclasses import dataclass, field
 from flask import session
 from gevent.lock import Semaphore
 
+from .csrf import SESSION_KEY as CSRF_SESSION_KEY
 from .errors import DraftLimitReached
 
 if t.TYPE_CHECKING:
     from .scope import Scope
-    from .store import LiveResourceStore
+    from .store import EditPolicy, LiveResourceStore
 
 SESSION_ID_KEY: t.Final = "_krm_sid"
 OWNER_KEY: t.Final = "_krm_owner"
@@ -38,13 +46,22 @@ OWNER_KEY: t.Final = "_krm_owner"
 MAX_PAGE_STATES: t.Final = 64
 """Per-page UI state entries one namespace keeps; the least recently used is dropped first."""
 
+NamespaceKey: t.TypeAlias = tuple[str, str]
+"""``(session id, principal name)``."""
+
 
 @dataclass(frozen=True, slots=True)
 class StoreKey:
-    """Identifies one draft store within a namespace."""
+    """Identifies one draft store within a namespace.
+
+    ``policy`` is the edit policy the store enforces (``None``: the store's default). Editors of
+    one object under different policies hold separate drafts, so a Save from one never sends what
+    another editor changed.
+    """
 
     scope: Scope
     projection: str
+    policy: EditPolicy | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +77,32 @@ class Limits:
     max_stores: int
     """Stores one namespace may hold."""
 
+    max_sessions: int = 10_000
+    """Namespaces the registry holds; past it, the least recently used clean one is dropped."""
+
 
 @dataclass(slots=True)
 class _Entry:
     store: LiveResourceStore
     last_used: float
     save_lock: Semaphore = field(default_factory=Semaphore)
+
+
+@dataclass(eq=False, slots=True)
+class _Namespace:
+    """What one browser session holds for one principal."""
+
+    last_used: float
+    entries: dict[StoreKey, _Entry] = field(default_factory=dict)
+    pages: dict[Hashable, dict[str, t.Any]] = field(default_factory=dict)
+
+    def has_unsaved_edits(self) -> bool:
+        return any(has_unsaved_edits(entry.store) for entry in self.entries.values())
+
+    def expire(self, now: float, store_expiry: float) -> None:
+        for key, entry in list(self.entries.items()):
+            if now - entry.last_used >= store_expiry and not has_unsaved_edits(entry.store):
+                del self.entries[key]
 
 
 def has_unsaved_edits(store: LiveResourceStore) -> bool:
@@ -76,64 +113,78 @@ def has_unsaved_edits(store: LiveResourceStore) -> bool:
 class SessionDrafts:
     """The drafts of one browser session for one principal.
 
-    Obtain it through :meth:`flask_krm.KrmStream.drafts`; never construct it directly. Methods
+    Obtain it through :meth:`flask_krm.KrmStream.drafts`; never construct it directly. It is a
+    handle: the registry holds the namespace only from the first store or page state on. Methods
     may be called from any greenlet.
     """
 
-    def __init__(self, registry: DraftRegistry, limits: Limits) -> None:
+    def __init__(self, registry: DraftRegistry, key: NamespaceKey, limits: Limits) -> None:
         self._registry = registry
+        self._key = key
         self._limits = limits
-        self._entries: dict[StoreKey, _Entry] = {}
-        self._pages: dict[Hashable, dict[str, t.Any]] = {}
-        self.last_used = registry.now()
 
     def store(
-        self, scope: Scope, projection: str, create: Callable[[], LiveResourceStore]
+        self,
+        scope: Scope,
+        projection: str,
+        create: Callable[[], LiveResourceStore],
+        *,
+        policy: EditPolicy | None = None,
     ) -> LiveResourceStore:
-        """The store for ``scope`` and ``projection``, made with ``create()`` if there is none.
+        """The store for ``scope``, ``projection`` and ``policy``, made with ``create()`` if there is none.
 
-        Making a store beyond the limit first drops the least recently used store without unsaved
-        edits. Raises :class:`~flask_krm.errors.DraftLimitReached` (409) when every held store has
-        unsaved edits.
+        ``policy`` is the edit policy ``create()`` gives the store (``None``: its default); it
+        keys the store. Making a store beyond the limit first drops the least recently used store
+        without unsaved edits. Raises :class:`~flask_krm.errors.DraftLimitReached` (409) when every
+        held store has unsaved edits.
         """
-        key = StoreKey(scope, projection)
+        key = StoreKey(scope, projection, policy)
         with self._registry.lock:
-            now = self._touch()
-            entry = self._entries.get(key)
+            held = self._registry._make(self._key, self._limits)
+            now = held.last_used
+            entry = held.entries.get(key)
             if entry is None:
-                if len(self._entries) >= self._limits.max_stores:
-                    self._evict_one_clean()
-                entry = self._entries[key] = _Entry(create(), now)
+                if len(held.entries) >= self._limits.max_stores:
+                    _evict_one_clean(held)
+                entry = held.entries[key] = _Entry(create(), now)
             entry.last_used = now
             return entry.store
 
-    def find(self, scope: Scope, projection: str) -> LiveResourceStore | None:
-        """The store for ``scope`` and ``projection`` if this namespace holds one."""
+    def find(self, scope: Scope, projection: str, *, policy: EditPolicy | None = None) -> LiveResourceStore | None:
+        """The store for ``scope``, ``projection`` and ``policy`` if this namespace holds one."""
         with self._registry.lock:
-            now = self._touch()
-            entry = self._entries.get(StoreKey(scope, projection))
-            if entry is None:
+            held = self._registry._find(self._key)
+            entry = held.entries.get(StoreKey(scope, projection, policy)) if held is not None else None
+            if held is None or entry is None:
                 return None
-            entry.last_used = now
+            entry.last_used = held.last_used
             return entry.store
 
     def keys(self) -> list[StoreKey]:
         """The keys of every store held, least recently used first."""
         with self._registry.lock:
-            return sorted(self._entries, key=lambda k: self._entries[k].last_used)
+            held = self._registry._namespaces.get(self._key)
+            if held is None:
+                return []
+            return sorted(held.entries, key=lambda k: held.entries[k].last_used)
 
-    def discard(self, scope: Scope, projection: str) -> None:
-        """Drop the store for ``scope`` and ``projection`` (unsaved edits included), if any."""
+    def discard(self, scope: Scope, projection: str, *, policy: EditPolicy | None = None) -> None:
+        """Drop the store for ``scope``, ``projection`` and ``policy`` (unsaved edits included), if any."""
         with self._registry.lock:
-            self._entries.pop(StoreKey(scope, projection), None)
+            held = self._registry._namespaces.get(self._key)
+            if held is not None:
+                held.entries.pop(StoreKey(scope, projection, policy), None)
 
-    def save_lock(self, scope: Scope, projection: str) -> Semaphore:
-        """The lock that serializes saves through the store for ``scope`` and ``projection``.
+    def save_lock(self, scope: Scope, projection: str, *, policy: EditPolicy | None = None) -> Semaphore:
+        """The lock that serializes saves through the store for ``scope``, ``projection`` and ``policy``.
 
         Raises ``KeyError`` when no such store is held.
         """
         with self._registry.lock:
-            return self._entries[StoreKey(scope, projection)].save_lock
+            held = self._registry._namespaces.get(self._key)
+            if held is None:
+                raise KeyError(StoreKey(scope, projection, policy))
+            return held.entries[StoreKey(scope, projection, policy)].save_lock
 
     def page_state(self, page: Hashable) -> dict[str, t.Any]:
         """A mutable mapping of UI state for ``page`` (any hashable key the UI chooses).
@@ -141,49 +192,39 @@ class SessionDrafts:
         At most :data:`MAX_PAGE_STATES` pages are kept; the least recently used is dropped.
         """
         with self._registry.lock:
-            self._touch()
-            state = self._pages.pop(page, None)
+            pages = self._registry._make(self._key, self._limits).pages
+            state = pages.pop(page, None)
             if state is None:
                 state = {}
-                while len(self._pages) >= MAX_PAGE_STATES:
-                    del self._pages[next(iter(self._pages))]
-            self._pages[page] = state
+                while len(pages) >= MAX_PAGE_STATES:
+                    del pages[next(iter(pages))]
+            pages[page] = state
             return state
 
     def find_page_state(self, page: Hashable) -> dict[str, t.Any] | None:
         """The UI state of ``page`` if this session holds it; never creates or evicts anything."""
         with self._registry.lock:
-            state = self._pages.get(page)
-            if state is not None:
-                self._touch()
-                self._pages[page] = self._pages.pop(page)
+            held = self._registry._namespaces.get(self._key)
+            state = held.pages.get(page) if held is not None else None
+            if held is not None and state is not None:
+                self._registry._find(self._key)
+                held.pages[page] = held.pages.pop(page)
             return state
 
-    def _touch(self) -> float:
-        self.last_used = now = self._registry.now()
-        return now
 
-    def _evict_one_clean(self) -> None:
-        for key in sorted(self._entries, key=lambda k: self._entries[k].last_used):
-            if not has_unsaved_edits(self._entries[key].store):
-                del self._entries[key]
-                return
-        raise DraftLimitReached(
-            f"This session already holds {len(self._entries)} views with unsaved changes: "
-            "save or discard one of them first."
-        )
-
-    def _expire(self, now: float) -> None:
-        for key, entry in list(self._entries.items()):
-            if now - entry.last_used >= self._limits.store_expiry and not has_unsaved_edits(entry.store):
-                del self._entries[key]
-
-    def _is_empty(self) -> bool:
-        return not self._entries and not self._pages
+def _evict_one_clean(held: _Namespace) -> None:
+    for key in sorted(held.entries, key=lambda k: held.entries[k].last_used):
+        if not has_unsaved_edits(held.entries[key].store):
+            del held.entries[key]
+            return
+    raise DraftLimitReached(
+        f"This session already holds {len(held.entries)} views with unsaved changes: "
+        "save or discard one of them first."
+    )
 
 
 class DraftRegistry:
-    """Every namespace of one application, with idle expiry.
+    """Every namespace of one application, with idle expiry and a bound on their number.
 
     :param clock: monotonic seconds; tests substitute a fake clock.
     """
@@ -191,20 +232,15 @@ class DraftRegistry:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.now = clock
         self.lock = threading.RLock()
-        self._namespaces: dict[tuple[str, str], SessionDrafts] = {}
+        self._namespaces: dict[NamespaceKey, _Namespace] = {}
+        """Least recently used first."""
         self._last_sweep = clock()
 
     def namespace(self, session_id: str, principal_name: str, limits: Limits) -> SessionDrafts:
-        """The namespace of ``(session_id, principal_name)``, created empty if there is none."""
+        """The drafts of ``(session_id, principal_name)``. Nothing is held until they store something."""
         with self.lock:
             self._sweep(limits)
-            key = (session_id, principal_name)
-            drafts = self._namespaces.get(key)
-            if drafts is None:
-                drafts = self._namespaces[key] = SessionDrafts(self, limits)
-            drafts._limits = limits
-            drafts._touch()
-            return drafts
+            return SessionDrafts(self, (session_id, principal_name), limits)
 
     def discard(self, session_id: str) -> None:
         """Forget every namespace of ``session_id`` and every draft in them."""
@@ -215,17 +251,44 @@ class DraftRegistry:
     def __len__(self) -> int:
         return len(self._namespaces)
 
+    def _find(self, key: NamespaceKey) -> _Namespace | None:
+        """The namespace ``key`` if held, marked as just used."""
+        held = self._namespaces.pop(key, None)
+        if held is not None:
+            held.last_used = self.now()
+            self._namespaces[key] = held
+        return held
+
+    def _make(self, key: NamespaceKey, limits: Limits) -> _Namespace:
+        """The namespace ``key``, made when not held. Making one past ``limits.max_sessions`` drops
+        the least recently used namespace without unsaved edits, or raises
+        :class:`~flask_krm.errors.DraftLimitReached` when all have some."""
+        held = self._find(key)
+        if held is not None:
+            return held
+        while len(self._namespaces) >= limits.max_sessions:
+            self._evict_one_clean()
+        held = self._namespaces[key] = _Namespace(self.now())
+        return held
+
+    def _evict_one_clean(self) -> None:
+        for key, held in self._namespaces.items():
+            if not held.has_unsaved_edits():
+                del self._namespaces[key]
+                return
+        raise DraftLimitReached("The server holds as many sessions with unsaved changes as it can: try again later.")
+
     def _sweep(self, limits: Limits) -> None:
         now = self.now()
         if now - self._last_sweep < limits.store_expiry / 4:
             return
         self._last_sweep = now
-        for key, drafts in list(self._namespaces.items()):
-            if now - drafts.last_used >= limits.session_lifetime:
+        for key, held in list(self._namespaces.items()):
+            if now - held.last_used >= limits.session_lifetime:
                 del self._namespaces[key]
                 continue
-            drafts._expire(now)
-            if drafts._is_empty() and now - drafts.last_used >= limits.store_expiry:
+            held.expire(now, limits.store_expiry)
+            if not held.entries and not held.pages and now - held.last_used >= limits.store_expiry:
                 del self._namespaces[key]
 
 
@@ -233,20 +296,40 @@ def _owner_tag(principal_name: str) -> str:
     return hashlib.sha256(principal_name.encode()).hexdigest()[:32]
 
 
+def follow_principal(registry: DraftRegistry, principal_name: str | None) -> bool:
+    """Bind the browser session's flask-krm state to the signed-in principal. Requires a request
+    context. Returns whether the principal changed.
+
+    When ``principal_name`` differs from the principal the session belongs to (or the session
+    belongs to nobody yet, as after an anonymous visit), the previous namespace is discarded, the
+    session id dropped (a new one is made when needed) and the CSRF token removed (a new one is made
+    at the next page). Nobody signed in (``None``) changes nothing: a signed-out request is refused
+    as such, and signing in again as the same principal keeps the session. The cookie holds only a
+    digest of the principal name.
+    """
+    if principal_name is None:
+        return False
+    owner = _owner_tag(principal_name)
+    if session.get(OWNER_KEY) == owner:
+        return False
+    session_id = session.pop(SESSION_ID_KEY, None)
+    if isinstance(session_id, str) and session_id:
+        registry.discard(session_id)
+    session.pop(CSRF_SESSION_KEY, None)
+    session[OWNER_KEY] = owner
+    return True
+
+
 def session_key(registry: DraftRegistry, principal_name: str) -> str:
     """The current browser session's id for ``principal_name``. Requires a request context.
 
-    Creates a random 128-bit id on first use. When the session was bound to another principal,
-    that principal's namespace is discarded and a fresh id replaces the old one. The cookie holds
-    only a digest of the principal name.
+    Follows a principal change first (:func:`follow_principal`), then creates a random 128-bit id
+    on first use.
     """
-    owner = _owner_tag(principal_name)
+    follow_principal(registry, principal_name)
     session_id = session.get(SESSION_ID_KEY)
-    if isinstance(session_id, str) and session_id and session.get(OWNER_KEY) == owner:
-        return session_id
     if isinstance(session_id, str) and session_id:
-        registry.discard(session_id)
+        return session_id
     session_id = secrets.token_hex(16)
     session[SESSION_ID_KEY] = session_id
-    session[OWNER_KEY] = owner
     return session_id

@@ -38,6 +38,7 @@ from ..ui.binding import current_app_object
 from ..ui.page import Component
 from ..ui.recovery import recovery_copy
 from ..ui.render import EditedObject, render_template_fragment
+from ..ui.state import store_policy
 from .actions import Confirmation, EditorTarget, save_edit
 from .flow import Phase, SaveFlow
 from .fragments import outcome_fragment
@@ -104,7 +105,7 @@ class EditorSaveState:
 
 def editor_state(drafts: SessionDrafts, component: Component, uid: str) -> EditorSaveState:
     """The session's save state of ``component`` for object ``uid`` (created on first use)."""
-    states = drafts.page_state((SAVE_STATE, component.scope, component.projection))
+    states = drafts.page_state((SAVE_STATE, component.scope, component.projection, store_policy(component)))
     state = states.get(uid)
     if not isinstance(state, EditorSaveState):
         state = states[uid] = EditorSaveState(SaveFlow(uid))

@@ -30,7 +30,7 @@ from ..sse import HEARTBEAT, heartbeat_interval, message
 from .binding import Refusal, attach, authorize, page_of, session_of
 from .page import Component, Page
 from .render import StreamStatus, body_partial, render_body
-from .state import UiState
+from .state import UiState, store_policy
 
 if t.TYPE_CHECKING:
     from ..principal import Principal
@@ -115,7 +115,7 @@ class Channel:
         """Mark the stores used, so the session's idle expiry never drops one a page still shows."""
         for link in self.links:
             if link.store is not None:
-                self.drafts.find(link.component.scope, link.component.projection)
+                self.drafts.find(link.component.scope, link.component.projection, policy=store_policy(link.component))
 
     def stream(self) -> Iterator[bytes]:
         """The SSE byte chunks of this connection (ends only with a close event or disconnect)."""

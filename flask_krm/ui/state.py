@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from flask import Flask, current_app
 
-from ..store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, LiveResourceStore, RecoveryCopies
+from ..store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, EditPolicy, LiveResourceStore, RecoveryCopies
 from .feeds import Feed
-from .page import Component
+from .page import Component, EditorSpec
 from .render import FragmentCache
 
 if t.TYPE_CHECKING:
@@ -40,14 +40,19 @@ class UiState:
     feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
 
     def store_for(self, drafts: SessionDrafts, component: Component) -> LiveResourceStore:
-        """The session's store for ``component``'s scope and projection (made on first use).
+        """The session's store for ``component``'s scope, projection and edit policy (made on first use).
 
-        A new store keeps recovery copies for ``KRM_RECOVERY_LIFETIME`` seconds. Raises
-        :class:`~flask_krm.errors.DraftLimitReached` when the session holds too many stores with
-        unsaved edits.
+        An editor with a narrowed policy gets a store of its own that enforces that policy, so
+        its Save sends only paths it may edit, never what another editor of the same object
+        changed (:func:`store_policy`). A new store keeps recovery copies for
+        ``KRM_RECOVERY_LIFETIME`` seconds. Raises :class:`~flask_krm.errors.DraftLimitReached`
+        when the session holds too many stores with unsaved edits.
         """
         lifetime = float(self.krm.setting("RECOVERY_LIFETIME"))
-        return drafts.store(component.scope, component.projection, lambda: new_store(lifetime))
+        policy = store_policy(component)
+        return drafts.store(
+            component.scope, component.projection, lambda: new_store(lifetime, policy or DEFAULT_POLICY), policy=policy
+        )
 
     def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component, app: Flask) -> Feed:
         """The feed that keeps ``store`` current (made on first use)."""
@@ -70,12 +75,22 @@ class UiState:
             feed.close()
 
 
-def new_store(recovery_lifetime: float | None = None) -> LiveResourceStore:
-    """A session store as the UI makes them: the default policy (editors narrow it), the built-in
-    keyed-list schemas and, given a lifetime in seconds, recovery copies of drafts whose objects
-    disappear (the store belongs to one session and principal; copies are kept per uid)."""
+def store_policy(component: Component) -> EditPolicy | None:
+    """The edit policy keying ``component``'s session store: ``None`` (the default policy) for
+    lists and default editors, else the editor's policy with its roots in a canonical order."""
+    spec = component.spec
+    if not isinstance(spec, EditorSpec) or set(spec.policy.roots) == set(DEFAULT_POLICY.roots):
+        return None
+    return EditPolicy(tuple(sorted(set(spec.policy.roots))))
+
+
+def new_store(recovery_lifetime: float | None = None, policy: EditPolicy = DEFAULT_POLICY) -> LiveResourceStore:
+    """A session store as the UI makes them: ``policy`` (an editor's narrowed one, or the default),
+    the built-in keyed-list schemas and, given a lifetime in seconds, recovery copies of drafts
+    whose objects disappear (the store belongs to one session and principal; copies are kept per
+    uid)."""
     recovery = RecoveryCopies(recovery_lifetime) if recovery_lifetime is not None else None
-    return LiveResourceStore(DEFAULT_POLICY, BUILTIN_LIST_SCHEMAS, recovery=recovery)
+    return LiveResourceStore(policy, BUILTIN_LIST_SCHEMAS, recovery=recovery)
 
 
 def init_state(app: Flask, krm: KrmStream) -> UiState:
@@ -92,4 +107,4 @@ def ui_state(app: Flask | None = None) -> UiState:
     return state
 
 
-__all__ = ["EXTENSION_KEY", "FIRST_PAINT_WAIT", "RENDER_HOLD", "UiState", "init_state", "ui_state"]
+__all__ = ["EXTENSION_KEY", "FIRST_PAINT_WAIT", "RENDER_HOLD", "UiState", "init_state", "new_store", "store_policy", "ui_state"]

@@ -101,3 +101,44 @@ def test_every_state_changing_route_of_the_blueprint_is_protected(app: Flask) ->
             assert "CSRF token is missing" in response.get_data(as_text=True)
             checked += 1
     assert checked >= 2
+
+
+def test_a_token_issued_before_a_sign_in_is_refused_after_it(app: Flask) -> None:
+    client = app.test_client()
+    anonymous = page_token(client)
+    assert client.post("/krm/test-echo", headers={HEADER: anonymous}).data == b"changed"
+    client.get("/login/editor")
+    refused = client.post("/krm/test-echo", headers={HEADER: anonymous})
+    assert refused.status_code == 400
+    assert "The CSRF token was issued before the current sign-in" in refused.get_data(as_text=True)
+    signed_in = page_token(client)
+    assert signed_in != anonymous
+    assert client.post("/krm/test-echo", headers={HEADER: signed_in}).data == b"changed"
+
+    client.get("/logout")
+    assert page_token(client) == signed_in  # signing out changes nothing by itself
+    client.get("/login/editor")
+    assert page_token(client) == signed_in  # the same principal again keeps its session
+    client.get("/login/viewer")
+    assert refused_by_principal_change(client, signed_in)
+    assert page_token(client) not in (signed_in, anonymous)
+
+
+def refused_by_principal_change(client: FlaskClient, token: str) -> bool:
+    response = client.post("/krm/test-echo", data={FIELD: token})
+    return response.status_code == 400 and "before the current sign-in" in response.get_data(as_text=True)
+
+
+def test_a_body_over_the_request_size_limit_is_413_on_the_blueprint(app: Flask) -> None:
+    app.add_url_rule("/host-echo", "host_echo", lambda: "host", methods=["POST"])
+    app.config["KRM_MAX_REQUEST_BYTES"] = 100
+    client = app.test_client()
+    token = page_token(client)
+    refused = client.post("/krm/test-echo", headers={HEADER: token}, data={"padding": "x" * 200})
+    assert refused.status_code == 413
+    assert refused.get_data(as_text=True) == "The request body is larger than 100 bytes."
+    refused = client.post("/krm/test-echo", data={FIELD: token, "padding": "x" * 200})  # the token in the body too
+    assert refused.status_code == 413
+    assert client.post("/krm/test-echo", headers={HEADER: token}, data={"padding": "x" * 50}).data == b"changed"
+    assert client.get("/page").status_code == 200
+    assert client.post("/host-echo", data={"padding": "x" * 200}).data == b"host"  # the host's routes are the host's

@@ -18,7 +18,7 @@ from flask_krm import DraftLimitReached, KrmStream, Principal, Scope, Unauthenti
 from flask_krm.events import Reset, Synced, Upsert
 from flask_krm.ops import Snapshot, SourceOp
 from flask_krm.sessions import MAX_PAGE_STATES, DraftRegistry, Limits, SessionDrafts
-from flask_krm.store import LiveResourceStore
+from flask_krm.store import EditPolicy, LiveResourceStore
 from tests import corpus
 
 from .conftest import make_app
@@ -79,7 +79,18 @@ def test_a_store_is_made_once_per_scope_and_projection(registry: DraftRegistry) 
     assert drafts.find(CONFIGMAPS, FULL) is store
     assert drafts.find(CONFIGMAPS, "krm-spec/v1") is None
     assert drafts.store(CONFIGMAPS, "krm-spec/v1", LiveResourceStore) is not store
-    assert namespace(registry) is drafts
+    assert namespace(registry).find(CONFIGMAPS, FULL) is store  # another handle on the same namespace
+
+
+def test_each_edit_policy_gets_its_own_store(registry: DraftRegistry) -> None:
+    drafts = namespace(registry)
+    default = drafts.store(CONFIGMAPS, FULL, loaded_store)
+    labels_only = EditPolicy.only(("metadata", "labels"))
+    narrowed = drafts.store(CONFIGMAPS, FULL, loaded_store, policy=labels_only)
+    assert narrowed is not default
+    assert drafts.find(CONFIGMAPS, FULL, policy=labels_only) is narrowed
+    assert drafts.find(CONFIGMAPS, FULL) is default
+    assert drafts.find(CONFIGMAPS, FULL, policy=EditPolicy.only(("data",))) is None
 
 
 def test_namespaces_are_keyed_by_session_and_principal(registry: DraftRegistry) -> None:
@@ -107,17 +118,61 @@ def test_idle_clean_stores_expire_and_dirty_ones_are_kept(registry: DraftRegistr
 def test_a_namespace_expires_with_the_session_lifetime(registry: DraftRegistry, clock: Clock) -> None:
     drafts = namespace(registry, "editor")
     edit(drafts.store(CONFIGMAPS, FULL, loaded_store))
+    namespace(registry, "viewer").page_state("page")
+    assert len(registry) == 2
     clock.now += 3601
     namespace(registry, "viewer")
-    assert len(registry) == 1
+    assert len(registry) == 0
     assert namespace(registry, "editor").find(CONFIGMAPS, FULL) is None
 
 
-def test_an_empty_idle_namespace_is_forgotten(registry: DraftRegistry, clock: Clock) -> None:
-    namespace(registry, "editor")
+def test_a_namespace_left_empty_by_expiry_is_forgotten(registry: DraftRegistry, clock: Clock) -> None:
+    namespace(registry, "editor").store(CONFIGMAPS, FULL, loaded_store)
+    assert len(registry) == 1
     clock.now += 61
     namespace(registry, "viewer")
+    assert len(registry) == 0
+
+
+def test_looking_holds_nothing(registry: DraftRegistry) -> None:
+    """A namespace is made by the first store or page state, never by a lookup."""
+    for n in range(100):
+        drafts = namespace(registry, "editor", f"s{n}")
+        assert drafts.find(CONFIGMAPS, FULL) is None
+        assert drafts.find_page_state("page") is None
+        assert drafts.keys() == []
+        drafts.discard(CONFIGMAPS, FULL)
+        with pytest.raises(KeyError):
+            drafts.save_lock(CONFIGMAPS, FULL)
+    assert len(registry) == 0
+    namespace(registry, "editor", "s1").page_state("page")
     assert len(registry) == 1
+
+
+def test_the_registry_drops_its_least_recently_used_clean_namespace(registry: DraftRegistry, clock: Clock) -> None:
+    limits = dataclasses.replace(LIMITS, max_sessions=3)
+    first = registry.namespace("s1", "editor", limits).store(CONFIGMAPS, FULL, loaded_store)
+    dirty = registry.namespace("s2", "editor", limits).store(CONFIGMAPS, FULL, loaded_store)
+    edit(dirty)
+    registry.namespace("s3", "editor", limits).page_state("page")
+    clock.now += 1
+    assert registry.namespace("s1", "editor", limits).find(CONFIGMAPS, FULL) is first  # s1 used again: s3 is older
+    registry.namespace("s4", "editor", limits).page_state("page")
+    assert len(registry) == 3
+    assert registry.namespace("s3", "editor", limits).find_page_state("page") is None
+    assert registry.namespace("s1", "editor", limits).find(CONFIGMAPS, FULL) is first
+    assert registry.namespace("s2", "editor", limits).find(CONFIGMAPS, FULL) is dirty
+
+
+def test_a_registry_full_of_unsaved_edits_refuses_a_new_namespace(registry: DraftRegistry) -> None:
+    limits = dataclasses.replace(LIMITS, max_sessions=2)
+    for sid in ("s1", "s2"):
+        edit(registry.namespace(sid, "editor", limits).store(CONFIGMAPS, FULL, loaded_store))
+    with pytest.raises(DraftLimitReached) as caught:
+        registry.namespace("s3", "editor", limits).page_state("page")
+    assert caught.value.code == 409
+    assert len(registry) == 2
+    assert registry.namespace("s1", "editor", limits).find(CONFIGMAPS, FULL) is not None
 
 
 def test_the_least_recently_used_clean_store_makes_room(registry: DraftRegistry, clock: Clock) -> None:
@@ -320,3 +375,49 @@ def test_looking_up_unknown_pages_never_evicts_a_real_one(registry: DraftRegistr
     for n in range(MAX_PAGE_STATES * 2):
         assert drafts.find_page_state(f"guessed-{n}") is None
     assert drafts.find_page_state("real") == {"page": "kept"}
+
+
+# ------------------------------------------------------------- clients that drop the cookie --
+
+
+def cookieless_app(tmp_path: Path, **config: t.Any) -> tuple[Flask, KrmStream]:
+    """An app whose principal comes from a header (as behind an authenticating proxy), so a client
+    can be signed in on every request while never returning the session cookie."""
+    app, krm = drafts_app(tmp_path)
+    app.config.update(config)
+    krm.principal_loader(lambda: Principal(request.headers["X-User"]) if "X-User" in request.headers else None)
+    krm.plug_source("demo", OneConfigMap(), app)
+
+    @app.get("/editor")
+    def editor_page() -> str:
+        return render_template_string(
+            '{% import "krm/_macros.html" as krm %}'
+            '{{ krm.editor("target=demo&version=v1&resource=configmaps&namespace=app", "app-config") }}'
+        )
+
+    return app, krm
+
+
+def test_requests_that_only_look_hold_nothing_for_a_client_without_cookies(tmp_path: Path) -> None:
+    app, krm = cookieless_app(tmp_path)
+    registry = krm._get_state(app).drafts
+    headers = {"X-User": "editor"}
+    for n in range(50):
+        client = app.test_client(use_cookies=False)
+        assert client.get("/drafts", headers=headers).data == b"none"
+        channel = client.get(f"/krm/ui/pages/page-{n}/channel", headers=headers)
+        assert b"krm-close" in channel.get_data()
+    assert len(registry) == 0
+    krm.shutdown(app)
+
+
+def test_pages_rendered_for_a_client_without_cookies_stay_within_max_sessions(tmp_path: Path) -> None:
+    app, krm = cookieless_app(tmp_path, KRM_MAX_SESSIONS=3)
+    registry = krm._get_state(app).drafts
+    for _ in range(6):
+        with gevent.Timeout(5):
+            page = app.test_client(use_cookies=False).get("/editor", headers={"X-User": "editor"})
+        assert page.status_code == 200 and "krm-channel" in page.get_data(as_text=True)
+        assert 1 <= len(registry) <= 3
+    assert len(registry) == 3
+    krm.shutdown(app)
