@@ -13,6 +13,8 @@ from flask import Blueprint, abort, current_app, redirect, render_template, url_
 from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
+from flask_krm.scope import ScopeError
+
 from .kinds import CONFIGMAPS, DEPLOYMENTS, FLUNDERS, SECRETS, Kind
 
 bp = Blueprint("pages", __name__)
@@ -97,7 +99,10 @@ def flunder(namespace: str, name: str) -> str:
 @bp.get("/namespaces/<namespace>/deployments/<name>")
 @login_required
 def deployment(namespace: str, name: str) -> str:
-    status = DEPLOYMENTS.scope(target(), _namespace(namespace), name)
+    try:
+        status = DEPLOYMENTS.scope(target(), _namespace(namespace), name)
+    except ScopeError:  # no object can have this name (krm.editor answers the same 404 itself)
+        abort(404, description="No such object.")
     return _editor_page("example/deployment.html", DEPLOYMENTS, namespace, name, status_scope=status)
 
 

@@ -19,12 +19,13 @@ from markupsafe import Markup
 from werkzeug.routing import BuildError
 
 from .. import csrf
-from ..scope import Scope, parse_scope
+from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
 from .page import (
     Component,
     ComponentSpecError,
     EditorSpec,
+    InvalidObjectName,
     ListSpec,
     Page,
     make_component,
@@ -110,11 +111,16 @@ def live_editor(
     ``name`` names the object (or the scope does). ``policy``: ``"default"``, ``"read-only"``, an
     :class:`~flask_krm.store.EditPolicy` or editable pointers; it can only narrow the default
     policy. ``fields``: the pointers to show (default: labels, annotations and every top-level
-    member but identity). Raises ``ValueError`` for arguments that describe no editor.
+    member but identity). Raises ``ValueError`` for arguments that describe no editor, and
+    :class:`~flask_krm.ui.page.InvalidObjectName` (a ``ValueError`` and a 404) for a ``name`` no
+    object can have.
     """
     parsed = _scope(scope)
     if name is not None:
-        parsed = dataclasses.replace(parsed, name=name)
+        try:
+            parsed = dataclasses.replace(parsed, name=name)
+        except ScopeError as exc:
+            raise InvalidObjectName(f"No such object: {exc.message}") from None
     if not parsed.name:
         raise ComponentSpecError("krm.editor needs the object's name: krm.editor(scope, 'my-config')")
     spec = EditorSpec(

@@ -20,6 +20,8 @@ import typing as t
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from werkzeug.exceptions import NotFound
+
 from ..scope import Scope
 from ..store.paths import Path, path_to_pointer, pointer_to_path
 from ..store.policy import DEFAULT_POLICY, READ_ONLY_POLICY, EditPolicy
@@ -35,6 +37,18 @@ PAGE_STATE_PREFIX: t.Final = "krm.page"
 
 class ComponentSpecError(ValueError):
     """A macro argument that cannot describe a component (a bad column, field or policy)."""
+
+
+class InvalidObjectName(ComponentSpecError, NotFound):
+    """An editor's ``name`` that no Kubernetes object can have (not a DNS-1123 subdomain).
+
+    Names usually come from the page's URL, so rendering such an editor is a 404 for the page
+    (werkzeug's ``NotFound``); a host that turns a ``ValueError`` from a macro into a 400 keeps
+    doing so.
+    """
+
+    def __init__(self, message: str) -> None:
+        NotFound.__init__(self, description=message)
 
 
 @dataclass(frozen=True, slots=True)

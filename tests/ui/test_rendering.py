@@ -165,6 +165,18 @@ def test_a_missing_object_says_so(client: FlaskClient, upstream: Upstream) -> No
     assert "configmaps “absent” does not exist." in page.html
 
 
+@pytest.mark.parametrize("name", ["Not-A-Name", "a..b", "a" * 300, "under_score", "%3Cb%3E"])
+def test_an_editor_of_a_name_no_object_can_have_is_a_404(client: FlaskClient, upstream: Upstream, name: str) -> None:
+    """The host passes the URL's name as it is; the macro answers the page with a 404 that names
+    no internals, and opens nothing upstream."""
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {}))
+    response = client.get(editor_url(name=name))
+    body = response.get_data(as_text=True)
+    assert response.status_code == 404, body[:300]
+    assert "not a valid object name" in body and "<b>" not in body and "Traceback" not in body
+    assert upstream.opened == []
+
+
 def test_a_denied_principal_sees_the_reason_and_no_content(app: Flask, client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"secret-ish": "do-not-show"}))
     app.config["denied"].add("editor")
