@@ -208,16 +208,16 @@ def _withhold(key: str, value: Any, hidden: list[tuple[str, bytes]]) -> Any:
 
 def _project_metadata(metadata: Mapping[str, Any], copy: Callable[[Any], Any]) -> dict[str, Any]:
     if copy is _keep and type(metadata) is dict:
-        out = dict(metadata)  # values shared: only the machinery goes
-        out.pop("managedFields", None)
-        annotations = out.get("annotations")
+        shared = dict(metadata)  # values shared: only the machinery goes
+        shared.pop("managedFields", None)
+        annotations = shared.get("annotations")
         if isinstance(annotations, Mapping) and LAST_APPLIED_ANNOTATION in annotations:
             kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
             if kept:  # emptied by the projection: removed; sent empty: kept
-                out["annotations"] = kept
+                shared["annotations"] = kept
             else:
-                del out["annotations"]
-        return out
+                del shared["annotations"]
+        return shared
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         if key == "managedFields":
