@@ -7,6 +7,7 @@ another person or a controller would. Every wait is a Playwright condition, neve
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -22,7 +23,9 @@ from pathlib import Path
 import kubernetes.client
 import kubernetes.config
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, Playwright, expect, sync_playwright
+
+from tests.browser.host_app import NAMESPACE
 
 ROOT: t.Final = Path(__file__).resolve().parents[2]
 CHROMIUM: t.Final = "/usr/bin/chromium"
@@ -35,7 +38,6 @@ CHROMIUM_ARGS: t.Final = [
     "--disable-component-update",
     "--disable-sync",
 ]
-NAMESPACE: t.Final = "demo"
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=10_000)
@@ -52,11 +54,12 @@ class Server:
         return self.traffic.read_bytes()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    traffic = tmp_path_factory.mktemp("traffic") / "responses.log"
+@contextlib.contextmanager
+def serving(traffic: Path, kubeconfig: str | None = None) -> Iterator[dict[str, str]]:
+    """Runs ``serve.py`` until the block ends: the live UI app with its own simulator, or, given the
+    ``kubeconfig`` of a simulator run here, the saving app. Gives the ``url`` and ``kubeconfig`` it prints."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.browser.serve", str(traffic)],
+        [sys.executable, "-m", "tests.browser.serve", str(traffic), *([kubeconfig] if kubeconfig else [])],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -68,9 +71,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     if not line:
         process.wait(timeout=10)
         raise RuntimeError(f"the browser test server did not start:\n{process.stderr.read() if process.stderr else ''}")
-    info = json.loads(line)
     try:
-        yield Server(info["url"], info["kubeconfig"], traffic)
+        yield json.loads(line)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -78,6 +80,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    traffic = tmp_path_factory.mktemp("traffic") / "responses.log"
+    with serving(traffic) as info:
+        yield Server(info["url"], info["kubeconfig"], traffic)
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +131,13 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{os.getpid()}-{next(_names)}"
 
 
+def new_configmap(core: kubernetes.client.CoreV1Api, prefix: str, data: dict[str, str]) -> str:
+    """Creates a ConfigMap with a ``unique(prefix)`` name and ``data``; returns the name."""
+    name = unique(prefix)
+    create_configmap(core, name, data)
+    return name
+
+
 def create_configmap(core: kubernetes.client.CoreV1Api, name: str, data: dict[str, str], **metadata: t.Any) -> None:
     body: dict[str, t.Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}, "data": data}
     core.create_namespaced_config_map(NAMESPACE, t.cast(t.Any, body))
@@ -139,3 +155,33 @@ def wait_live(page: Page) -> None:
     expect(page.locator(".krm-connection").first).to_have_text("Live")
     for writes in page.locator(".krm-writes").all():
         expect(writes).not_to_have_attribute("disabled", re.compile(".*"))
+
+
+def goto_live(page: Page, path: str) -> Page:
+    """Opens ``path`` in ``page`` and waits until it is live."""
+    page.goto(path)
+    wait_live(page)
+    return page
+
+
+def value_field(page: Page, key: str) -> Locator:
+    return page.get_by_label(f"Value of {key}", exact=True)
+
+
+def entry(page: Page, key: str) -> Locator:
+    return page.locator(".krm-entry").filter(has=value_field(page, key))
+
+
+def dirty(page: Page, key: str) -> Locator:
+    return entry(page, key).locator(".krm-dirty-marker")
+
+
+def row(page: Page, name: str) -> Locator:
+    """The live list's row linking to ``name``."""
+    return page.locator("tr", has=page.get_by_role("link", name=name, exact=True))
+
+
+def type_over(field: Locator, text: str) -> None:
+    field.click()
+    field.press("ControlOrMeta+a")
+    field.press_sequentially(text)

@@ -1,16 +1,19 @@
 """Serves the browser tests' host app on a real gevent server, against a Kubernetes simulator.
 
-Run as ``python -m tests.browser.serve TRAFFIC_LOG``: the process patches itself with gevent
-first (the hub needs it), starts a ``KubeSimulator`` with the demo objects, serves the host app
-with ``gevent.pywsgi`` on a free 127.0.0.1 port, and prints one JSON line with the app's URL and the
-simulator's kubeconfig. Every byte of every response body (pages, static files, edits, the SSE
-streams) is appended to TRAFFIC_LOG as it is sent. SIGTERM or SIGINT stops it cleanly.
+Run as ``python -m tests.browser.serve TRAFFIC_LOG [KUBECONFIG]``: the process patches itself with
+gevent first (the hub needs it) and serves the host app with ``gevent.pywsgi`` on a free 127.0.0.1
+port. Without KUBECONFIG it starts a ``KubeSimulator`` with the demo objects itself and serves the
+live UI app; with KUBECONFIG (a simulator the caller runs) it serves the saving app. It prints one
+JSON line with the app's URL and the simulator's kubeconfig. Every byte of every response body
+(pages, static files, edits, the SSE streams) is appended to TRAFFIC_LOG as it is sent. SIGTERM or
+SIGINT stops it cleanly.
 """
 
 from gevent import monkey
 
 monkey.patch_all()
 
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
@@ -49,15 +52,17 @@ class TrafficRecorder:
 
 
 def main() -> int:
-    traffic = sys.argv[1]
+    traffic, given = sys.argv[1], sys.argv[2:]
     stopping = gevent.event.Event()
-    with KubeSimulator(demo=True, demo_tick=None) as kube:
-        app, krm = create_app(kube.kubeconfig_path, tempfile.mkdtemp(prefix="krm-browser-"))
+    with contextlib.ExitStack() as stack:
+        saving = bool(given)  # a simulator run by the caller is the saving tests' own
+        kubeconfig = given[0] if saving else stack.enter_context(KubeSimulator(demo=True, demo_tick=None)).kubeconfig_path
+        app, krm = create_app(kubeconfig, tempfile.mkdtemp(prefix="krm-browser-"), saving=saving)
         server = WSGIServer(("127.0.0.1", 0), TrafficRecorder(app, traffic), log=None)
         server.start()
         for signum in (signal.SIGTERM, signal.SIGINT):
             gevent.signal_handler(signum, stopping.set)
-        print(json.dumps({"url": f"http://127.0.0.1:{server.server_port}", "kubeconfig": kube.kubeconfig_path}), flush=True)
+        print(json.dumps({"url": f"http://127.0.0.1:{server.server_port}", "kubeconfig": kubeconfig}), flush=True)
         stopping.wait()
         krm.shutdown(app, timeout=2)
         server.stop(timeout=1)

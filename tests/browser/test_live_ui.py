@@ -11,20 +11,27 @@ import kubernetes.client
 import pytest
 from playwright.sync_api import BrowserContext, Dialog, Locator, Page, Response, expect
 
-from tests.browser.conftest import MERGE_PATCH, NAMESPACE, Server, create_configmap, patch_data, unique, wait_live
+from tests.browser.conftest import (
+    MERGE_PATCH,
+    Server,
+    create_configmap,
+    dirty,
+    entry,
+    goto_live,
+    new_configmap,
+    patch_data,
+    row,
+    type_over,
+    unique,
+    value_field,
+    wait_live,
+)
+from tests.browser.host_app import NAMESPACE
 
 pytestmark = pytest.mark.browser
 
 XSS_SCRIPT = "<script>window.pwned = 1</script>"
 XSS_ATTR = '"><img src=x onerror="window.pwned = 2">'
-
-
-def value_field(page: Page, key: str) -> Locator:
-    return page.get_by_label(f"Value of {key}", exact=True)
-
-
-def entry(page: Page, key: str) -> Locator:
-    return page.locator(".krm-entry").filter(has=value_field(page, key))
 
 
 def error_of(page: Page, field: Locator) -> Locator:
@@ -45,37 +52,28 @@ def is_focused(field: Locator) -> bool:
     return bool(field.evaluate("el => document.activeElement === el"))
 
 
-def type_over(field: Locator, text: str) -> None:
-    field.click()
-    field.press("ControlOrMeta+a")
-    field.press_sequentially(text)
-
-
 def test_a_list_follows_the_cluster(page: Page, core: kubernetes.client.CoreV1Api) -> None:
     first, second = unique("list-a"), unique("list-b")
     create_configmap(core, first, {"greeting": "hi"})
-    page.goto("/configmaps")
-    wait_live(page)
-    row = page.locator("tr", has=page.get_by_role("link", name=first, exact=True))
-    expect(row).to_contain_text("hi")
+    goto_live(page, "/configmaps")
+    first_row = row(page, first)
+    expect(first_row).to_contain_text("hi")
     create_configmap(core, second, {"greeting": "hello"})
-    expect(page.locator("tr", has=page.get_by_role("link", name=second, exact=True))).to_contain_text("hello")
+    expect(row(page, second)).to_contain_text("hello")
     patch_data(core, first, {"greeting": "changed upstream"})
-    expect(row).to_contain_text("changed upstream")
+    expect(first_row).to_contain_text("changed upstream")
     core.delete_namespaced_config_map(first, NAMESPACE)
-    expect(row).to_have_count(0)
+    expect(first_row).to_have_count(0)
 
 
 def test_typing_while_the_cluster_changes_merges_then_conflicts_and_resolves(
     page: Page, core: kubernetes.client.CoreV1Api
 ) -> None:
-    name = unique("merge")
-    create_configmap(core, name, {"a": "one", "b": "one"})
-    page.goto(f"/configmaps/{name}")
-    wait_live(page)
+    name = new_configmap(core, "merge", {"a": "one", "b": "one"})
+    goto_live(page, f"/configmaps/{name}")
     a, b = value_field(page, "a"), value_field(page, "b")
     type_over(a, "mine")
-    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+    expect(dirty(page, "a")).to_be_visible()
 
     patch_data(core, name, {"b": "theirs-b"})
     expect(b).to_have_value("theirs-b")
@@ -92,26 +90,24 @@ def test_typing_while_the_cluster_changes_merges_then_conflicts_and_resolves(
     conflict.get_by_role("button", name="Keep mine").click()
     expect(conflict).to_have_count(0)
     expect(a).to_have_value("mine")
-    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+    expect(dirty(page, "a")).to_be_visible()
 
     patch_data(core, name, {"a": "theirs-again"})
     expect(conflict).to_contain_text("theirs-again")
     conflict.get_by_role("button", name="Take theirs").click()
     expect(a).to_have_value("theirs-again")
     expect(conflict).to_have_count(0)
-    expect(entry(page, "a").locator(".krm-dirty-marker")).to_have_count(0)
+    expect(dirty(page, "a")).to_have_count(0)
 
 
 def test_the_focused_field_keeps_its_text_and_caret_while_live_updates_arrive(
     page: Page, core: kubernetes.client.CoreV1Api
 ) -> None:
-    name = unique("caret")
-    create_configmap(core, name, {"a": "start", "b": "start"})
-    page.goto(f"/configmaps/{name}")
-    wait_live(page)
+    name = new_configmap(core, "caret", {"a": "start", "b": "start"})
+    goto_live(page, f"/configmaps/{name}")
     a, b = value_field(page, "a"), value_field(page, "b")
     type_over(a, "typing here")
-    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+    expect(dirty(page, "a")).to_be_visible()
     a.evaluate("el => el.setSelectionRange(3, 6)")
     patch_data(core, name, {"b": "moved", "a": "server-side"})
     expect(b).to_have_value("moved")
@@ -125,16 +121,14 @@ def test_the_focused_field_keeps_its_text_and_caret_while_live_updates_arrive(
 
 
 def test_a_reload_keeps_the_draft(page: Page, core: kubernetes.client.CoreV1Api) -> None:
-    name = unique("reload")
-    create_configmap(core, name, {"a": "saved"})
-    page.goto(f"/configmaps/{name}")
-    wait_live(page)
+    name = new_configmap(core, "reload", {"a": "saved"})
+    goto_live(page, f"/configmaps/{name}")
     type_over(value_field(page, "a"), "draft value")
-    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+    expect(dirty(page, "a")).to_be_visible()
     page.reload()
     wait_live(page)
     expect(value_field(page, "a")).to_have_value("draft value")
-    expect(entry(page, "a").locator(".krm-dirty-marker")).to_be_visible()
+    expect(dirty(page, "a")).to_be_visible()
 
 
 def test_a_second_tab_shows_the_same_draft(context: BrowserContext, core: kubernetes.client.CoreV1Api) -> None:
@@ -146,7 +140,7 @@ def test_a_second_tab_shows_the_same_draft(context: BrowserContext, core: kubern
         wait_live(tab)
     type_over(value_field(first, "a"), "from the first tab")
     expect(value_field(second, "a")).to_have_value("from the first tab")
-    expect(entry(second, "a").locator(".krm-dirty-marker")).to_be_visible()
+    expect(dirty(second, "a")).to_be_visible()
 
 
 def test_hostile_values_are_shown_as_text_and_run_nothing(page: Page, core: kubernetes.client.CoreV1Api) -> None:
@@ -159,16 +153,14 @@ def test_hostile_values_are_shown_as_text_and_run_nothing(page: Page, core: kube
         dialog.dismiss()
 
     page.on("dialog", dismiss)
-    page.goto(f"/configmaps/{name}")
-    wait_live(page)
+    goto_live(page, f"/configmaps/{name}")
     expect(value_field(page, "greeting")).to_have_value(XSS_SCRIPT)
     expect(value_field(page, "attr")).to_have_value(XSS_ATTR)
     expect(value_field(page, "note")).to_have_value(XSS_ATTR)
     patch_data(core, name, {"attr": XSS_ATTR + " again"})
     expect(value_field(page, "attr")).to_have_value(XSS_ATTR + " again")
-    page.goto("/configmaps")
-    wait_live(page)
-    expect(page.locator("tr", has=page.get_by_role("link", name=name, exact=True))).to_contain_text(XSS_SCRIPT)
+    goto_live(page, "/configmaps")
+    expect(row(page, name)).to_contain_text(XSS_SCRIPT)
     assert page.evaluate("window.pwned") is None
     assert page.locator("img").count() == 0
     assert dialogs == []
@@ -195,13 +187,12 @@ def test_secret_values_are_never_sent_to_the_browser(
             bodies.append(response.body())
 
     page.on("response", keep)
-    page.goto(f"/secrets/{name}")
-    wait_live(page)
+    goto_live(page, f"/secrets/{name}")
     masked = page.locator(".krm-masked")
     expect(masked).to_have_count(2)
     expect(masked.first).to_contain_text("revision 1")
     type_over(value_field(page, "team"), "b")
-    expect(entry(page, "team").locator(".krm-dirty-marker")).to_be_visible()
+    expect(dirty(page, "team")).to_be_visible()
     core.patch_namespaced_secret(name, NAMESPACE, {"stringData": {"token": rotated}}, _content_type=MERGE_PATCH)
     expect(page.locator(".krm-entry", has_text="token").locator(".krm-revision")).to_have_text("(revision 2)")
     page.reload()
@@ -222,20 +213,16 @@ def test_secret_values_are_never_sent_to_the_browser(
 
 
 def test_an_editor_action_waits_for_the_edit_still_being_typed(page: Page, core: kubernetes.client.CoreV1Api) -> None:
-    name = unique("flush")
-    create_configmap(core, name, {"a": "before"})
-    page.goto(f"/configmaps/{name}")
-    wait_live(page)
+    name = new_configmap(core, "flush", {"a": "before"})
+    goto_live(page, f"/configmaps/{name}")
     type_over(value_field(page, "a"), "typed just now")
     page.get_by_role("button", name="Show draft").click()
     expect(page.locator(".krm-outcome")).to_have_text('{"a": "typed just now"}')
 
 
 def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubernetes.client.CoreV1Api) -> None:
-    name = unique("keys")
-    create_configmap(core, name, {"a": "1", "b": "2"})
-    page.goto(f"/configmaps/{name}")
-    wait_live(page)
+    name = new_configmap(core, "keys", {"a": "1", "b": "2"})
+    goto_live(page, f"/configmaps/{name}")
     page.get_by_label("New key in data", exact=True).fill("c")
     page.get_by_label("Value of the new key in data", exact=True).fill("three")
     page.get_by_role("button", name="Add a key to data").click()
@@ -256,8 +243,7 @@ def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubern
 
 
 def test_a_value_the_field_cannot_hold_is_refused_at_the_field(page: Page) -> None:
-    page.goto("/deployments/web")
-    wait_live(page)
+    goto_live(page, "/deployments/web")
     containers = page.get_by_label("containers", exact=True)
     type_over(containers, '[{"name": "web", ')
     expect(error_of(page, containers)).to_contain_text("Not valid JSON")
@@ -285,11 +271,9 @@ def set_hidden(page: Page, hidden: bool) -> None:
 def test_the_connection_state_is_shown_and_a_terminal_close_stops_reconnecting(
     context: BrowserContext, core: kubernetes.client.CoreV1Api
 ) -> None:
-    name = unique("state")
-    create_configmap(core, name, {"a": "1"})
+    name = new_configmap(core, "state", {"a": "1"})
     page = context.new_page()
-    page.goto(f"/configmaps/{name}")
-    wait_live(page)
+    goto_live(page, f"/configmaps/{name}")
     status, writes = page.locator(".krm-connection"), page.locator(".krm-writes")
     set_hidden(page, True)
     context.set_offline(True)

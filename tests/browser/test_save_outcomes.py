@@ -14,12 +14,26 @@ import kubernetes.client
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.conftest import MERGE_PATCH, NAMESPACE, create_configmap, patch_data, unique, wait_live
 from flask_krm.testing import KubeSimulator
 from flask_krm.testing.simulator import WriteRequest
 from flask_krm.testing.simulator.faults import Faults
+from tests.browser.conftest import (
+    MERGE_PATCH,
+    create_configmap,
+    dirty,
+    entry,
+    goto_live,
+    new_configmap,
+    patch_data,
+    type_over,
+    unique,
+    value_field,
+    wait_live,
+)
+from tests.browser.host_app import NAMESPACE
 from tests.browser.test_save_host import (  # noqa: F401 (fixtures)
     SaveServer,
+    SignedIn,
     WriteCounter,
     apps,
     configmap_uid,
@@ -32,7 +46,6 @@ from tests.browser.test_save_host import (  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 
-SignedIn = Callable[[str], Page]
 CountWrites = Callable[[str], WriteCounter]
 
 PENDING: t.Final = "Saved to Kubernetes; waiting for live confirmation."
@@ -57,26 +70,8 @@ def faults_of(kube: KubeSimulator) -> Faults:
     return kube.faults
 
 
-def value_field(page: Page, key: str) -> Locator:
-    return page.get_by_label(f"Value of {key}", exact=True)
-
-
-def entry(page: Page, key: str) -> Locator:
-    return page.locator(".krm-entry").filter(has=value_field(page, key))
-
-
-def dirty(page: Page, key: str) -> Locator:
-    return entry(page, key).locator(".krm-dirty-marker")
-
-
 def outcome(page: Page) -> Locator:
     return page.locator(".krm-outcome .krm-save-outcome")
-
-
-def type_over(field: Locator, text: str) -> None:
-    field.click()
-    field.press("ControlOrMeta+a")
-    field.press_sequentially(text)
 
 
 def edit(page: Page, key: str, text: str) -> None:
@@ -91,9 +86,7 @@ def save(page: Page) -> None:
 
 
 def open_editor(signed_in: SignedIn, path: str, user: str = "editor") -> Page:
-    page = signed_in(user)
-    page.goto(path)
-    wait_live(page)
+    page = goto_live(signed_in(user), path)
     page.evaluate(RECORD_OUTCOMES)
     return page
 
@@ -109,8 +102,7 @@ def data_of(core: kubernetes.client.CoreV1Api, name: str) -> dict[str, str]:
 def test_a_save_is_pending_until_its_echo_confirms_it(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
 ) -> None:
-    name = unique("echo")
-    create_configmap(core, name, {"a": "one", "b": "one"})
+    name = new_configmap(core, "echo", {"a": "one", "b": "one"})
     writes = count_writes(name)
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
@@ -168,8 +160,7 @@ def test_a_write_the_view_never_showed_refreshes_the_base_and_the_second_save_su
 def test_a_field_conflict_is_shown_at_the_field_and_nothing_is_written_until_it_is_resolved(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
 ) -> None:
-    name = unique("conflict")
-    create_configmap(core, name, {"a": "one", "b": "one"})
+    name = new_configmap(core, "conflict", {"a": "one", "b": "one"})
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
     patch_data(core, name, {"a": "theirs"})
@@ -218,8 +209,7 @@ def test_kubernetes_refusing_a_value_shows_the_cause_at_its_field(
 def test_a_viewer_is_told_they_may_not_save_and_keeps_the_edits(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
 ) -> None:
-    name = unique("viewer")
-    create_configmap(core, name, {"a": "one"})
+    name = new_configmap(core, "viewer", {"a": "one"})
     writes = count_writes(name)
     page = open_editor(signed_in, f"/configmaps/{name}", user="viewer")
     edit(page, "a", "mine")
@@ -237,8 +227,7 @@ def test_a_viewer_is_told_they_may_not_save_and_keeps_the_edits(
 def test_after_a_lost_response_the_next_save_reads_and_nothing_is_written_twice(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites, kube: KubeSimulator
 ) -> None:
-    name = unique("lost")
-    create_configmap(core, name, {"a": "one"})
+    name = new_configmap(core, "lost", {"a": "one"})
     writes = count_writes(name)
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
@@ -270,8 +259,7 @@ def removed_notice(page: Page) -> Locator:
 def test_a_deleted_object_is_unavailable_and_the_draft_is_offered_for_copy_out(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api
 ) -> None:
-    name = unique("deleted")
-    create_configmap(core, name, {"a": "one", "b": "kept"})
+    name = new_configmap(core, "deleted", {"a": "one", "b": "kept"})
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
     core.delete_namespaced_config_map(name, NAMESPACE)
@@ -291,8 +279,7 @@ def test_a_deleted_object_is_unavailable_and_the_draft_is_offered_for_copy_out(
 def test_a_replacement_under_the_same_name_is_never_touched(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
 ) -> None:
-    name = unique("replaced")
-    create_configmap(core, name, {"a": "one"})
+    name = new_configmap(core, "replaced", {"a": "one"})
     hostile = '<img src=x onerror="window.pwned=1">'
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", hostile)
@@ -319,8 +306,7 @@ def test_a_replacement_under_the_same_name_is_never_touched(
 def test_a_webhook_restoring_the_field_leaves_no_echo_and_the_guarded_read_decides(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: KubeSimulator
 ) -> None:
-    name = unique("webhook")
-    create_configmap(core, name, {"a": "one", "b": "one"})
+    name = new_configmap(core, "webhook", {"a": "one", "b": "one"})
 
     def restore_a(write: WriteRequest) -> None:
         if write.verb == "patch" and write.name == name and write.old is not None:
@@ -376,8 +362,7 @@ class WriteGate:
 def test_typing_during_a_save_is_kept(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, kube: KubeSimulator
 ) -> None:
-    name = unique("typing")
-    create_configmap(core, name, {"a": "one", "b": "one"})
+    name = new_configmap(core, "typing", {"a": "one", "b": "one"})
     page = open_editor(signed_in, f"/configmaps/{name}")
     edit(page, "a", "mine")
     gate = WriteGate(kube, name)

@@ -9,34 +9,33 @@ from __future__ import annotations
 
 import json
 import typing as t
-from collections.abc import Callable
 
 import kubernetes.client
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.conftest import NAMESPACE, create_configmap, unique, wait_live
-from tests.browser.test_save_host import configmap_uid, core, kube, save_server, signed_in  # noqa: F401 (fixtures)
+from tests.browser.conftest import create_configmap, goto_live, new_configmap, row, unique
+from tests.browser.host_app import NAMESPACE
+from tests.browser.test_save_host import (  # noqa: F401 (fixtures)
+    SignedIn,
+    configmap_uid,
+    core,
+    kube,
+    save_server,
+    signed_in,
+)
 
 pytestmark = pytest.mark.browser
 
-SignedIn = Callable[[str], Page]
-
 
 def open_list(signed_in: SignedIn, user: str = "editor") -> Page:
-    page = signed_in(user)
-    page.goto("/configmaps")
-    wait_live(page)
+    page = goto_live(signed_in(user), "/configmaps")
     expect(review(page)).to_contain_text("No pending changes.")
     return page
 
 
 def review(page: Page) -> Locator:
     return page.locator("[data-krm-review]")
-
-
-def row(page: Page, name: str) -> Locator:
-    return page.locator("tr", has=page.get_by_role("link", name=name, exact=True))
 
 
 def stage_create(page: Page, body: dict[str, t.Any]) -> None:
@@ -100,8 +99,7 @@ def test_a_viewer_is_refused_by_kubernetes_and_the_pending_create_stays(
 def test_a_delete_never_removes_an_object_recreated_under_the_same_name(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api
 ) -> None:
-    name = unique("recreated")
-    create_configmap(core, name, {"greeting": "first"})
+    name = new_configmap(core, "recreated", {"greeting": "first"})
     page = open_list(signed_in)
     row(page, name).get_by_role("button", name=f"Delete {name}").click()
     expect(review_item(page, "delete", name)).to_be_visible()
