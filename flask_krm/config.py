@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from .projection import PROJECTIONS
+from .scope import ScopeError, check_target_name
 
 PREFIX: t.Final = "KRM_"
 
@@ -44,6 +45,9 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
 - ``HEARTBEAT_INTERVAL``: seconds between ``: heartbeat`` comments on an idle stream.
 - ``QUEUE_DEPTH``: live events buffered per subscriber before it is resnapshotted.
 - ``WATCH_LINGER``: seconds an upstream watch stays open after its last subscriber left.
+
+  The shared watch hub reads these three once, when it starts (the application's first
+  Kubernetes stream); page channels and session feeds read them on each use.
 - ``PROJECTION``: the projection a stream uses when the request names none.
 - ``SHUTDOWN_TIMEOUT``: seconds :meth:`~flask_krm.KrmStream.shutdown` waits before killing greenlets.
 - ``DRAFT_EXPIRY``: seconds a session's draft store without unsaved edits survives unused.
@@ -145,6 +149,10 @@ def _targets(key: str, value: t.Any) -> dict[str, TargetSpec]:
     for name, spec in value.items():
         if not isinstance(name, str):
             raise ValueError(f"KRM_{key} keys must be target name strings, got {name!r}")
+        try:
+            check_target_name(name)
+        except ScopeError as error:
+            raise ValueError(f"KRM_{key}[{name!r}]: {error}; a scope could never name it") from None
         parsed[name] = TargetSpec.parse(name, spec)
     return parsed
 

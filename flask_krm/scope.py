@@ -326,6 +326,11 @@ def _check_dns1123_subdomain(field: str, value: str, what: str) -> None:
         )
 
 
+def check_target_name(name: str) -> None:
+    """Raise :class:`ScopeError` unless ``name`` can name a target in a scope (a DNS subdomain)."""
+    _check_dns1123_subdomain("target", name, "target name")
+
+
 def _check_dns1035_label(field: str, value: str, what: str) -> None:
     if len(value) > _MAX_LABEL or not _DNS1035_LABEL.match(value):
         raise InvalidField(
@@ -359,7 +364,7 @@ def _validate(scope: Scope) -> None:
     _check_dns1035_label("resource", scope.resource, "resource name")
     _check_dns1035_label("version", scope.version, "API version name")
     if scope.target:
-        _check_dns1123_subdomain("target", scope.target, "target name")
+        check_target_name(scope.target)
     if scope.group:
         _check_dns1123_subdomain("group", scope.group, "API group")
     if scope.namespace:

@@ -69,6 +69,7 @@ def test_unknown_keys_are_refused_by_name(tmp_path: Path) -> None:
         ("KRM_TARGETS", {"demo": {"kubeconfig": "/k", "server": "https://x"}}, "unknown keys server"),
         ("KRM_TARGETS", {"demo": {"kubeconfig": ""}}, r"\['kubeconfig'\] must be a non-empty path"),
         ("KRM_TARGETS", {"demo": {"in_cluster": "yes"}}, r"\['in_cluster'\] must be a bool"),
+        ("KRM_TARGETS", {"Prod_1": {"in_cluster": True}}, r"KRM_TARGETS\['Prod_1'\]: .*a scope could never name it"),
     ],
 )
 def test_invalid_values_are_refused_at_init(tmp_path: Path, key: str, value: t.Any, message: str) -> None:
