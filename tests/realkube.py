@@ -4,7 +4,8 @@
 with a throwaway data directory, self-signed serving certificates, RBAC authorization and a static
 token file for the simulator's demo users; it installs the simulator's cluster RBAC objects and
 its Flunder CRD, and yields a handle shaped like the simulator's: ``name``, ``api_client(user)``,
-``kubeconfig_path``, ``supports(capability)`` and ``version``.
+``kubeconfig_path``, ``supports(capability)``, ``faults.compact()`` (etcd's compaction) and
+``version``.
 
 No controllers run beside the server (no kube-controller-manager): a deleted namespace stays
 ``Terminating``, owner references are not garbage-collected and Deployments get no status.
@@ -50,6 +51,9 @@ CLUSTER_COLLECTIONS = {
 SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 
+REAL_CAPABILITIES = frozenset({"compaction"})
+
+
 class RealKubeError(RuntimeError):
     """The real server could not be built, started or prepared; carries the relevant log tail."""
 
@@ -80,7 +84,13 @@ class KubeApiServer:
     ca_path: str
     version: str
     users: Mapping[str, User]
+    etcd_url: str
     name: str = "kube-apiserver"
+
+    @property
+    def faults(self) -> EtcdFaults:
+        """Compaction of etcd's history on demand (the only fault a real server offers here)."""
+        return EtcdFaults(self.etcd_url)
 
     def api_client(self, user: str = "admin") -> kubernetes.client.ApiClient:
         """An official-client ``ApiClient`` authenticated as a demo user, verifying the server's CA."""
@@ -93,8 +103,8 @@ class KubeApiServer:
         return kubernetes.client.ApiClient(configuration)
 
     def supports(self, capability: str) -> bool:
-        """Always false: fault injection exists only in the simulator."""
-        return False
+        """Only ``compaction`` (``faults.compact()``); other fault injection exists only in the simulator."""
+        return capability in REAL_CAPABILITIES
 
     def _token(self, user: str) -> str:
         try:
@@ -103,11 +113,40 @@ class KubeApiServer:
             raise RealKubeError(f"no demo user {user!r}; known: {sorted(self.users)}") from None
 
 
+@dataclass(frozen=True)
+class EtcdFaults:
+    """etcd's v3 HTTP/JSON gateway on its client URL, for what the simulator's ``faults`` offer and etcd can do."""
+
+    etcd_url: str
+
+    def revision(self) -> int:
+        """etcd's current revision: the newest resourceVersion kube-apiserver has handed out."""
+        return int(self._post("/v3/kv/range", {"key": base64.b64encode(b"\0").decode()})["header"]["revision"])
+
+    def compact(self) -> int:
+        """Compact etcd's history up to the current revision, physically; returns that revision, below
+        which etcd answers ``ErrCompacted`` (kube-apiserver's watch cache keeps its own history)."""
+        revision = self.revision()
+        self._post("/v3/kv/compaction", {"revision": str(revision), "physical": True})
+        return revision
+
+    def _post(self, path: str, body: Mapping[str, Any]) -> Any:
+        request = urllib.request.Request(
+            self.etcd_url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.load(response)
+        except urllib.error.HTTPError as error:
+            raise RealKubeError(f"etcd {path}: HTTP {error.code} {error.read().decode(errors='replace')}") from None
+
+
 @contextmanager
-def start_kube_apiserver(users: Sequence[User] = DEMO_USERS) -> Iterator[KubeApiServer]:
+def start_kube_apiserver(users: Sequence[User] = DEMO_USERS, *, watch_cache: bool = True) -> Iterator[KubeApiServer]:
     """Start etcd and kube-apiserver on free loopback ports; on exit stop both and delete their data.
 
     ``users`` become the static token file; the first one in ``system:masters`` prepares the server.
+    ``watch_cache=False`` serves every watch and list from etcd (``--watch-cache=false``).
     """
     admin = next((user for user in users if MASTERS in user.groups), None)
     if admin is None:
@@ -140,6 +179,7 @@ def start_kube_apiserver(users: Sequence[User] = DEMO_USERS) -> Iterator[KubeApi
                 "--profiling=false",
                 # the default "lease" reconciler refuses a loopback advertise address
                 "--endpoint-reconciler-type=none",
+                f"--watch-cache={str(watch_cache).lower()}",
             ],
             workdir / "kube-apiserver.log",
         )
@@ -154,6 +194,7 @@ def start_kube_apiserver(users: Sequence[User] = DEMO_USERS) -> Iterator[KubeApi
             ca_path=str(ca_path),
             version=str(http.get("/version")["gitVersion"]),
             users={user.name: user for user in users},
+            etcd_url=etcd_url,
         )
 
 

@@ -95,8 +95,22 @@ def test_the_kubeconfig_reaches_the_server_as_its_current_user(kube: KubeApiServ
         assert whoami(client).username == DEMO_USERS[0].name
 
 
-def test_fault_injection_is_not_offered(kube: KubeApiServer) -> None:
+def test_only_compaction_is_offered(kube: KubeApiServer) -> None:
     assert not kube.supports("faults")
+    assert kube.supports("compaction")
+
+
+def test_compaction_reaches_etcd() -> None:
+    """A server of its own: compaction takes the history that other tests here read."""
+    with start_kube_apiserver(watch_cache=False) as server, server.api_client() as client:
+        core = kubernetes.client.CoreV1Api(client)
+        old = server.faults.revision()
+        core.create_namespace(kubernetes.client.V1Namespace(metadata=kubernetes.client.V1ObjectMeta(name="compacted")))
+        core.create_namespace(kubernetes.client.V1Namespace(metadata=kubernetes.client.V1ObjectMeta(name="compacted-2")))
+        assert server.faults.compact() == server.faults.revision() > old
+        with pytest.raises(ApiException) as caught:
+            core.list_namespace(resource_version=str(old), resource_version_match="Exact")
+    assert caught.value.status == 410
 
 
 def test_stopping_removes_processes_and_data() -> None:

@@ -3,8 +3,10 @@
 Every scenario reaches the server only through the official client, so the same file runs
 unchanged against both. The real server's run carries the ``apiserver`` marker (``-m "not
 apiserver"`` runs the simulator alone) and its version is printed in the terminal summary. A
-handle has ``name``, ``api_client(user)``, ``kubeconfig_path`` and ``supports(capability)``; the
-simulator's also has ``faults``. Users: ``admin`` may do anything
+handle has ``name``, ``api_client(user)``, ``kubeconfig_path`` and ``supports(capability)``; with
+``compaction`` it has ``faults.compact()`` (both do), with ``faults`` every other fault injection
+too (the simulator only). ``compactable_server`` starts a fresh server of the same kind whose history
+a scenario may compact without taking it from the others. Users: ``admin`` may do anything
 (including impersonation); ``viewer`` may read but never write. Scenarios create their own
 uniquely named namespaces and objects, so they share one server.
 """
@@ -12,6 +14,7 @@ uniquely named namespaces and objects, so they share one server.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +26,7 @@ from flask_krm.testing.simulator.faults import Faults
 
 from .kube import request, unique_name
 
-SIMULATOR_CAPABILITIES = frozenset({"faults"})
+SIMULATOR_CAPABILITIES = frozenset({"faults", "compaction"})
 
 
 @dataclass
@@ -63,6 +66,25 @@ def kube_server(request: pytest.FixtureRequest) -> Iterator[Any]:
         with start_kube_apiserver() as server:
             _report(request.config, f"kube-apiserver version: {server.version}")
             yield server
+
+
+@pytest.fixture
+def compactable_server(kube_server: Any) -> Iterator[Any]:
+    """A fresh server of ``kube_server``'s kind, stopped after the test, for compacting its history.
+
+    The real one runs without its watch cache (``--watch-cache=false``), so watches are served from
+    etcd and see etcd's compaction: the cache keeps its own history, which it drops only when it holds
+    over 100 events older than 75 s.
+    """
+    if not kube_server.supports("compaction"):
+        pytest.skip(f"{kube_server.name} cannot compact its history on demand")
+    with ExitStack() as stack:
+        if isinstance(kube_server, SimulatorServer):
+            yield SimulatorServer(stack.enter_context(KubeSimulator()))
+        else:
+            from tests.realkube import start_kube_apiserver
+
+            yield stack.enter_context(start_kube_apiserver(watch_cache=False))
 
 
 REPORTED_LINES = pytest.StashKey[list[str]]()
