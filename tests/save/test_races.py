@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -11,9 +12,10 @@ from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
 from flask_krm.save.writer import KubeWriter, MissingPrecondition, SaveRefused, WriteRequest, WriteResult, default_save
 from flask_krm.scope import Scope
+from flask_krm.store import LiveResourceStore
 from flask_krm.testing.simulator import KubeSimulator, WriteRequest as SimulatorWrite
 
-from .conftest import admin_delete, editor_target, new_store, unconditional_patch, wait_for
+from .conftest import LiveFeed, admin_delete, editor_target, new_store, unconditional_patch, wait_for
 
 
 def create_configmap(kube: KubeSimulator, namespace: str, name: str, data: dict[str, str]) -> dict[str, Any]:
@@ -38,19 +40,34 @@ def editor_scope(namespace: str, name: str) -> Scope:
     return Scope(target="dev", version="v1", resource="configmaps", namespace=namespace, name=name)
 
 
-def test_a_write_between_capture_and_patch_is_a_409_then_refreshed_then_saved(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1", "b": "1"})
-    uid = created["metadata"]["uid"]
+class Editing(NamedTuple):
+    uid: str
+    scope: Scope
+    store: LiveResourceStore
+    feed: LiveFeed
+
+
+def edited(
+    kube: KubeSimulator, namespace: str, feeds: Callable[..., LiveFeed], data: dict[str, str], edit: tuple[tuple[str, ...], Any] = (("data", "a"), "mine")
+) -> Editing:
+    """Create ConfigMap "app", follow it as the editor in a new store, and set one draft value."""
+    uid = create_configmap(kube, namespace, "app", data)["metadata"]["uid"]
     scope = editor_scope(namespace, "app")
     store = new_store()
     feed = feeds(store, scope, kube.api_client("editor"))
+    path, value = edit
+    store.set_value(uid, path, value)
+    return Editing(uid, scope, store, feed)
+
+
+def test_a_write_between_capture_and_patch_is_a_409_then_refreshed_then_saved(kube, namespace, feeds) -> None:
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1", "b": "1"})
 
     def colleague_first(request: WriteRequest) -> WriteResult:
         admin_patch(kube, namespace, "app", {"data": {"b": "colleague"}})
         return default_save(request)
 
     flow = SaveFlow(uid)
-    store.set_value(uid, ("data", "a"), "mine")
     outcome = save_edit(editor_target(kube, scope, hook=colleague_first), store, flow, live=feed.live)
     assert outcome.kind is OutcomeKind.VERSION_STALE and outcome.status_code == 409
     assert store.draft(uid)["data"] == {"a": "mine", "b": "colleague"}
@@ -65,11 +82,7 @@ def test_a_write_between_capture_and_patch_is_a_409_then_refreshed_then_saved(ku
 
 
 def test_deleted_and_recreated_under_the_same_name_is_unavailable_and_the_replacement_untouched(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feed = feeds(store, scope, kube.api_client("editor"))
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
     admin = KubeWriter(kube.api_client("admin"))
     replacement: dict[str, Any] = {}
 
@@ -79,7 +92,6 @@ def test_deleted_and_recreated_under_the_same_name_is_unavailable_and_the_replac
         return default_save(request)
 
     flow = SaveFlow(uid)
-    store.set_value(uid, ("data", "a"), "mine")
     outcome = save_edit(editor_target(kube, scope, hook=replaced_first), store, flow, live=feed.live)
     assert outcome.kind is OutcomeKind.UNAVAILABLE
     assert outcome.replacement_uid == replacement["metadata"]["uid"] != uid
@@ -95,11 +107,7 @@ def test_deleted_and_recreated_under_the_same_name_is_unavailable_and_the_replac
 
 
 def test_a_webhook_restoring_the_field_gives_no_echo_and_a_guarded_read_decides(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feed = feeds(store, scope, kube.api_client("editor"))
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
 
     def restore(write: SimulatorWrite) -> None:
         if write.verb == "patch" and write.namespace == namespace and write.old is not None:
@@ -108,7 +116,6 @@ def test_a_webhook_restoring_the_field_gives_no_echo_and_a_guarded_read_decides(
     remove = kube.faults.mutate_writes(restore)
     try:
         flow = SaveFlow(uid)
-        store.set_value(uid, ("data", "a"), "mine")
         target = editor_target(kube, scope)
         assert save_edit(target, store, flow, live=feed.live).kind is OutcomeKind.SAVED_PENDING
         assert flow.observe(store) is None and flow.phase is Phase.CONFIRMING
@@ -121,11 +128,7 @@ def test_a_webhook_restoring_the_field_gives_no_echo_and_a_guarded_read_decides(
 
 
 def test_a_lost_response_is_unknown_and_the_next_save_reads_instead_of_writing_again(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feed = feeds(store, scope, kube.api_client("editor"))
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
     writes: list[str] = []
 
     def count(write: SimulatorWrite) -> None:
@@ -135,7 +138,6 @@ def test_a_lost_response_is_unknown_and_the_next_save_reads_instead_of_writing_a
     remove = kube.faults.mutate_writes(count)
     try:
         flow = SaveFlow(uid)
-        store.set_value(uid, ("data", "a"), "mine")
         kube.faults.lose_next_write_response()
         outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
         assert outcome.kind is OutcomeKind.UNKNOWN and outcome.status_code == 502
@@ -150,13 +152,8 @@ def test_a_lost_response_is_unknown_and_the_next_save_reads_instead_of_writing_a
 
 
 def test_422_causes_are_shown_at_their_fields_never_as_a_conflict(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feed = feeds(store, scope, kube.api_client("editor"))
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"}, edit=(("metadata", "labels"), {"tier": "not a valid value!"}))
     flow = SaveFlow(uid)
-    store.set_value(uid, ("metadata", "labels"), {"tier": "not a valid value!"})
     outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
     assert outcome.kind is OutcomeKind.INVALID and outcome.status_code == 422
     assert [cause.path for cause in outcome.causes] == [("metadata", "labels")]
@@ -166,12 +163,7 @@ def test_422_causes_are_shown_at_their_fields_never_as_a_conflict(kube, namespac
 
 
 def test_revoked_access_is_explained_not_retried_and_not_a_conflict(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feed = feeds(store, scope, kube.api_client("editor"))
-    store.set_value(uid, ("data", "a"), "mine")
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
     admin = KubeWriter(kube.api_client("admin"))
     assert admin_delete(kube, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/krm-demo-edit-editor")
     flow = SaveFlow(uid)
@@ -183,12 +175,7 @@ def test_revoked_access_is_explained_not_retried_and_not_a_conflict(kube, namesp
 
 
 def test_a_signed_out_principal_is_told_so(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feed = feeds(store, scope, kube.api_client("editor"))
-    store.set_value(uid, ("data", "a"), "mine")
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
     target = editor_target(kube, scope)
     target.api.configuration.refresh_api_key_hook = None
     target.api.configuration.api_key = {"BearerToken": "Bearer expired-token"}
@@ -197,24 +184,14 @@ def test_a_signed_out_principal_is_told_so(kube, namespace, feeds) -> None:
 
 
 def test_no_write_while_the_stream_is_not_live(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feeds(store, scope, kube.api_client("editor"))
-    store.set_value(uid, ("data", "a"), "mine")
+    uid, scope, store, _feed = edited(kube, namespace, feeds, {"a": "1"})
     outcome = save_edit(editor_target(kube, scope), store, SaveFlow(uid), live=False)
     assert outcome.kind is OutcomeKind.RECONNECTING
     assert read(kube, namespace, "app")["data"] == {"a": "1"}
 
 
 def test_a_host_hook_can_refuse_and_an_unexpected_hook_error_is_an_unknown_outcome(kube, namespace, feeds) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    uid = created["metadata"]["uid"]
-    scope = editor_scope(namespace, "app")
-    store = new_store()
-    feed = feeds(store, scope, kube.api_client("editor"))
-    store.set_value(uid, ("data", "a"), "mine")
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
 
     def deny(request: WriteRequest) -> WriteResult:
         raise SaveRefused("changes to this object need a second approver", kind=OutcomeKind.ACCESS_DENIED)
