@@ -16,6 +16,7 @@ from typing import Any
 
 import kubernetes.client
 import pytest
+from flask_login import UserMixin
 
 from flask_krm.events import StreamError
 from flask_krm.principal import Principal
@@ -26,6 +27,7 @@ from flask_krm.store import LiveResourceStore, RecoveryCopies
 from flask_krm.stream import StreamEngine
 from flask_krm.testing.simulator import KubeSimulator, cluster_rbac_objects, namespace_rbac_objects
 from flask_krm.upstream.reflector import Reflector, WatchSettings
+from tests.ui.conftest import Upstream
 
 _names = itertools.count(1)
 
@@ -147,3 +149,16 @@ def editor_target(
     kube: KubeSimulator, scope: Scope, *, user: str = "editor", projection: str | None = "krm-full/v1", hook: SaveHook = default_save
 ) -> EditorTarget:
     return EditorTarget(Principal(user), scope, projection, kube.api_client(user), hook)
+
+
+class User(UserMixin):
+    """A Flask-Login user named ``name``, for the save tests' host apps."""
+
+    def __init__(self, name: str) -> None:
+        self.id = name
+
+
+@pytest.fixture
+def upstream() -> Upstream:
+    """The hand-driven upstream of the UI tests, feeding the editor under test."""
+    return Upstream()

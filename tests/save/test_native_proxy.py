@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from flask_login import LoginManager, UserMixin, login_user
+from flask_login import LoginManager, login_user
 
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
 from flask_krm.csrf import HEADER, csrf_token
@@ -22,15 +22,10 @@ from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 
-from .conftest import unconditional_patch
+from .conftest import User, unconditional_patch
 
 PLAIN = "n4tive-s3cret"
 ENCODED = base64.b64encode(PLAIN.encode()).decode()
-
-
-class User(UserMixin):
-    def __init__(self, name: str) -> None:
-        self.id = name
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 from flask import Flask, render_template_string
 from flask.testing import FlaskClient
-from flask_login import LoginManager, UserMixin, login_user
+from flask_login import LoginManager, login_user
 
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
 from flask_krm.principal import Principal
@@ -27,7 +27,7 @@ from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, open_page
 
-from .conftest import admin_delete, new_store
+from .conftest import User, admin_delete, new_store
 from .test_races import create_configmap
 
 LIST_PAGE = (
@@ -35,16 +35,6 @@ LIST_PAGE = (
     '{{ krm.list(scope, row_actions=[("Delete", "krm_review.delete")]) }}</body></html>'
 )
 CONFIGMAP_POLICY = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
-
-
-class User(UserMixin):
-    def __init__(self, name: str) -> None:
-        self.id = name
-
-
-@pytest.fixture
-def upstream() -> Upstream:
-    return Upstream()
 
 
 @pytest.fixture

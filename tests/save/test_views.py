@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pytest
 from flask import Flask, render_template_string
 from flask.testing import FlaskClient
-from flask_login import LoginManager, UserMixin, login_user
+from flask_login import LoginManager, login_user
 
 import flask_krm.save.views as save_views
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
@@ -27,7 +27,7 @@ from flask_krm.save.writer import KubeWriter
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, field_id, open_page
 
-from .conftest import admin_delete, unconditional_patch
+from .conftest import User, admin_delete, unconditional_patch
 
 EDITOR_PAGE = (
     '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
@@ -35,16 +35,6 @@ EDITOR_PAGE = (
 )
 PLAIN = "v3ry-s3cret"
 ENCODED = base64.b64encode(PLAIN.encode()).decode()
-
-
-class User(UserMixin):
-    def __init__(self, name: str) -> None:
-        self.id = name
-
-
-@pytest.fixture
-def upstream() -> Upstream:
-    return Upstream()
 
 
 @pytest.fixture
