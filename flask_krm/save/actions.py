@@ -22,13 +22,16 @@ from ..principal import Principal
 from ..scope import Scope
 from ..store import LiveResourceStore
 from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
-from .flow import Done, Read, SaveFlow, Step, Write
+from .flow import Done, KnownVersions, Read, SaveFlow, Step, Write
 from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_reason
 from .publish import publish, record_for
 from .staging import PendingCreate, PendingDelete, ReviewItem, Staging
 from .writer import KubeWriter, SaveHook, SaveRefused, WriteRequest, WriteResult, object_scope, read_result
 
 logger = logging.getLogger("flask_krm.save")
+
+NewestObject = Callable[[str], Mapping[str, Any] | None]
+"""The newest raw object known for a uid (the shared watch's cache), or ``None``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +61,17 @@ def _audit_redactions(
     return held
 
 
-def save_edit(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow, *, live: bool) -> Outcome:
-    """One deliberate Save of ``flow.uid``. Never raises for a Kubernetes or transport failure."""
-    step: Step = flow.begin(store, live=live)
+def save_edit(
+    target: EditorTarget, store: LiveResourceStore, flow: SaveFlow, *, live: bool, newest: NewestObject | None = None
+) -> Outcome:
+    """One deliberate Save of ``flow.uid``. Never raises for a Kubernetes or transport failure.
+
+    ``newest(uid)`` gives the newest raw object the shared watch knows (projected editors only):
+    the intent is based on it when the editor's view of it is identical (see
+    :class:`~flask_krm.save.flow.KnownVersions`).
+    """
+    known = KnownVersions(target.projection, newest) if newest is not None and target.projection is not None else None
+    step: Step = flow.begin(store, live=live, known=known)
     if isinstance(step, Read):
         return guarded_read(target, store, flow, step, object_scope(target.scope, store.server(flow.uid) or {})).outcome
     if isinstance(step, Done):

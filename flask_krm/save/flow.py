@@ -17,7 +17,10 @@ Rules it enforces:
 * saves are serialized: while a write or a guarded read is in flight, ``begin`` answers ``BUSY``;
 * writes happen only while the stream is live, and only without unresolved field conflicts;
 * the intent (uid, resourceVersion, patch) is captured in ``begin``, before any I/O, so later
-  typing stays in the draft and out of the write;
+  typing stays in the draft and out of the write; given the newest object the shared watch knows
+  (:class:`KnownVersions`), the intent carries that object's resourceVersion when the person's
+  view of it is identical (:func:`~flask_krm.store.intents.newest_equivalent_base`), so changes
+  the editor cannot see (status, bookkeeping) do not bounce the Save;
 * after a lost response, a refused guard, or an accepted write whose echo has not arrived, the next
   Save is a guarded read and never a write: the old patch is never replayed;
 * a guard is captured before its read starts, and an object with another uid is never handed to
@@ -31,7 +34,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, Protocol, TypeAlias
 
-from ..store import SaveIntent
+from ..events import Redaction
+from ..store import SaveIntent, newest_equivalent_base
+from ..versions import compare
 from .outcomes import Outcome, OutcomeKind, Path, WriteVerdict, field_causes, status_reason
 
 
@@ -60,6 +65,8 @@ class EditorStore(Protocol):
     def capture_save(self, uid: str) -> SaveIntent | None: ...
 
     def capture_reconciliation(self, uid: str) -> Guard: ...
+
+    def redactions(self, uid: str) -> Sequence[Redaction]: ...
 
 
 class Phase(str, Enum):
@@ -127,6 +134,20 @@ class ReadResult:
 VersionAtLeast: TypeAlias = Callable[[str, str], bool]
 
 
+@dataclass(frozen=True, slots=True)
+class KnownVersions:
+    """Where newer versions of the edited objects may be known, and how the editor sees them.
+
+    :param projection: the editor's projection.
+    :param newest: the newest raw object known for a uid (the shared watch's cache), or ``None``.
+        Only its resourceVersion can end up in an intent, and only when its projection is what
+        the editor holds.
+    """
+
+    projection: str
+    newest: Callable[[str], Mapping[str, Any] | None]
+
+
 def decimal_at_least(version: str, floor: str) -> bool:
     """``version >= floor`` for decimal resourceVersions; otherwise only equality counts."""
     if version.isdecimal() and floor.isdecimal():
@@ -162,8 +183,12 @@ class SaveFlow:
         """The intent of the write in flight or awaiting confirmation."""
         return self._intent
 
-    def begin(self, store: EditorStore, *, live: bool) -> Step:
-        """Decide what a deliberate Save does now. Captures the intent or the guard; never blocks."""
+    def begin(self, store: EditorStore, *, live: bool, known: KnownVersions | None = None) -> Step:
+        """Decide what a deliberate Save does now. Captures the intent or the guard; never blocks.
+
+        With ``known``, the captured intent is based on the newest known version of the object
+        whose projection equals the editor's server view, when that is newer than the one held.
+        """
         if self.in_flight:
             return Done(Outcome(OutcomeKind.BUSY))
         if self.phase is Phase.UNAVAILABLE or self.uid not in store.uids():
@@ -180,6 +205,8 @@ class SaveFlow:
         intent = store.capture_save(self.uid)
         if intent is None:
             return self._finish(Outcome(OutcomeKind.NOTHING_TO_SAVE), Phase.IDLE)
+        if known is not None:
+            intent = _newest_base(store, intent, known)
         self._intent = intent
         self._written_version = None
         self.phase = Phase.WRITING
@@ -246,6 +273,8 @@ class SaveFlow:
         version = _resource_version(store.server(self.uid))
         if version is None or version == self._intent.resource_version:
             return None
+        if compare(version, self._intent.resource_version) == -1:
+            return None  # the view still holds a version older than the intent's newer base
         if self._written_version is not None and not self._version_at_least(version, self._written_version):
             return None
         intent, self._intent = self._intent, None
@@ -339,6 +368,13 @@ class SaveFlow:
     def _require(self, phase: Phase) -> None:
         if self.phase is not phase:
             raise RuntimeError(f"save flow for {self.uid} is {self.phase.value}, not {phase.value}")
+
+
+def _newest_base(store: EditorStore, intent: SaveIntent, known: KnownVersions) -> SaveIntent:
+    view = store.server(intent.uid)
+    if view is None:
+        return intent
+    return newest_equivalent_base(intent, view, store.redactions(intent.uid), known.newest(intent.uid), known.projection)
 
 
 def patch_applied(obj: Mapping[str, Any], patch: Mapping[str, Any]) -> bool:

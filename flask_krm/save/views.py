@@ -144,7 +144,7 @@ def save(ctx: EditorContext) -> Response:
     scope = ctx.component.scope
     if not ctx.krm.is_authorized(ctx.principal, scope, ctx.component.projection, "patch"):
         return _respond(ctx, state, Outcome(OutcomeKind.ACCESS_DENIED), settings)
-    outcome = save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live)
+    outcome = save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live, newest=ctx.feed.newest_known)
     return _respond(ctx, state, outcome, settings)
 
 

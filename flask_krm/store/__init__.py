@@ -18,7 +18,7 @@ from .errors import (
     UnknownResourceError,
     UnversionedResourceError,
 )
-from .intents import SaveIntent
+from .intents import SaveIntent, newest_equivalent_base
 from .keyed_lists import BUILTIN_LIST_SCHEMAS
 from .merge import Conflict
 from .patch import Change, apply_merge_patch
@@ -58,6 +58,7 @@ __all__ = [
     "UnversionedResourceError",
     "apply_merge_patch",
     "identity_of",
+    "newest_equivalent_base",
     "parse_merge_patch",
     "path_to_pointer",
     "pointer_to_path",

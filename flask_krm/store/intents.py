@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ..events import Redaction
+from ..projection import content_key, project
+from ..versions import compare
 from .values import json_copy
 
 
@@ -30,3 +34,50 @@ class SaveIntent:
             "resourceVersion": self.resource_version,
         }
         return patch
+
+
+def newest_equivalent_base(
+    intent: SaveIntent,
+    view: Mapping[str, Any],
+    redactions: Sequence[Redaction],
+    newest: Mapping[str, Any] | None,
+    projection: str,
+) -> SaveIntent:
+    """``intent`` based on ``newest`` when the person cannot tell the two versions apart.
+
+    ``view`` is the server object the intent was captured from (the editor's server view, with
+    its stream ``redactions``); ``newest`` is the newest raw object known for the uid (the shared
+    watch's cache), ``projection`` the editor's. Under a projection that hides status, or when
+    only bookkeeping changed, the view keeps an older resourceVersion while newer versions it
+    would show identically land; a PATCH conditioned on the old one is refused with 409 for
+    nothing. So the newer version is used when, and only when:
+
+    * it is the same object (same uid) and the view is the version the intent was captured from;
+    * its resourceVersion is decimal and greater than the intent's (opaque versions cannot be
+      ordered, so they are never used);
+    * its projection equals the view apart from ``metadata.resourceVersion``;
+    * neither withholds a value (a withheld value's change is visible only as a redaction
+      revision, which the view does not carry enough of to compare).
+
+    The patch is unchanged: the person's base is exactly that version. Otherwise ``intent`` is
+    returned as it is, and a write since its version is refused by Kubernetes as before.
+    """
+    if newest is None or redactions:
+        return intent
+    if _metadata(view).get("resourceVersion") != intent.resource_version:
+        return intent
+    metadata = _metadata(newest)
+    version = metadata.get("resourceVersion")
+    if metadata.get("uid") != intent.uid or not isinstance(version, str):
+        return intent
+    if compare(version, intent.resource_version) != 1:
+        return intent
+    projected = project(newest, projection)
+    if projected.redacted_paths or content_key(projected) != content_key(view):
+        return intent
+    return replace(intent, resource_version=version)
+
+
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, Mapping) else {}

@@ -50,6 +50,13 @@ RETRYING_REASON: t.Final = "The cluster is unavailable; retrying."
 SubscriptionOpener: t.TypeAlias = Callable[[], "Subscription"]
 
 
+@t.runtime_checkable
+class _Cached(t.Protocol):
+    """A subscription whose upstream watch keeps the raw objects it has seen (the hub's)."""
+
+    def cached(self, uid: str) -> t.Mapping[str, t.Any] | None: ...
+
+
 def terminal_reason(error: StreamError) -> str:
     """The text shown when ``error`` ended a component's stream."""
     return TERMINAL_REASONS.get(error.code, "The live view stopped: reload the page to try again.")
@@ -73,6 +80,7 @@ class Feed:
         self._linger = linger
         self._holders = 0
         self._pump: gevent.Greenlet | None = None
+        self._subscription: Subscription | None = None
         self._stopper: gevent.Greenlet | None = None
         self._timers: set[gevent.Greenlet] = set()
         self._status = CONNECTING
@@ -86,6 +94,12 @@ class Feed:
     @property
     def running(self) -> bool:
         return self._pump is not None and not self._pump.dead
+
+    def newest_known(self, uid: str) -> t.Mapping[str, t.Any] | None:
+        """The newest raw object the upstream watch holds for ``uid`` (shared: never mutate it),
+        or ``None``: not running, not cached, or a source that keeps no objects (a plugged one)."""
+        subscription = self._subscription
+        return subscription.cached(uid) if isinstance(subscription, _Cached) else None
 
     # -- holders -----------------------------------------------------------------------------
 
@@ -178,7 +192,7 @@ class Feed:
     def _run(self) -> None:
         subscription: Subscription | None = None
         try:
-            subscription = self._opener()
+            subscription = self._subscription = self._opener()
             for batch in subscription.batches():
                 store = self._store()
                 if store is None:
@@ -193,6 +207,8 @@ class Feed:
             self._set_status(StreamStatus("terminal", TERMINAL_REASONS["INTERNAL"]))
         finally:
             if subscription is not None:
+                if self._subscription is subscription:
+                    self._subscription = None
                 subscription.close()
 
     def _apply(self, store: LiveResourceStore, event: Event) -> None:

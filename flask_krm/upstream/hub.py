@@ -637,6 +637,16 @@ class Subscriber:
         else:
             self._cleared = True
 
+    def cached(self, uid: str) -> Mapping[str, Any] | None:
+        """The raw object the watch serving this subscriber holds for ``uid`` now, or ``None``.
+
+        The newest version the shared watch has seen (possibly newer than what this subscriber
+        delivered so far), from this subscriber's own watch, so the same identity and scope.
+        Shared: never mutate it. ``None`` when the uid is not cached or nothing is attached.
+        """
+        watch = self._watch
+        return watch.cache.get(uid) if watch is not None else None
+
     def close(self) -> None:
         """Stop being served; queued events are dropped. Idempotent."""
         if self._closed:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from flask_krm.events import Deleted, Identity, Reset, Synced, Upsert
-from flask_krm.save.flow import Done, Phase, Read, ReadReason, ReadResult, SaveFlow, Write, patch_applied
+from flask_krm.save.flow import Done, KnownVersions, Phase, Read, ReadReason, ReadResult, SaveFlow, Write, patch_applied
 from flask_krm.save.outcomes import OutcomeKind, WriteVerdict
 from flask_krm.store import LiveResourceStore
 
@@ -305,3 +305,58 @@ def test_a_conflict_after_the_object_left_the_store_still_names_the_replacement(
     assert isinstance(step, Read) and step.guard is None
     done = flow.read(store, step, ReadResult("object", cm("30", {"a": "new"}, uid="uid-3"), ()))
     assert done.outcome.kind is OutcomeKind.UNAVAILABLE and done.outcome.replacement_uid == "uid-3"
+
+
+def known(*objects: dict[str, Any], projection: str = "krm-full/v1") -> KnownVersions:
+    """The shared watch's cache as the flow sees it: the newest raw object per uid."""
+    by_uid = {obj["metadata"]["uid"]: obj for obj in objects}
+    return KnownVersions(projection, by_uid.get)
+
+
+def with_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` as Kubernetes holds it after a write that changed only machinery."""
+    obj["metadata"]["managedFields"] = [{"manager": "controller", "operation": "Update"}]
+    return obj
+
+
+def test_an_invisibly_newer_version_is_captured_as_the_base(store: LiveResourceStore) -> None:
+    flow = SaveFlow(UID)
+    store.set_value(UID, ("data", "a"), "2")
+    step = flow.begin(store, live=True, known=known(with_bookkeeping(cm("17", {"a": "1", "b": "1"}))))
+    assert isinstance(step, Write)
+    assert (step.intent.resource_version, step.intent.patch) == ("17", {"data": {"a": "2"}})
+    assert store.server(UID)["metadata"]["resourceVersion"] == "10", "the view itself is unchanged"
+
+
+def test_a_visibly_newer_or_foreign_version_is_not_captured(store: LiveResourceStore) -> None:
+    store.set_value(UID, ("data", "a"), "2")
+    for newest in (cm("17", {"a": "1", "b": "colleague"}), cm("17", {"a": "1", "b": "1"}, uid="uid-2")):
+        flow = SaveFlow(UID)
+        step = flow.begin(store, live=True, known=known(newest))
+        assert isinstance(step, Write) and step.intent.resource_version == "10"
+
+
+def test_after_a_newer_base_the_older_view_is_not_taken_for_the_echo(store: LiveResourceStore) -> None:
+    flow = SaveFlow(UID)
+    store.set_value(UID, ("data", "a"), "2")
+    flow.begin(store, live=True, known=known(with_bookkeeping(cm("17", {"a": "1", "b": "1"}))))
+    done = flow.written(store, WriteVerdict.ACCEPTED)  # a host hook that reports no written version
+    assert isinstance(done, Done) and done.outcome.kind is OutcomeKind.SAVED_PENDING
+    assert flow.observe(store) is None, "the view still holds version 10, older than the base"
+    store.apply(Upsert("modified", cm("18", {"a": "2", "b": "1"})))
+    outcome = flow.observe(store)
+    assert outcome is not None and outcome.kind is OutcomeKind.SAVED
+
+
+def test_a_409_on_a_newer_base_follows_the_recovery_unchanged(store: LiveResourceStore) -> None:
+    flow = SaveFlow(UID)
+    store.set_value(UID, ("data", "a"), "2")
+    flow.begin(store, live=True, known=known(with_bookkeeping(cm("17", {"a": "1", "b": "1"}))))
+    step = flow.written(store, WriteVerdict.CONFLICT, status={"reason": "Conflict"})
+    assert isinstance(step, Read) and step.reason is ReadReason.AFTER_CONFLICT
+    assert flow.pending_intent is None, "the old patch is dropped, never re-sent with a newer version"
+    done = flow.read(store, step, ReadResult("object", cm("19", {"a": "1", "b": "colleague"}), ()))
+    assert done.outcome.kind is OutcomeKind.VERSION_STALE
+    assert store.draft(UID)["data"] == {"a": "2", "b": "colleague"}
+    again = flow.begin(store, live=True, known=known(cm("19", {"a": "1", "b": "colleague"})))
+    assert isinstance(again, Write) and again.intent.resource_version == "19"

@@ -405,3 +405,31 @@ def test_batches_hand_over_protocol_events_and_idle_ticks(make_hub, cluster: Clu
         assert names(change) == ["modified a"]
     batches.close()
     assert subscriber.ended and hub.watch_count == 0
+
+
+def test_a_subscriber_looks_up_the_newest_raw_object_its_watch_holds(make_hub, cluster: Cluster) -> None:
+    created = cluster.create_configmap("a", {"k": "1"})
+    uid = created["metadata"]["uid"]
+    hub = make_hub()
+    subscriber = hub.subscribe(APP, "krm-spec/v1", Principal("editor"))
+    read(subscriber, until_type("synced"))
+    assert subscriber.cached(uid)["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    assert subscriber.cached("no-such-uid") is None
+
+    # A write the projection cannot show (only the last-applied annotation, which is machinery):
+    # the subscriber gets no event, but the watch's cache holds the newer version.
+    patched = cluster.request(
+        "PATCH",
+        "/api/v1/namespaces/app/configmaps/a",
+        {"metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}}},
+        content_type="application/merge-patch+json",
+    )
+    newer = patched["metadata"]["resourceVersion"]
+    with gevent.Timeout(5, AssertionError("the watch never cached the newer version")):
+        while subscriber.cached(uid)["metadata"]["resourceVersion"] != newer:
+            gevent.sleep(0.01)
+    assert subscriber.take(0.3) == [], "nothing visible changed"
+    assert subscriber.cached(uid)["data"] == {"k": "1"}
+
+    subscriber.close()
+    assert subscriber.cached(uid) is None, "a closed subscriber has no watch"
