@@ -11,7 +11,7 @@ greenlet of a monkey-patched process.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,7 +20,8 @@ from kubernetes.client import ApiClient
 
 from ..principal import Principal
 from ..scope import Scope
-from ..store import LiveResourceStore
+from ..events import Redaction
+from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
 from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
 from .flow import Done, KnownVersions, Read, SaveFlow, Step, Write
 from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_reason
@@ -80,7 +81,9 @@ def save_edit(
     before = store.server(intent.uid) or {}
     redacted = _audit_redactions(target, store, intent.uid, before, intent.patch)
     scope = object_scope(target.scope, before)
-    result = _call_hook(target.hook, WriteRequest("patch", target.principal, scope, target.projection, target.api, intent=intent))
+    rebase = _rebase(known, before, store.redactions(intent.uid)) if known is not None else None
+    request = WriteRequest("patch", target.principal, scope, target.projection, target.api, intent=intent, rebase=rebase)
+    result = _call_hook(target.hook, request)
     if isinstance(result, Outcome):
         step = flow.not_sent(result)
         version = None
@@ -109,6 +112,15 @@ def save_edit(
     )
     publish(record, principal=target.principal, scope=scope)
     return step.outcome
+
+
+def _rebase(known: KnownVersions, base: Mapping[str, Any], redactions: Sequence[Redaction]) -> Callable[[SaveIntent], SaveIntent]:
+    """The capture rule again, for right before sending: ``base`` is the view the patch was made against."""
+
+    def rebase(intent: SaveIntent) -> SaveIntent:
+        return newest_equivalent_base(intent, base, redactions, known.newest(intent.uid), known.projection)
+
+    return rebase
 
 
 def guarded_read(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow, step: Read, scope: Scope) -> Done:

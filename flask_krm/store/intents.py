@@ -45,14 +45,16 @@ def newest_equivalent_base(
 ) -> SaveIntent:
     """``intent`` based on ``newest`` when the person cannot tell the two versions apart.
 
-    ``view`` is the server object the intent was captured from (the editor's server view, with
-    its stream ``redactions``); ``newest`` is the newest raw object known for the uid (the shared
-    watch's cache), ``projection`` the editor's. Under a projection that hides status, or when
+    ``view`` is the server object the intent's patch was computed against (the editor's server
+    view at capture, with its stream ``redactions``): its version is the intent's, or an older
+    one when this rule already moved the intent to a newer identical version (called again right
+    before sending, it narrows the window further). ``newest`` is the newest raw object known for
+    the uid (the shared watch's cache), ``projection`` the editor's. Under a projection that hides status, or when
     only bookkeeping changed, the view keeps an older resourceVersion while newer versions it
     would show identically land; a PATCH conditioned on the old one is refused with 409 for
     nothing. So the newer version is used when, and only when:
 
-    * it is the same object (same uid) and the view is the version the intent was captured from;
+    * it is the same object (same uid), and the view is the intent's version or an older one;
     * its resourceVersion is decimal and greater than the intent's (opaque versions cannot be
       ordered, so they are never used);
     * its projection equals the view apart from ``metadata.resourceVersion``;
@@ -64,7 +66,8 @@ def newest_equivalent_base(
     """
     if newest is None or redactions:
         return intent
-    if _metadata(view).get("resourceVersion") != intent.resource_version:
+    held = _metadata(view).get("resourceVersion")
+    if held != intent.resource_version and compare(held, intent.resource_version) != -1:
         return intent
     metadata = _metadata(newest)
     version = metadata.get("resourceVersion")

@@ -208,3 +208,22 @@ def test_another_objects_version_is_never_used(kube: KubeSimulator, deployment: 
     )
     assert outcome.kind is OutcomeKind.VERSION_STALE
     assert replicas(kube, deployment) == 2 and len(deployment.patches) == 1
+
+
+def test_status_written_between_capture_and_sending_does_not_bounce_either(kube: KubeSimulator, deployment: Deployment) -> None:
+    """The default save hook applies the rule again after its preflight read, right before the PATCH."""
+    captured = held_version(deployment)
+    written: list[str] = []
+
+    def controller_first(request: WriteRequest) -> WriteResult:
+        assert request.intent is not None and request.intent.resource_version == captured
+        written.append(status_write(kube, deployment, 3))
+        return default_save(request)
+
+    outcome = save_edit(
+        editor_target(kube, deployment.scope, projection=SPEC, hook=controller_first), deployment.feed.store,
+        SaveFlow(deployment.uid), live=deployment.feed.live, newest=deployment.cache.newest,
+    )
+    assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
+    assert replicas(kube, deployment) == 3
+    assert deployment.patches == written, "one PATCH, conditioned on the status write's version"

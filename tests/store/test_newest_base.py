@@ -121,3 +121,12 @@ def test_the_patch_and_uid_are_kept_and_nothing_is_aliased() -> None:
     assert based.patch is INTENT.patch and based.uid == UID
     assert newest == snapshot, "the shared cached object is never mutated"
     assert based.conditional_patch()["metadata"] == {"uid": UID, "resourceVersion": "107"}
+
+
+def test_called_again_before_sending_it_moves_past_an_already_newer_base() -> None:
+    """The view stays the base the patch was made against, even once the intent moved past it."""
+    moved = newest_equivalent_base(INTENT, view_of(deployment("100")), (), deployment("107", ready=1), SPEC)
+    again = newest_equivalent_base(moved, view_of(deployment("100")), (), deployment("109", ready=2), SPEC)
+    assert again.resource_version == "109"
+    assert newest_equivalent_base(moved, view_of(deployment("100")), (), deployment("105", ready=2), SPEC) is moved
+    assert newest_equivalent_base(moved, view_of(deployment("100")), (), deployment("109", replicas=9), SPEC) is moved
