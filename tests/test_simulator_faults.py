@@ -154,6 +154,44 @@ def test_mutating_hook_runs_before_every_write(admin: kubernetes.client.ApiClien
     assert "labels" not in after["metadata"] or "owner" not in after["metadata"]["labels"]
 
 
+def test_held_watch_events_arrive_in_order_after_release(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    start = _create(admin, namespace, "a")
+    collection = f"/api/v1/namespaces/{namespace}/configmaps"
+    version = start["metadata"]["resourceVersion"]
+    with watch(admin, collection, resourceVersion=version) as events, \
+            watch(admin, collection, resourceVersion=version, read_timeout=0.5) as quiet:
+        _create(admin, namespace, "b")
+        assert events.next()["object"]["metadata"]["name"] == "b"
+        assert quiet.next()["object"]["metadata"]["name"] == "b"
+        assert faults.hold_watch_events() >= 2
+        _create(admin, namespace, "c")
+        path = f"{collection}/c"
+        patched = request(admin, "PATCH", path, body={"data": {"k": "d"}}, content_type=MERGE_PATCH).body
+        assert request(admin, "GET", path).body["data"] == {"k": "d"}, "reads see the store, not the watch"
+        with pytest.raises(urllib3.exceptions.ReadTimeoutError):
+            quiet.next()  # nothing is delivered while held
+        assert faults.release_watch_events() >= 1
+        delivered = [events.next(), events.next()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in delivered] == [("ADDED", "c"), ("MODIFIED", "c")]
+    assert delivered[1]["object"]["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]
+
+
+def test_write_hooks_see_a_status_write_as_one(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+    seen: list[tuple[str, str]] = []
+    remove = faults.mutate_writes(lambda write: seen.append((write.verb, write.subresource)))
+    try:
+        body = {"metadata": {"name": "web"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": {
+            "metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}}
+        path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+        assert request(admin, "POST", path, body=body).status == 201
+        status = request(admin, "PATCH", f"{path}/web/status", body={"status": {"readyReplicas": 1}}, content_type=MERGE_PATCH)
+        spec = request(admin, "PATCH", f"{path}/web", body={"spec": {"replicas": 2}}, content_type=MERGE_PATCH)
+    finally:
+        remove()
+    assert status.status == 200 and spec.status == 200
+    assert seen == [("create", ""), ("patch", "status"), ("patch", "")]
+
+
 def test_refused_streaming_lists(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
     faults.refuse_streaming_lists("wardle.example.com/v1alpha1")
     try:

@@ -1,4 +1,5 @@
-"""Fault injection for tests: dropped watches, compaction, refused connections, latency, lost responses, write hooks.
+"""Fault injection for tests: dropped, expired or lagging watches, compaction, refused connections, latency, lost
+responses, write hooks.
 
 ``FaultState`` is what the server reads on every request; ``Faults`` is the control surface a test
 holds (``kube.faults``). Controls that touch the server's greenlets run on the server's hub.
@@ -68,6 +69,21 @@ class Faults:
         for watcher in watchers:
             watcher.close()
             ending(watcher)
+        return len(watchers)
+
+    def hold_watch_events(self) -> int:
+        """Keep back every open watch's events (the watch lags behind the store, as a watch cache
+        can) until :meth:`release_watch_events`; reads and writes go on. Returns how many watches."""
+        return int(self._call(lambda: self._each_watch(Watcher.hold)))
+
+    def release_watch_events(self) -> int:
+        """Deliver what :meth:`hold_watch_events` kept back, in order; returns how many watches."""
+        return int(self._call(lambda: self._each_watch(Watcher.release)))
+
+    def _each_watch(self, action: Callable[[Watcher], None]) -> int:
+        watchers = list(self._watchers)
+        for watcher in watchers:
+            action(watcher)
         return len(watchers)
 
     def compact(self) -> int:

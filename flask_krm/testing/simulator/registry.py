@@ -46,7 +46,8 @@ class WriteRequest:
     """A write about to be applied, as a mutating admission hook sees it.
 
     ``new`` is the object that will be stored (hooks may modify it in place); ``old`` is the
-    stored object for updates and deletes, ``None`` for creates.
+    stored object for updates and deletes, ``None`` for creates; ``subresource`` is ``"status"``
+    for a write of the status subresource, else empty.
     """
 
     verb: str
@@ -55,6 +56,7 @@ class WriteRequest:
     name: str
     old: Object | None
     new: Object
+    subresource: str = ""
 
 
 WriteHook = Callable[[WriteRequest], None]
@@ -185,7 +187,7 @@ class Registry:
             raise bad_request(f"the name of the object ({metadata['name']}) does not match the name on the URL ({name})")
         if resource.namespaced and metadata.get("namespace", namespace) != namespace:
             raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
-        self._admit(WriteRequest(verb, resource, namespace, name, existing, new))
+        self._admit(WriteRequest(verb, resource, namespace, name, existing, new, subresource))
         self._check_resource_version(resource, name, metadata.get("resourceVersion"), existing)
         old_meta = existing["metadata"]
         metadata["name"] = name

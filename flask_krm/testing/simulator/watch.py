@@ -95,6 +95,7 @@ class Watcher:
     _queue: gevent.queue.Queue[bytes | _End] = field(default_factory=gevent.queue.Queue)
     _unsubscribe: Callable[[], None] | None = None
     _after: int = 0
+    _held: list[Event] | None = None
     last_version: int = 0
 
     def open(self) -> None:
@@ -129,7 +130,21 @@ class Watcher:
         self._queue.put(encode_event("ERROR", error.status()))
         self._queue.put(_End(drop=False))
 
+    def hold(self) -> None:
+        """Keep back the events committed from now on, as a lagging watch cache does, until :meth:`release`."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Send the events kept back since :meth:`hold`, in order, and stop holding."""
+        held, self._held = self._held, None
+        for event in held or ():
+            self._offer(event)
+
     def _offer(self, event: Event) -> None:
+        if self._held is not None:
+            self._held.append(event)
+            return
         if event.resource != self.resource or event.resource_version <= self._after:
             return
         namespace = event.object["metadata"].get("namespace", "")
