@@ -45,8 +45,11 @@ def _namespace(namespace: str) -> str:
     return namespace
 
 
-def _policy(editable: t.Any = "default") -> t.Any:
-    """The editor policy for the signed-in account: read-only for anyone who may not write."""
+def _policy(editable: t.Any = None) -> t.Any:
+    """The editor policy for the signed-in account: read-only for anyone who may not write.
+
+    ``None`` is flask-krm's least privilege: exactly the fields the editor shows are editable.
+    """
     return editable if current_user.can_write else "read-only"
 
 
@@ -79,7 +82,7 @@ def _editor_page(template: str, kind: Kind, namespace: str, name: str, **context
         name=name,
         scope=kind.scope(target(), namespace),
         fields=EDITOR_FIELDS[kind.resource],
-        policy=_policy(context.pop("editable", "default")),
+        policy=_policy(context.pop("editable", None)),
         **context,
     )
 

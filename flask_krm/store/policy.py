@@ -55,6 +55,28 @@ class EditPolicy:
         """``path`` is a strict ancestor of a root (the object root and ``metadata``, typically)."""
         return any(len(path) < len(root) and starts_with(root, path) for root in self.roots)
 
+    def within(self, fields: Sequence[Sequence[str | int]]) -> EditPolicy:
+        """This policy narrowed to ``fields`` (paths): exactly those fields, and what is under them,
+        where this policy allows editing; nothing else.
+
+        A field this policy covers becomes a root; a field leading to roots (``metadata``) keeps
+        those roots; any other field (``metadata.name``, ``status``) stays read-only. Raises
+        ``ValueError`` for a field with a list index, which no policy root can name.
+        """
+        chosen: list[tuple[str, ...]] = []
+        for field in fields:
+            path = as_path(field)
+            if not all(isinstance(segment, str) for segment in path):
+                raise ValueError(f"an editable field is a path of map keys, not a list item: {field!r}")
+            keys = tuple(str(segment) for segment in path)
+            if self.covers(keys):
+                found = [keys]
+            else:
+                found = [root for root in self.roots if len(keys) < len(root) and starts_with(root, keys)]
+            chosen += [root for root in found if not any(starts_with(root, blocked) for blocked in ALWAYS_READ_ONLY)]
+        roots = [r for r in dict.fromkeys(chosen) if not any(o != r and starts_with(r, o) for o in chosen)]
+        return EditPolicy(tuple(roots))
+
 
 DEFAULT_POLICY: Final = EditPolicy.only(
     ("spec",), ("metadata", "labels"), ("metadata", "annotations"), ("data",), ("stringData",)

@@ -108,10 +108,12 @@ def live_editor(
 ) -> Markup:
     """Template global ``krm_live_editor`` (macro ``krm.editor``): a live editor of one named object.
 
-    ``name`` names the object (or the scope does). ``policy``: ``"default"``, ``"read-only"``, an
-    :class:`~flask_krm.store.EditPolicy` or editable pointers; it can only narrow the default
-    policy. ``fields``: the pointers to show (default: labels, annotations and every top-level
-    member but identity). Raises ``ValueError`` for arguments that describe no editor, and
+    ``name`` names the object (or the scope does). ``fields``: the pointers to show (default:
+    labels, annotations and every top-level member but identity). ``policy``: what may be edited;
+    by default exactly the ``fields`` shown (and what is under them) that the default policy
+    allows, so nothing the page does not show can be written; ``"default"`` asks for every
+    default region whatever is shown; also ``"read-only"``, an :class:`~flask_krm.store.EditPolicy`
+    or editable pointers, which can only narrow the default policy. Raises ``ValueError`` for arguments that describe no editor, and
     :class:`~flask_krm.ui.page.InvalidObjectName` (a ``ValueError`` and a 404) for a ``name`` no
     object can have.
     """
@@ -123,11 +125,12 @@ def live_editor(
             raise InvalidObjectName(f"No such object: {exc.message}") from None
     if not parsed.name:
         raise ComponentSpecError("krm.editor needs the object's name: krm.editor(scope, 'my-config')")
+    shown = parse_fields(fields)
     spec = EditorSpec(
         scope=parsed,
         projection=_projection(projection),
-        policy=parse_policy(policy),
-        fields=parse_fields(fields),
+        policy=parse_policy(policy, shown),
+        fields=shown,
         title=title or parsed.name,
     )
     return _live(make_component(spec), "krm/editor.html")

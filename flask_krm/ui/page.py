@@ -218,13 +218,24 @@ def parse_row_actions(row_actions: t.Any) -> tuple[RowAction, ...]:
     return tuple(parsed)
 
 
-def parse_policy(policy: t.Any) -> EditPolicy:
-    """An editor policy from a macro argument.
+def parse_policy(policy: t.Any, fields: tuple[Path, ...] | None = None) -> EditPolicy:
+    """An editor policy from a macro argument, for an editor showing ``fields`` (``None``: the
+    default selection).
 
-    ``None`` or ``"default"``: :data:`~flask_krm.store.policy.DEFAULT_POLICY`; ``"read-only"``; an
-    :class:`~flask_krm.store.policy.EditPolicy`; or a list of editable pointers (``["/data"]``).
-    An editor can only narrow the default policy, so every root must lie inside it.
+    ``None``: least privilege: with ``fields``, exactly the fields shown (and what is under them)
+    where :data:`~flask_krm.store.policy.DEFAULT_POLICY` allows editing
+    (:meth:`~flask_krm.store.policy.EditPolicy.within`); without, the default policy.
+    ``"default"``: the default policy whatever is shown (asked for explicitly); ``"read-only"``;
+    an :class:`~flask_krm.store.policy.EditPolicy`; or a list of editable pointers
+    (``["/data"]``). An editor can only narrow the default policy, so every root must lie inside it.
     """
+    if policy is None and fields is not None:
+        try:
+            return DEFAULT_POLICY.within(fields)
+        except ValueError as exc:
+            raise ComponentSpecError(
+                f"fields={[path_to_pointer(f) for f in fields]!r}: {exc}; name the editable regions with policy="
+            ) from None
     if policy is None or policy == "default":
         return DEFAULT_POLICY
     if policy == "read-only":

@@ -85,7 +85,7 @@ HOST_PAGES: t.Final = {
     "/list": _PAGE.replace(
         "BODY", "{{ krm.list(scope, projection=projection, columns=columns, link=link, row_actions=row_actions) }}"
     ),
-    "/edit": _PAGE.replace("BODY", "{{ krm.editor(scope, name, projection=projection, policy=policy) }}"),
+    "/edit": _PAGE.replace("BODY", "{{ krm.editor(scope, name, projection=projection, policy=policy, fields=fields) }}"),
     "/both": _PAGE.replace(
         "BODY",
         "{{ krm.list(scope, projection=projection, columns=columns) }}"
@@ -175,6 +175,7 @@ def _page_view(template: str) -> Callable[[], str]:
                 name=request.args.get("name") or None,
                 projection=request.args.get("projection") or None,
                 policy=request.args.getlist("policy") or None,
+                fields=request.args.getlist("field") or None,
                 columns=request.args.getlist("column") or None,
                 link=request.args.get("link") or None,
                 row_actions=[("Delete", "krm_review.delete")] if request.args.get("delete") else None,

@@ -122,3 +122,33 @@ def test_opaque_values_are_read_only() -> None:
     assert not store.is_read_only(CM_UID, ("data", "level"))
     store.set_value(CM_UID, ("data", "level"), "debug")
     assert store.patch(CM_UID) == {"data": {"level": "debug"}}
+
+
+def test_a_policy_within_fields_is_exactly_those_fields_and_what_is_under_them() -> None:
+    shown = (("metadata", "labels"), ("spec", "replicas"), ("spec", "template", "spec", "containers"))
+    narrowed = DEFAULT_POLICY.within(shown)
+    assert narrowed.roots == shown
+    assert narrowed.covers(("spec", "template", "spec", "containers", "0", "image"))
+    for outside in (("spec", "template", "spec", "serviceAccountName"), ("spec",), ("metadata", "annotations"), ("data",)):
+        assert not narrowed.covers(outside), outside
+
+
+def test_a_field_leading_to_editable_regions_keeps_only_those() -> None:
+    assert DEFAULT_POLICY.within([("metadata",)]).roots == (("metadata", "labels"), ("metadata", "annotations"))
+
+
+def test_fields_the_policy_never_allows_stay_read_only() -> None:
+    narrowed = DEFAULT_POLICY.within(
+        [("metadata", "name"), ("status",), ("type",), ("binaryData",), ("metadata", "annotations", LAST_APPLIED)]
+    )
+    assert narrowed.roots == ()
+    assert EditPolicy.only(("data",)).within([("spec",), ("data", "a")]).roots == (("data", "a"),)
+
+
+def test_nested_and_repeated_fields_collapse_to_the_outermost() -> None:
+    assert DEFAULT_POLICY.within([("spec", "replicas"), ("spec",), ("spec",)]).roots == (("spec",),)
+
+
+def test_a_field_naming_a_list_item_cannot_be_a_root() -> None:
+    with pytest.raises(ValueError, match="list item"):
+        DEFAULT_POLICY.within([("spec", "containers", 0)])

@@ -11,6 +11,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from flask_krm.store import DEFAULT_POLICY
+from flask_krm.ui.page import ComponentSpecError, parse_fields, parse_policy
 from tests.ui.conftest import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -153,6 +155,56 @@ def test_a_narrowed_policy_is_enforced_on_edits(client: FlaskClient, upstream: U
         assert response.status_code == 403
         assert "This field is read-only." in response.get_data(as_text=True)
     assert input_value(reload(page, editor_url(policy="read-only")).html, field_id(cid, ("data", "a"))) is None
+
+
+SHOWN: t.Final = ["/metadata/labels", "/spec/replicas", "/spec/template/spec/containers"]
+
+
+def test_an_editor_given_fields_may_edit_exactly_those(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    url = editor_url(DEPLOYMENTS, "web", field=SHOWN)
+    page = open_page(client, url)
+    cid = page.component_ids[0]
+    for form in (
+        {"op": "set", "path": path("spec", "template", "spec", "serviceAccountName"), "value": "root"},
+        {"op": "add_key", "path": path("spec", "template", "spec"), "key": "serviceAccountName", "value": "root"},
+        {"op": "set", "path": path("spec", "paused"), "value": "true"},
+        {"op": "add_key", "path": path("metadata", "annotations"), "key": "k", "value": "v"},
+        {"op": "rename_key", "path": path("spec"), "key": "paused", "new_key": "replicas2"},
+        {"op": "remove_key", "path": path("spec", "paused")},
+        {"op": "revert", "path": path("spec")},
+        {"op": "keep_mine", "path": path("spec", "template")},
+    ):
+        response = page.edit(cid, **form)
+        assert response.status_code == 403, form
+        assert "This field is read-only." in response.get_data(as_text=True)
+    assert page.edit(cid, op="set", path=path("spec", "replicas"), value="3").status_code == 200
+    containers = [{"name": "web", "image": "nginx:2"}]
+    assert page.edit(cid, op="set", path=path("spec", "template", "spec", "containers"), value=json.dumps(containers)).status_code == 200
+    assert page.edit(cid, op="add_key", path=path("metadata", "labels"), key="tier", value="web").status_code == 200
+    again = reload(page, url)
+    assert input_value(again.html, field_id(cid, ("spec", "replicas"))) == "3"
+    assert "serviceAccountName" not in again.html and "root" not in again.html
+
+
+def test_a_broader_policy_must_be_asked_for(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    page = open_page(client, editor_url(DEPLOYMENTS, "web", field=SHOWN, policy="default"))
+    cid = page.component_ids[0]
+    forged = {"op": "add_key", "path": path("spec", "template", "spec"), "key": "serviceAccountName", "value": "root"}
+    assert page.edit(cid, **forged).status_code == 200
+    narrow = open_page(client, editor_url(DEPLOYMENTS, "web", field=SHOWN))
+    assert narrow.component_ids[0] != cid, "a different policy is a different editor (and store)"
+
+
+def test_a_field_naming_a_list_item_needs_an_explicit_policy() -> None:
+    shown = parse_fields([("spec", "template", "spec", "containers", 0)])
+    with pytest.raises(ComponentSpecError, match="name the editable regions with policy="):
+        parse_policy(None, shown)
+    assert parse_policy("default", shown) is DEFAULT_POLICY
+    assert parse_policy(None, parse_fields(["/spec/template/spec/containers/0"])).roots == (
+        ("spec", "template", "spec", "containers", "0"),
+    ), "a pointer's segments are keys: the item's fields are editable, nothing beside it"
 
 
 def test_redacted_secret_keys_cannot_be_edited(client: FlaskClient, upstream: Upstream) -> None:
