@@ -11,17 +11,19 @@ greenlet of a monkey-patched process.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 import gevent
 from kubernetes.client import ApiClient
 
+from ..events import Redaction
 from ..principal import Principal
 from ..scope import Scope
-from ..events import Redaction
 from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
+from ..versions import compare
 from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
 from .flow import Done, KnownVersions, Read, SaveFlow, Step, Write
 from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_reason
@@ -33,6 +35,7 @@ logger = logging.getLogger("flask_krm.save")
 
 NewestObject = Callable[[str], Mapping[str, Any] | None]
 """The newest raw object known for a uid (the shared watch's cache), or ``None``."""
+Rebase = Callable[[SaveIntent, str | None], SaveIntent]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +117,33 @@ def save_edit(
     return step.outcome
 
 
-def _rebase(known: KnownVersions, base: Mapping[str, Any], redactions: Sequence[Redaction]) -> Callable[[SaveIntent], SaveIntent]:
-    """The capture rule again, for right before sending: ``base`` is the view the patch was made against."""
+CATCH_UP: Final = 0.25
+"""Seconds a Save waits at most for the shared watch to reach the version its preflight read saw."""
+CATCH_UP_POLL: Final = 0.005
 
-    def rebase(intent: SaveIntent) -> SaveIntent:
+
+def _rebase(known: KnownVersions, base: Mapping[str, Any], redactions: Sequence[Redaction]) -> Rebase:
+    """The capture rule again, for right before sending: ``base`` is the view the patch was made against.
+
+    When the preflight read saw a newer version than the watch holds, the watch is given up to
+    :data:`CATCH_UP` seconds to deliver it (it normally has, or does within milliseconds), so the
+    rule is applied to what Kubernetes holds now. The read's version itself is never used.
+    """
+
+    def rebase(intent: SaveIntent, seen: str | None) -> SaveIntent:
+        if seen is not None:
+            deadline = time.monotonic() + CATCH_UP
+            while _behind(known.newest(intent.uid), seen) and time.monotonic() < deadline:
+                gevent.sleep(CATCH_UP_POLL)
         return newest_equivalent_base(intent, base, redactions, known.newest(intent.uid), known.projection)
 
     return rebase
+
+
+def _behind(cached: Mapping[str, Any] | None, seen: str) -> bool:
+    metadata = cached.get("metadata") if cached is not None else None
+    version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
+    return cached is not None and compare(version, seen) == -1
 
 
 def guarded_read(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow, step: Read, scope: Scope) -> Done:

@@ -250,10 +250,12 @@ class WriteRequest:
     :param scope: the object's scope: target, kind, namespace and (patch, delete) name.
     :param projection: the editor's projection; ``None`` for a native editor.
     :param api: the principal's client from the host's client loader.
-    :param rebase: for a patch, maps the intent to the same intent based on the newest version the
-        shared watch holds now whose projection is what the person edited (or returns it as it
-        is); a hook calls it right before sending, after any preflight read, so a change the
-        person cannot see that landed meanwhile does not bounce the write. The patch never changes.
+    :param rebase: for a patch, ``rebase(intent, seen)`` is the same intent based on the newest
+        version the shared watch holds whose projection is what the person edited (or ``intent``
+        itself). A hook calls it right before sending, after any preflight read, passing the
+        resourceVersion that read saw as ``seen`` (or ``None``): the watch is given a moment to
+        catch up to it, so a change the person cannot see that landed meanwhile does not bounce
+        the write. The patch never changes; ``seen`` is never sent.
     """
 
     operation: Literal["patch", "create", "delete"]
@@ -265,7 +267,7 @@ class WriteRequest:
     body: Mapping[str, Any] | None = None
     uid: str | None = None
     resource_version: str | None = None
-    rebase: Callable[[SaveIntent], SaveIntent] | None = None
+    rebase: Callable[[SaveIntent, str | None], SaveIntent] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,8 +302,8 @@ def default_save(request: WriteRequest) -> WriteResult:
 
     A patch is validated with ``validate_merge_patch`` (projected editors) or
     ``validate_native_merge_patch`` (native editors) against the current object, read just before,
-    and sent with the intent's uid and resourceVersion (after ``request.rebase``, when given). A delete carries a uid precondition. A
-    create POSTs the sanitized body. Raises :class:`SaveRefused` when validation refuses the patch
+    and sent with the intent's uid and resourceVersion (after ``request.rebase``, when given). A
+    delete carries a uid precondition. A create POSTs the sanitized body. Raises :class:`SaveRefused` when validation refuses the patch
     or the current object cannot be read.
     """
     writer = KubeWriter(request.api)
@@ -331,7 +333,8 @@ def _conditional_patch(writer: KubeWriter, request: WriteRequest, intent: SaveIn
     except PatchRejected as rejected:
         raise SaveRefused(_rejection(rejected)) from None
     if request.rebase is not None:
-        intent = request.rebase(intent)
+        seen = current.body.get("metadata", {}).get("resourceVersion")
+        intent = request.rebase(intent, seen if isinstance(seen, str) else None)
     return writer.patch(request.scope, intent.patch, uid=intent.uid, resource_version=intent.resource_version)
 
 

@@ -227,3 +227,42 @@ def test_status_written_between_capture_and_sending_does_not_bounce_either(kube:
     assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
     assert replicas(kube, deployment) == 3
     assert deployment.patches == written, "one PATCH, conditioned on the status write's version"
+
+
+def test_a_save_waits_briefly_for_the_watch_to_reach_what_its_preflight_read_saw(
+    kube: KubeSimulator, deployment: Deployment
+) -> None:
+    """The status write reached the API server but not yet the watch: the hook's preflight read
+    sees it, and the watch is given a moment to deliver it before the rule is applied."""
+    assert kube.faults is not None
+    faults = kube.faults
+    faults.hold_watch_events()
+    try:
+        unconditional_patch(kube, deployment.path + "/status", {"status": {"readyReplicas": 4}})
+        threading.Timer(0.1, faults.release_watch_events).start()
+        outcome = save_edit(
+            editor_target(kube, deployment.scope, projection=SPEC), deployment.feed.store, SaveFlow(deployment.uid),
+            live=deployment.feed.live, newest=deployment.cache.newest,
+        )
+    finally:
+        faults.release_watch_events()
+    assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
+    assert replicas(kube, deployment) == 3 and len(deployment.patches) == 1
+
+
+def test_a_watch_that_does_not_catch_up_in_time_leaves_the_held_version(kube: KubeSimulator, deployment: Deployment) -> None:
+    """The preflight read's version is never sent itself: without the watch, the Save is refused
+    once and follows the recovery."""
+    assert kube.faults is not None
+    held = held_version(deployment)
+    kube.faults.hold_watch_events()
+    try:
+        unconditional_patch(kube, deployment.path + "/status", {"status": {"readyReplicas": 5}})
+        outcome = save_edit(
+            editor_target(kube, deployment.scope, projection=SPEC), deployment.feed.store, SaveFlow(deployment.uid),
+            live=deployment.feed.live, newest=deployment.cache.newest,
+        )
+    finally:
+        kube.faults.release_watch_events()
+    assert outcome.kind is OutcomeKind.VERSION_STALE
+    assert deployment.patches == [held] and replicas(kube, deployment) == 2
