@@ -16,6 +16,7 @@ import gevent.monkey
 import pytest
 
 if t.TYPE_CHECKING:
+    from flask import Flask
     from flask_krm.testing.simulator import KubeSimulator
 
 RUNNER: t.Final = "test_suite_in_patched_process.py"
@@ -76,3 +77,13 @@ def kube() -> Iterator[KubeSimulator]:
 
     with KubeSimulator(demo=True, demo_tick=None) as simulator:
         yield simulator
+
+
+@pytest.fixture(scope="module")
+def example(kube: KubeSimulator) -> Iterator[Flask]:
+    """The example application on this module's simulator (see ``hosts.make_example``)."""
+    from .hosts import make_example, shut_down
+
+    app = make_example(kube)
+    yield app
+    shut_down(app)

@@ -21,17 +21,10 @@ from werkzeug.routing import Rule
 from flask_krm.csrf import FIELD, HEADER
 from flask_krm.testing.simulator import KubeSimulator
 
-from .hosts import Browser, Recorder, make_example, make_host, merge_patch, scope_query, shut_down
+from .hosts import Browser, Recorder, make_host, merge_patch, scope_query, shut_down
 
 SAFE_METHODS: t.Final = frozenset({"GET", "HEAD", "OPTIONS"})
 DUMMY_VALUES: t.Final = {"path": "api/v1/namespaces/demo/configmaps/app-config"}
-
-
-@pytest.fixture(scope="module")
-def example(kube: KubeSimulator) -> Iterator[Flask]:
-    app = make_example(kube)
-    yield app
-    shut_down(app)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from flask_krm import Scope
 from flask_krm.testing.simulator import KubeSimulator
 from flask_krm.testing.simulator.registry import WriteRequest as AdmissionRequest
 
-from .hosts import TARGET, Browser, Page, Recorder, admin_writer, make_example, make_host, make_namespace, shut_down
+from .hosts import TARGET, Browser, Page, Recorder, admin_writer, make_host, make_namespace, shut_down
 
 Path = tuple[t.Any, ...]
 NAMESPACE: t.Final = "demo"
@@ -44,13 +44,6 @@ def admitted(kube: KubeSimulator) -> Iterator[list[str]]:
     remove = kube.faults.mutate_writes(record)
     yield seen
     remove()
-
-
-@pytest.fixture(scope="module")
-def example(kube: KubeSimulator) -> Iterator[Flask]:
-    app = make_example(kube)
-    yield app
-    shut_down(app)
 
 
 @pytest.fixture(scope="module")
