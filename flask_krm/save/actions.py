@@ -85,8 +85,10 @@ def save_edit(
     redacted = _audit_redactions(target, store, intent.uid, before, intent.patch)
     scope = object_scope(target.scope, before)
     rebase = _rebase(known, before, store.redactions(intent.uid)) if known is not None else None
-    request = WriteRequest("patch", target.principal, scope, target.projection, target.api, intent=intent, rebase=rebase)
-    result = _call_hook(target.hook, request)
+    result = _call_hook(
+        target.hook,
+        WriteRequest("patch", target.principal, scope, target.projection, target.api, intent=intent, rebase=rebase),
+    )
     if isinstance(result, Outcome):
         step = flow.not_sent(result)
         version = None

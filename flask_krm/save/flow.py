@@ -374,7 +374,8 @@ def _newest_base(store: EditorStore, intent: SaveIntent, known: KnownVersions) -
     view = store.server(intent.uid)
     if view is None:
         return intent
-    return newest_equivalent_base(intent, view, store.redactions(intent.uid), known.newest(intent.uid), known.projection)
+    newest = known.newest(intent.uid)
+    return newest_equivalent_base(intent, view, store.redactions(intent.uid), newest, known.projection)
 
 
 def patch_applied(obj: Mapping[str, Any], patch: Mapping[str, Any]) -> bool:

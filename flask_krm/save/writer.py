@@ -303,8 +303,8 @@ def default_save(request: WriteRequest) -> WriteResult:
     A patch is validated with ``validate_merge_patch`` (projected editors) or
     ``validate_native_merge_patch`` (native editors) against the current object, read just before,
     and sent with the intent's uid and resourceVersion (after ``request.rebase``, when given). A
-    delete carries a uid precondition. A create POSTs the sanitized body. Raises :class:`SaveRefused` when validation refuses the patch
-    or the current object cannot be read.
+    delete carries a uid precondition. A create POSTs the sanitized body. Raises
+    :class:`SaveRefused` when validation refuses the patch or the current object cannot be read.
     """
     writer = KubeWriter(request.api)
     if request.operation == "patch":

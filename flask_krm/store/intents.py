@@ -49,10 +49,10 @@ def newest_equivalent_base(
     view at capture, with its stream ``redactions``): its version is the intent's, or an older
     one when this rule already moved the intent to a newer identical version (called again right
     before sending, it narrows the window further). ``newest`` is the newest raw object known for
-    the uid (the shared watch's cache), ``projection`` the editor's. Under a projection that hides status, or when
-    only bookkeeping changed, the view keeps an older resourceVersion while newer versions it
-    would show identically land; a PATCH conditioned on the old one is refused with 409 for
-    nothing. So the newer version is used when, and only when:
+    the uid (the shared watch's cache), ``projection`` the editor's. Under a projection that hides
+    status, or when only bookkeeping changed, the view keeps an older resourceVersion while newer
+    versions it would show identically land; a PATCH conditioned on the old one is refused with
+    409 for nothing. So the newer version is used when, and only when:
 
     * it is the same object (same uid), and the view is the intent's version or an older one;
     * its resourceVersion is decimal and greater than the intent's (opaque versions cannot be

@@ -113,9 +113,9 @@ def live_editor(
     by default exactly the ``fields`` shown (and what is under them) that the default policy
     allows, so nothing the page does not show can be written; ``"default"`` asks for every
     default region whatever is shown; also ``"read-only"``, an :class:`~flask_krm.store.EditPolicy`
-    or editable pointers, which can only narrow the default policy. Raises ``ValueError`` for arguments that describe no editor, and
-    :class:`~flask_krm.ui.page.InvalidObjectName` (a ``ValueError`` and a 404) for a ``name`` no
-    object can have.
+    or editable pointers, which can only narrow the default policy. Raises ``ValueError`` for
+    arguments that describe no editor, and :class:`~flask_krm.ui.page.InvalidObjectName` (a
+    ``ValueError`` and a 404) for a ``name`` no object can have.
     """
     parsed = _scope(scope)
     if name is not None:
