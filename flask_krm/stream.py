@@ -74,6 +74,7 @@ from .versions import Ordering, compare, is_decimal, unorderable_message
 __all__ = [
     "StreamEngine",
     "SharedProjections",
+    "SharedChange",
     "feed_each",
     "Pair",
     "Ordering",
@@ -203,10 +204,11 @@ class _Object:
     """One raw object (by identity) as engines see it: its resourceVersion, its views per
     projection (made when first needed) and the outcome of each upsert step already taken."""
 
-    __slots__ = ("raw", "rv", "decimal", "_views", "_steps", "_bodies")
+    __slots__ = ("raw", "metadata", "rv", "decimal", "_views", "_steps", "_bodies")
 
     def __init__(self, raw: Mapping[str, Any], metadata: Mapping[str, Any], bodies: dict[int, Pair] | None) -> None:
         self.raw: Final = raw
+        self.metadata: Final = metadata
         self.rv: Final = metadata.get("resourceVersion")
         self.decimal: Final = is_decimal(self.rv)
         self._views: dict[str, _View] = {}
@@ -243,7 +245,10 @@ class _Object:
         return after, view.upsert(kind, records)
 
     def discard(self) -> None:
-        for view in self._views.values():
+        """Drop the views (idempotent; a later step would make them again)."""
+        views, self._views = self._views, {}
+        self._steps = {}
+        for view in views.values():
             view.discard()
 
 
@@ -269,13 +274,41 @@ class SharedProjections:
         self._objects: dict[str, _Object] = {}
         self._bodies: dict[int, Pair] = {}
 
-    def _object(self, uid: str, raw: Mapping[str, Any], metadata: Mapping[str, Any]) -> _Object:
+    def _object(
+        self, uid: str, raw: Mapping[str, Any], metadata: Mapping[str, Any], *, keep_replaced: bool = False
+    ) -> _Object:
         entry = self._objects.get(uid)
         if entry is None or entry.raw is not raw:
-            if entry is not None:
+            if entry is not None and not keep_replaced:
                 entry.discard()
             entry = self._objects[uid] = _Object(raw, metadata, self._bodies)
         return entry
+
+    def prepare(self, op: SourceOp, *, keep_replaced: bool = False) -> SharedChange | None:
+        """A live upsert resolved once for every engine sharing these projections (see
+        :meth:`StreamEngine.feed_change`); ``None`` for any other operation or an untrusted object.
+
+        With ``keep_replaced``, the object this one replaces stays usable by changes prepared
+        earlier: the caller hands it to :meth:`discard_stale` once no engine can still take them
+        (the hub does when they leave its event log). Also keep deleted uids with :meth:`release`.
+        """
+        if not isinstance(op, Change):
+            return None
+        upsert = _UPSERT_KINDS.get(op.type)
+        trusted = _trusted(op.object) if upsert is not None else None
+        if upsert is None or trusted is None:
+            return None
+        uid, raw, metadata = trusted
+        return SharedChange(op, self, uid, upsert, self._object(uid, raw, metadata, keep_replaced=keep_replaced))
+
+    def discard_stale(self, change: SharedChange) -> None:
+        """Discard what was made of ``change``'s object unless it is still the uid's current one."""
+        if self._objects.get(change.uid) is not change.entry:
+            change.entry.discard()
+
+    def release(self, uid: str) -> None:
+        """Drop ``uid`` (deleted) but keep what was made of it for changes prepared earlier."""
+        self._objects.pop(uid, None)
 
     def pair(self, event: Event) -> Pair | None:
         """The shared ``(event, body)`` pair of an upsert an engine made from these projections;
@@ -299,6 +332,20 @@ class SharedProjections:
 
     def __contains__(self, uid: object) -> bool:
         return uid in self._objects
+
+
+class SharedChange:
+    """A live upsert of a trusted object, resolved once against :class:`SharedProjections`: what
+    every engine sharing them needs to take its own step (:meth:`StreamEngine.feed_change`)."""
+
+    __slots__ = ("op", "shared", "uid", "kind", "entry")
+
+    def __init__(self, op: Change, shared: SharedProjections, uid: str, kind: _UpsertKind, entry: _Object) -> None:
+        self.op: Final = op
+        self.shared: Final = shared
+        self.uid: Final = uid
+        self.kind: Final = kind
+        self.entry: Final = entry
 
 
 # ------------------------------------------------------------------------------- engine --
@@ -397,6 +444,21 @@ class StreamEngine:
             pass
         except Exception as exc:  # never let a malformed upstream event escape
             self._failed(op, exc, out)
+        return out
+
+    def feed_change(self, change: SharedChange) -> list[Event]:
+        """:meth:`feed` of ``change.op``, with the shared work already done: an engine in a live
+        cycle on the same projections only takes its step (memoized per state)."""
+        if self.shared is not change.shared or not self.synced:
+            return self.feed(change.op)  # its own work, or nothing to take (awaiting, closed)
+        out: list[Event] = []
+        if self._in_scope(change.entry.metadata):
+            try:
+                self._step(change.entry, change.uid, change.kind, out)
+            except _Abandoned:
+                pass
+            except Exception as exc:  # as feed does
+                self._failed(change.op, exc, out)
         return out
 
     def _failed(self, op: SourceOp, exc: Exception, out: list[Event]) -> None:
@@ -556,38 +618,21 @@ class StreamEngine:
 
 def feed_each(engines: Sequence[StreamEngine], op: SourceOp) -> list[list[Event]]:
     """``[engine.feed(op) for engine in engines]``, with the work per engine cut down for a live
-    upsert on engines that share their projections: the object is checked and looked up once, and
-    each engine in a live cycle only takes its step (memoized per state, see
-    :class:`SharedProjections`)."""
-    upsert = _UPSERT_KINDS.get(op.type) if isinstance(op, Change) else None
-    trusted = _trusted(op.object) if isinstance(op, Change) and upsert is not None else None
-    if upsert is None or trusted is None:
-        return [engine.feed(op) for engine in engines]
-    uid, raw, metadata = trusted
-    shared: SharedProjections | None = None
-    entry: _Object | None = None
-    scope: Scope | None = None
-    in_scope = False
+    upsert on engines that share their projections: the object is checked and looked up once
+    (:meth:`SharedProjections.prepare`), and each engine in a live cycle only takes its step."""
     out: list[list[Event]] = []
+    change: SharedChange | None = None
     for engine in engines:
-        if engine.shared is None or not engine.synced:
-            out.append(engine.feed(op))  # its own work, or nothing to take (awaiting, closed)
+        shared = engine.shared
+        if shared is None or not engine.synced:
+            out.append(engine.feed(op))
             continue
-        if entry is None or engine.shared is not shared:
-            shared = engine.shared
-            entry = shared._object(uid, raw, metadata)
-        if engine.scope is not scope:  # the engines of one watch share one scope
-            scope = engine.scope
-            in_scope = engine._in_scope(metadata)
-        events: list[Event] = []
-        if in_scope:
-            try:
-                engine._step(entry, uid, upsert, events)
-            except _Abandoned:
-                pass
-            except Exception as exc:  # as feed does
-                engine._failed(op, exc, events)
-        out.append(events)
+        if change is None or change.shared is not shared:
+            change = shared.prepare(op)
+            if change is None:
+                out.append(engine.feed(op))  # not a trusted upsert: the engine's own path
+                continue
+        out.append(engine.feed_change(change))
     return out
 
 

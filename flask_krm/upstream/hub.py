@@ -52,10 +52,11 @@ from ..events import Event, Reset, Upsert, encode_body, frame
 from ..ops import Change, ContinuityLost, Failure, Snapshot, SourceOp
 from ..scope import Scope
 from ..sse import HEARTBEAT, heartbeat_interval
-from ..stream import Pair, SharedProjections, StreamEngine, feed_each
+from ..stream import Pair, SharedChange, SharedProjections, StreamEngine
 from ..versions import Ordering
 from .authz import AccessDenied, Authorizer
 from .clients import SERVICE_IDENTITY, ActingApiClient, ApiClients
+from .collector import Collector
 from .reflector import Reflector, StreamingListMemory, WatchSettings
 
 __all__ = ["Hub", "HubClosed", "HubObserver", "Subscriber", "DEFAULT_QUEUE_DEPTH"]
@@ -106,6 +107,8 @@ class Hub:
         shared under the service identity (``None``: only when they subscribe).
     :param settings: timeouts and backoff of the upstream watches.
     :param observer: lifecycle hooks.
+    :param collector: freeze long-lived objects after snapshots and set the collector's thresholds
+        (see :mod:`flask_krm.upstream.collector`); ``False`` leaves the garbage collector alone.
     """
 
     def __init__(
@@ -119,6 +122,7 @@ class Hub:
         reauthorize_every: float | None = 60.0,
         settings: WatchSettings | None = None,
         observer: HubObserver | None = None,
+        collector: bool = True,
     ) -> None:
         if not gevent.monkey.is_module_patched("socket"):
             raise RuntimeError(
@@ -140,6 +144,7 @@ class Hub:
         self.reauthorize_every = reauthorize_every
         self.settings = settings or WatchSettings()
         self.observer = observer or HubObserver()
+        self.collector = Collector(collector)
         self.streaming_lists = StreamingListMemory()
         self.group = Group()
         self._watches: dict[tuple[Scope, object], _Watch] = {}
@@ -243,15 +248,17 @@ class _Bodies:
 
     Upserts come with theirs from the watch's :class:`~flask_krm.stream.SharedProjections` (kept for
     as long as the object is cached, so snapshots to new subscribers and live events reuse them);
-    resets are kept per projection; other events are shared within one stream position.
+    resets are kept per projection; other events are shared within one stream position (a
+    ``position`` list: one per entry of the event log, and :attr:`current` for what subscribers
+    are given directly, such as snapshots, until the next operation is logged).
     """
 
     def __init__(self, projections: SharedProjections) -> None:
         self.projections = projections
         self._resets: dict[str, Pair] = {}
-        self._position: dict[str, list[Pair]] = {}
+        self.current: list[Pair] = []
 
-    def pair(self, projection: str, event: Event) -> Pair:
+    def pair(self, projection: str, event: Event, position: list[Pair]) -> Pair:
         shared = self.projections.pair(event)
         if shared is not None:
             return shared
@@ -262,16 +269,77 @@ class _Bodies:
             if reset is None:
                 reset = self._resets[projection] = (event, encode_body(event))
             return reset
-        here = self._position.setdefault(projection, [])
-        for pair in here:
+        for pair in position:
             if pair[0] == event:
                 return pair
         pair = (event, encode_body(event))
-        here.append(pair)
+        position.append(pair)
         return pair
 
-    def next_position(self) -> None:
-        self._position.clear()
+
+class _Entry:
+    """One live operation in a watch's event log: a change (``prepared`` when it is a trusted upsert,
+    resolved once for every subscriber) or a non-terminal failure, and the bodies of the other
+    events its readers made of it."""
+
+    __slots__ = ("op", "prepared", "position")
+
+    def __init__(self, op: Change | Failure, prepared: SharedChange | None) -> None:
+        self.op = op
+        self.prepared = prepared
+        self.position: list[Pair] = []
+
+
+class _EventLog:
+    """The last ``depth`` live operations of a watch, by absolute position, and who reads where.
+
+    The pump appends (O(1)); each subscriber's reader follows the log from its own cursor. Readers
+    are indexed by cursor, so the entry that falls off the end names exactly the readers that fell
+    more than ``depth`` operations behind, without looking at any other.
+    """
+
+    __slots__ = ("depth", "end", "_ring", "_readers")
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.end = 0
+        """The position the next entry takes."""
+        self._ring: list[_Entry | None] = [None] * depth
+        self._readers: dict[int, set[Subscriber]] = {}
+
+    @property
+    def start(self) -> int:
+        """The oldest position still held."""
+        return max(0, self.end - self.depth)
+
+    def append(self, entry: _Entry) -> tuple[_Entry | None, set[Subscriber] | None]:
+        """Add ``entry``; the entry that fell off and the readers still at its position."""
+        position = self.end
+        slot = position % self.depth
+        dropped = self._ring[slot]
+        self._ring[slot] = entry
+        self.end = position + 1
+        late = self._readers.pop(position - self.depth, None) if dropped is not None else None
+        return dropped, late
+
+    def since(self, cursor: int) -> list[_Entry]:
+        """The entries from ``cursor`` (not before :attr:`start`) to the end."""
+        ring, depth = self._ring, self.depth
+        return [ring[position % depth] for position in range(cursor, self.end)]  # type: ignore[misc]
+
+    def move(self, reader: Subscriber, old: int | None, new: int | None) -> None:
+        """Index ``reader`` at ``new`` (``None``: not following) instead of ``old``."""
+        if old is not None:
+            here = self._readers.get(old)
+            if here is not None:
+                here.discard(reader)
+                if not here:
+                    del self._readers[old]
+        if new is not None:
+            here = self._readers.get(new)
+            if here is None:
+                here = self._readers[new] = set()
+            here.add(reader)
 
 
 class _Watch:
@@ -289,7 +357,11 @@ class _Watch:
         self.outage: Failure | None = None
         self.projections = SharedProjections()
         self.bodies = _Bodies(self.projections)
+        self.log = _EventLog(hub.queue_depth)
         self.ended = False
+        self._sleepers: list[_Doorbell] = []
+        self._waking = False
+        self._loop = gevent.get_hub().loop
         self._pump: gevent.Greenlet | None = None
         self._reauthorizer: gevent.Greenlet | None = None
         self._heartbeats: gevent.Greenlet | None = None
@@ -311,12 +383,15 @@ class _Watch:
         subscriber._watch = self
         subscriber.engine.shared = self.projections
         self.subscribers.add(subscriber)
+        subscriber._follow_from(self.log.end)
         if self.outage is not None:
-            subscriber._deliver(subscriber.engine.feed(self.outage), live=False)
+            subscriber._deliver(subscriber.engine.feed(self.outage))
         subscriber._bell.ring()
 
     def detach(self, subscriber: Subscriber) -> None:
         self.subscribers.discard(subscriber)
+        self.log.move(subscriber, subscriber._cursor, None)
+        subscriber._cursor = None
         if self.subscribers or self.ended:
             return
         if self.hub.linger == 0:
@@ -359,24 +434,24 @@ class _Watch:
             ops.close()
 
     def _apply(self, op: SourceOp) -> None:
-        self.bodies.next_position()
         if isinstance(op, Change):
             uid = str(op.object["metadata"]["uid"])
             if op.type == "DELETED":
                 self.cache.pop(uid, None)
             else:
                 self.cache[uid] = op.object
-            live = [subscriber for subscriber in self.subscribers if not subscriber._awaiting]
-            for subscriber, events in zip(live, feed_each([s.engine for s in live], op)):
-                if events:
-                    subscriber._deliver(events, live=True)
+            # resolved once for every reader; what it replaces stays usable while the log holds it
+            self._append(_Entry(op, self.projections.prepare(op, keep_replaced=True)))
             if op.type == "DELETED":
-                self.projections.forget(uid)
+                self.projections.release(uid)
         elif isinstance(op, Snapshot):
+            # every reader awaits the snapshot served from this cache and skips the changes logged
+            # before it, so what was made of objects that left the cache can go now
             self.cache = {str(obj["metadata"]["uid"]): obj for obj in op.objects}
             self.projections.retain(self.cache)
             self.synced = True
             self.outage = None
+            self.hub.collector.settle()
             for subscriber in self.subscribers:
                 subscriber._awaiting = True
                 subscriber._bell.ring()
@@ -388,12 +463,42 @@ class _Watch:
             self.hub.observer.watch_failed(self.scope, op)
             if op.terminal:
                 self._end()
+                for subscriber in list(self.subscribers):
+                    subscriber._deliver(subscriber.engine.feed(op))  # what is not read yet is dropped
             else:
                 self.synced = False
                 self.outage = op
-            for subscriber in list(self.subscribers):
-                subscriber._deliver(subscriber.engine.feed(op), live=not op.terminal)
+                self._append(_Entry(op, None))
         # a Bookmark only advances the reflector's resourceVersion
+
+    def _append(self, entry: _Entry) -> None:
+        """Log a live operation for the readers and wake those waiting: O(1), whatever the number
+        of subscribers (the readers that fell behind are the only ones looked at)."""
+        dropped, late = self.log.append(entry)
+        self.bodies.current = []
+        if dropped is not None and dropped.prepared is not None:
+            self.projections.discard_stale(dropped.prepared)
+        if late:
+            for subscriber in late:
+                subscriber._fell_behind(self.log.end)
+        if self._sleepers and not self._waking:
+            self._waking = True
+            self._loop.run_callback(self._wake)
+
+    def sleep(self, bell: _Doorbell) -> None:
+        """Have the next logged operation ring ``bell``."""
+        if not bell.listed:
+            bell.listed = True
+            self._sleepers.append(bell)
+
+    def _wake(self) -> None:
+        """Wake every reader waiting for the log, once per batch of operations: runs on the
+        event loop, switching to each reader in turn."""
+        self._waking = False
+        sleepers, self._sleepers = self._sleepers, []
+        for bell in sleepers:
+            bell.listed = False
+            bell.ring_from_loop()
 
     def _end(self) -> None:
         """The watch is over (terminal failure): no new subscriber joins it."""
@@ -460,7 +565,7 @@ class _Watch:
         """Give ``subscriber`` a snapshot cycle from the cache (which must be synced)."""
         engine = subscriber.engine
         if not engine.needs_snapshot:
-            subscriber._deliver(engine.feed(ContinuityLost("resynchronized from the cache")), live=False)
+            subscriber._deliver(engine.feed(ContinuityLost("resynchronized from the cache")))
         # Building a snapshot allocates a few containers per object, nearly all kept (the shared
         # projections and bodies): the cyclic collector would scan the whole process's heap over
         # and over, for nothing, more than doubling the cost of a first snapshot. It is paused for
@@ -469,12 +574,14 @@ class _Watch:
         if pause:
             gc.disable()
         try:
-            subscriber._deliver(engine.feed(Snapshot(list(self.cache.values()))), live=False)
+            subscriber._deliver(engine.feed(Snapshot(list(self.cache.values()))))
         finally:
             if pause:
                 gc.enable()
+        subscriber._follow_from(self.log.end)  # the cache holds everything logged so far
         subscriber._awaiting = False  # until the cache changes, another snapshot would be the same
         subscriber._cleared = False  # the next cycle is authorized again
+        self.hub.collector.settle()
 
 
 class _Doorbell:
@@ -482,10 +589,12 @@ class _Doorbell:
     a third of the cost (one loop callback per ring and no link bookkeeping), which matters when
     one upstream event wakes a thousand readers."""
 
-    __slots__ = ("rung", "_waiter", "_loop")
+    __slots__ = ("rung", "listed", "_waiter", "_loop")
 
     def __init__(self) -> None:
         self.rung = False
+        self.listed = False
+        """Among the sleepers of a watch (:meth:`_Watch.sleep`)."""
         self._waiter: Waiter[None] | None = None
         self._loop = gevent.get_hub().loop
 
@@ -496,6 +605,15 @@ class _Doorbell:
             if waiter is not None:
                 self._waiter = None
                 self._loop.run_callback(waiter.switch, None)
+
+    def ring_from_loop(self) -> None:
+        """:meth:`ring`, from a callback of the event loop: switches to the reader at once."""
+        if not self.rung:
+            self.rung = True
+            waiter = self._waiter
+            if waiter is not None:
+                self._waiter = None
+                waiter.switch(None)
 
     def wait(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds (``None``: for ever) for a ring; whether it rang. Resets."""
@@ -530,7 +648,8 @@ class Subscriber:
         self.principal = principal
         self._watch: _Watch | None = None
         self._queue: deque[Pair] = deque()
-        self._live_pending = 0
+        self._cursor: int | None = None
+        """The next position of the watch's event log to read (``None``: not following it)."""
         self._awaiting = True
         self._cleared = False  # authorized for the next snapshot cycle (the first: by subscribe)
         self._ending = False
@@ -556,8 +675,10 @@ class Subscriber:
 
     @property
     def queued(self) -> int:
-        """Events waiting to be read."""
-        return len(self._queue)
+        """Events and live operations waiting to be read."""
+        watch, cursor = self._watch, self._cursor
+        behind = watch.log.end - cursor if watch is not None and cursor is not None and not self._awaiting else 0
+        return len(self._queue) + behind
 
     def __iter__(self) -> Iterator[bytes]:
         seq = 0
@@ -606,10 +727,11 @@ class Subscriber:
                     self._authorize_cycle()  # may block: the state is looked at again after it
                     continue
                 watch.serve_snapshot(self)
+            if watch is not None and self._cursor is not None and self._cursor < watch.log.end and not self._ending:
+                self._read_log(watch)
             if self._queue:
                 pairs = list(self._queue)
                 self._queue.clear()
-                self._live_pending = 0
                 self._bell.rung = False  # for what was just taken
                 return pairs
             if self._ending:
@@ -618,8 +740,59 @@ class Subscriber:
             if heartbeats and self._beat:
                 self._beat = False
                 return []
+            if watch is not None:
+                watch.sleep(self._bell)
             if not self._bell.wait(timeout):
                 return []
+
+    def _read_log(self, watch: _Watch) -> None:
+        """Take this subscriber's events of every live operation logged since its cursor."""
+        log = watch.log
+        cursor = self._cursor
+        assert cursor is not None
+        end = log.end
+        engine = self.engine
+        projection = engine.projection
+        pair = watch.bodies.pair
+        append = self._queue.append
+        for entry in log.since(cursor):
+            op = entry.op
+            if self._awaiting:
+                if isinstance(op, Change):
+                    continue  # the snapshot to come supersedes it
+                events = engine.feed(op)
+            elif entry.prepared is not None:
+                events = engine.feed_change(entry.prepared)
+            else:
+                events = engine.feed(op)
+            if events:
+                for event in events:
+                    append(pair(projection, event, entry.position))
+                if engine.closed:
+                    self._ending = True
+                    self._detach()
+                    self._bell.ring()
+                    return
+                if engine.needs_snapshot:
+                    self._awaiting = True  # the engine refused a live event: a snapshot from the cache follows
+        log.move(self, cursor, end)
+        self._cursor = end
+
+    def _follow_from(self, position: int) -> None:
+        """Read the watch's event log from ``position`` on."""
+        watch = self._watch
+        if watch is not None:
+            watch.log.move(self, self._cursor, position)
+            self._cursor = position
+
+    def _fell_behind(self, end: int) -> None:
+        """The log dropped an operation this subscriber had not read (its cursor is unindexed)."""
+        if self._awaiting:
+            self._cursor = None  # a snapshot comes next anyway, and moves the cursor to the end
+            self._follow_from(end)
+        else:
+            self._cursor = None
+            self._overflow()
 
     def _authorize_cycle(self) -> None:
         """Ask the authorizer again before a new snapshot cycle sends anything (a relist, an overflow
@@ -658,32 +831,26 @@ class Subscriber:
 
     # -- fed by the watch --------------------------------------------------------------------
 
-    def _deliver(self, events: list[Event], *, live: bool) -> None:
+    def _deliver(self, events: list[Event]) -> None:
+        """Queue events that are not read from the log: a snapshot cycle, an outage notice for a
+        joiner, a terminal error (snapshots are never subject to the queue bound)."""
         if not events or self._ending or self._closed:
             return
-        if live:
-            pending = self._live_pending + len(events)
-            if pending > self._hub.queue_depth:
-                self._overflow()
-                return
-            self._live_pending = pending
         watch = self._watch
         bodies = watch.bodies if watch is not None else _Bodies(SharedProjections())
         engine = self.engine
         projection = engine.projection
         append = self._queue.append
+        position = bodies.current
         for event in events:
-            append(bodies.pair(projection, event))
+            append(bodies.pair(projection, event, position))
         if engine.closed:
             self._ending = True
             self._detach()
-        elif live and engine.needs_snapshot:
-            self._awaiting = True  # the engine refused a live event: a snapshot from the cache follows
         self._bell.ring()
 
     def _overflow(self) -> None:
         self._queue.clear()
-        self._live_pending = 0
         self._awaiting = True
         self.resyncs += 1
         self._hub.observer.subscriber_overflowed(self.scope)
@@ -694,8 +861,7 @@ class Subscriber:
         if self.ended:
             return
         self._queue.clear()
-        self._live_pending = 0
-        self._deliver(self.engine.feed(failure), live=False)
+        self._deliver(self.engine.feed(failure))
         self._ending = True
         self._detach()
         self._bell.ring()

@@ -121,7 +121,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def live_greenlets() -> list[greenlet.greenlet]:
     """Every greenlet of this thread's gevent hub that is running or waiting to run (the simulator
-    serves from a thread of its own, with its own hub)."""
+    serves from a thread of its own, with its own hub). The hub freezes long-lived objects, which
+    hides them from ``gc.get_objects``: they are unfrozen first."""
+    gc.unfreeze()
     gc.collect()
     hub = gevent.get_hub()
     return [
