@@ -26,6 +26,7 @@ from .extension import SHUTDOWN_ERROR
 from .projection import PROJECTIONS
 from .scope import Scope, is_refused_parameter
 from .sse import HEADERS
+from .sse_response import SSEResponse
 
 if t.TYPE_CHECKING:
     from .extension import KrmStream, Subscription
@@ -145,9 +146,7 @@ def stream_response(
     subscription = krm._subscribe_authorized(principal, scope, projection, app)
     connection = _Connection(krm, app, subscription, principal, scope, projection)
     signals.stream_opened.send(app, principal=principal, scope=scope, projection=projection)
-    response = Response(connection.chunks(), status=200, headers=list(HEADERS))
-    response.call_on_close(connection.client_closed)
-    return response
+    return SSEResponse(connection.chunks(), list(HEADERS), connection.client_closed)
 
 
 class _Connection:

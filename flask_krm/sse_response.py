@@ -1,0 +1,143 @@
+"""A streaming SSE response handed to the WSGI server untouched, released when its client goes.
+
+:class:`SSEResponse` is a Flask response whose body iterator reaches the server as it is: no
+werkzeug wrapper per chunk (``direct_passthrough``, and the server iterates the view's own
+generator), so each coalesced chunk is one write by the server. Headers, ``after_request``
+handlers and cookies work as for any response.
+
+Under gevent it also watches the client's socket for end of file: a client that closes its stream
+is noticed at once, rather than at the next write (up to a heartbeat interval later, or never for a
+stream with nothing to say), and ``on_close`` runs in a greenlet of its own. The socket is
+found in the environ of gevent's ``pywsgi`` (``wsgi.input``) or gunicorn (``gunicorn.socket``); with
+another server, or without gevent, the stream is released when a write fails or the server closes
+the response, as before.
+"""
+
+from __future__ import annotations
+
+import _socket
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from flask import Response
+
+__all__ = ["SSEResponse", "client_socket_fd"]
+
+log = logging.getLogger(__name__)
+
+_READ = 1  # the event loop's read event
+_PEEK = _socket.MSG_PEEK | _socket.MSG_DONTWAIT
+
+
+class SSEResponse(Response):
+    """A 200 stream of ``chunks`` with ``headers``.
+
+    ``on_close`` runs when the server closes the response (also when the body was never iterated)
+    and as soon as the client is seen to have closed the connection, whichever comes first; it may
+    run more than once, so it must be idempotent.
+    """
+
+    def __init__(self, chunks: Iterator[bytes], headers: list[tuple[str, str]], on_close: Callable[[], None]) -> None:
+        super().__init__(chunks, status=200, headers=headers, direct_passthrough=True)
+        self._chunks = chunks
+        self._closing = on_close
+        self.call_on_close(on_close)  # the paths werkzeug closes itself (HEAD)
+
+    def get_app_iter(self, environ: Mapping[str, Any]) -> Any:
+        """The body for the server: the chunks themselves, with a ``close`` that stops watching."""
+        if environ.get("REQUEST_METHOD") == "HEAD":
+            return super().get_app_iter(environ)  # type: ignore[arg-type]
+        return _Body(self._chunks, self._closing, _ClientWatch.start(environ, self._closing))
+
+
+class _Body:
+    """What the server iterates (the view's generator itself: nothing runs per chunk) and closes."""
+
+    __slots__ = ("_chunks", "_on_close", "_watch")
+
+    def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None], watch: _ClientWatch | None) -> None:
+        self._chunks = chunks
+        self._on_close = on_close
+        self._watch = watch
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
+            self._watch = None
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
+        self._on_close()
+
+
+def client_socket_fd(environ: Mapping[str, Any]) -> int | None:
+    """The file descriptor of the request's client socket, when the server tells it."""
+    sock = environ.get("gunicorn.socket")
+    if sock is None:
+        rfile = getattr(environ.get("wsgi.input"), "rfile", None)  # gevent.pywsgi.Input
+        sock = rfile
+    fileno = getattr(sock, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        fd = fileno()
+    except (OSError, ValueError):
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
+
+
+class _ClientWatch:
+    """An event-loop watcher of the client socket's readability. A stream's client sends nothing
+    after its request, so readability means end of file (or a reset); anything else read from it
+    (a pipelined request) ends the watch, leaving the stream to end at a failed write."""
+
+    __slots__ = ("_fd", "_watcher", "_on_closed")
+
+    def __init__(self, fd: int, watcher: Any, on_closed: Callable[[], None]) -> None:
+        self._fd = fd
+        self._watcher = watcher
+        self._on_closed = on_closed
+
+    @classmethod
+    def start(cls, environ: Mapping[str, Any], on_closed: Callable[[], None]) -> _ClientWatch | None:
+        import gevent.monkey
+
+        if not gevent.monkey.is_module_patched("socket"):
+            return None
+        fd = client_socket_fd(environ)
+        if fd is None:
+            return None
+        import gevent
+
+        watcher = gevent.get_hub().loop.io(fd, _READ)
+        watch = cls(fd, watcher, on_closed)
+        watcher.start(watch._readable)
+        return watch
+
+    def stop(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+            watcher.close()
+
+    def _readable(self) -> None:
+        if self._watcher is None:
+            return
+        probe = _socket.socket(fileno=self._fd)
+        try:
+            closed = probe.recv(1, _PEEK) == b""
+        except BlockingIOError:
+            return  # not readable after all
+        except OSError:
+            closed = True  # reset by the peer
+        finally:
+            probe.detach()
+        self.stop()
+        if closed:
+            import gevent
+
+            gevent.spawn(self._on_closed)

@@ -1,0 +1,36 @@
+"""A client that closes its stream is released at once, not at the next write.
+
+The hub needs a gevent-patched process and this one is not patched, so the scenario runs in a
+child process (``client_close_probe.py``) serving the endpoint with gevent's pywsgi over HTTP/1.1.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_closed_idle_client_is_released_before_any_write() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.flask.client_close_probe"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["status"] == "HTTP/1.1 200 OK"
+    assert "content-type: text/event-stream" in seen["headers"]
+    assert "transfer-encoding: chunked" in seen["headers"]
+    assert seen["watches_before"] == 1
+    assert seen["reason"] == "client-closed"
+    # the stream was idle: without watching the socket it would be noticed at the first
+    # heartbeat, 30 s after the last write
+    assert seen["released_after_s"] < seen["heartbeat_s"] / 3
+    assert seen["watches_after"] == 0, "the subscription and (linger 0) the watch are gone"
