@@ -1,32 +1,49 @@
-"""Shared fan-out: one upstream watch on the simulator served to N SSE subscribers over loopback.
+"""Shared fan-out as hosts serve it: the real JSON stream endpoint to N subscribers, against a bare
+write loop measured in the same run.
 
 Every measured part runs in a child process of its own, monkey-patched by gevent before anything
 else is imported (this module stays unpatched, so other benchmarks run in the same process are not
 affected):
 
-- ``upstream``: the Kubernetes API simulator and a writer that PATCHes one ConfigMap at a fixed
-  rate through the HTTP API, each write stamping ``data.t`` with the wall clock;
-- ``server``: the hub (one upstream watch) and a bare ``gevent.pywsgi`` app serving each
-  subscriber's SSE iterator (the Flask endpoint is not involved);
-- ``clients``: N raw loopback sockets reading the streams, counting ``modified`` frames and timing
-  each from its ``data.t`` to its arrival.
+- ``upstream``: the Kubernetes API simulator holding a 100-object scope (ConfigMaps) and a writer
+  that PATCHes them in turn through the HTTP API, each write stamping ``data.t`` with the clock;
+- ``server``: a Flask application with :class:`flask_krm.KrmStream` (a Kubernetes target on the
+  simulator, the shared hub, ``KRM_HEARTBEAT_INTERVAL`` = :data:`HEARTBEAT`), served by
+  ``gevent.pywsgi`` on ``/krm/resource-stream/v1``; or, for the baseline, a bare ``pywsgi`` app
+  writing the same kind of frame (one pre-encoded body per tick, coalesced per subscriber through a
+  bounded queue, ``seq`` per subscriber) to every connection;
+- ``clients``: N sockets speaking HTTP/1.1, counting ``modified`` frames and timing each from its
+  ``data.t`` stamp to its arrival.
 
-Results per N (10, 100, 1,000): delivered events per second, p50/p99 delivery latency, server CPU
-seconds per 1,000 deliveries and server resident memory per subscriber. The baseline, measured in
-the same run, is a bare loop in a server process of the same kind writing the same frame bytes
-(one pre-encoded body per tick, coalesced per subscriber through a bounded queue) at the same rate
-to the same number of clients; ratios are hub / baseline.
+Both servers get the same ladder of write rates (:data:`LADDER`, writes per second; each write is
+one delivery per subscriber), :data:`STEP_SECONDS` per step (``FLASK_KRM_BENCH_STEP_SECONDS``
+overrides it). A step *holds* when every event written was delivered to every subscriber and p99
+latency stayed under :data:`HELD_P99_MS`; the ladder stops at the first step that does not hold.
+Reported for each, next to the baseline and as a ratio to it:
+
+- ``sustained_deliveries_per_s``: the deliveries per second of the highest step that held;
+- ``p50_ms_at_5k``, ``p99_ms_at_5k``: latency at the step nearest 5,000 deliveries per second;
+- ``cpu_ms_per_1000``: server CPU per 1,000 deliveries at that step;
+- ``rss_kb_per_idle_subscriber``: server memory added per connected, idle subscriber (after the
+  first, which opens the upstream watch);
+- ``longest_gc_pause_ms``: the longest collection by Python's cyclic collector in the server while
+  serving (connects and every step), wall clock; ``longest_gc_cpu_ms`` the same collection's CPU
+  time (on a busy machine, wall clock includes time the process waited for a core);
+- ``closed_release_s``: after the ladder, with nothing written, some clients close their sockets:
+  the longest time until the server released their streams (``None``: not within
+  :data:`HEARTBEAT` seconds; the bare loop notices a closed client only at its next write).
+
+Latency counts, for the endpoint, from the writer's PATCH through the simulator and the upstream
+watch to the reader; the baseline stamps its frames in the server itself, so the endpoint's ratio
+carries the upstream's share. Every process shares the machine's cores (``load_average`` says how
+busy the machine was), so compare ratios, not absolute numbers.
 
 ``snapshot``: a new subscriber's snapshot of a synced 10,000-object scope, served from the hub's
 cache (engine, shared encoded bodies and SSE framing), against ``json.dumps`` of those objects:
 ``snapshot_ms`` for a projection other subscribers already use (best of five), and
 ``snapshot_new_projection_ms`` for the first subscriber of another projection, whose snapshot
 projects and encodes every object; ``*_gc_ms`` is the part of each spent in Python's cyclic garbage
-collector, which scans the whole heap of the process (the simulator's objects included).
-
-The hub's side runs the upstream simulator in a third process, on the same cores, and its latency
-counts from the writer's PATCH, through the simulator and the upstream watch, to the reader; the
-baseline stamps its frames in the server itself.
+collector.
 """
 
 from __future__ import annotations
@@ -39,15 +56,23 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 _PATCHED_MAIN = "from gevent import monkey; monkey.patch_all()\nimport bench.bench_fanout as b\nb.{}()\n"
 _ROOT = Path(__file__).resolve().parent.parent
 _NAMESPACE = "bench"
-DELIVERY_BUDGET = 100_000
-"""Deliveries per case at most: the churn is shortened for many subscribers."""
-DRAIN_SECONDS = 30.0
-"""How long the clients may take to receive what was written, after the churn ends."""
+OBJECTS: Final = 100
+"""ConfigMaps in the streamed scope."""
+LADDER: Final = (5, 10, 20, 40, 60, 80, 100, 130)
+"""Writes per second, step by step (times the subscribers: deliveries per second)."""
+STEP_SECONDS: Final = 10.0
+HELD_P99_MS: Final = 1000.0
+HEARTBEAT: Final = 5.0
+"""The endpoint's heartbeat interval, seconds: a closed client must be released within it."""
+CLOSED_CLIENTS: Final = 10
+DRAIN_SECONDS: Final = 10.0
+"""How long the clients may take to receive what a step wrote, after it ends."""
+_URL = f"/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace={_NAMESPACE}"
 
 
 # ------------------------------------------------------------------------- orchestration --
@@ -101,73 +126,126 @@ def _children(*children: _Child) -> Iterator[None]:
 
 
 def run(quick: bool) -> Iterable[dict[str, Any]]:
-    sizes = (10, 100) if quick else (10, 100, 1_000)
-    rate, longest = 100, (2.0 if quick else 5.0)
-    for subscribers in sizes:
-        seconds = min(longest, DELIVERY_BUDGET / (rate * subscribers))
-        yield _fanout(subscribers, rate, seconds)
-    yield _snapshot(2_000 if quick else 10_000)
+    seconds = float(os.environ.get("FLASK_KRM_BENCH_STEP_SECONDS") or (1.0 if quick else STEP_SECONDS))
+    if quick:
+        yield fanout(subscribers=20, objects=20, ladder=(5, 50), seconds=seconds)
+        yield _snapshot(500)
+    else:
+        yield fanout(subscribers=1_000, objects=OBJECTS, ladder=LADDER, seconds=seconds)
+        yield _snapshot(10_000)
 
 
-def _fanout(subscribers: int, rate: int, seconds: float) -> dict[str, Any]:
-    upstream = _Child("upstream_main")
+def fanout(subscribers: int, objects: int, ladder: tuple[int, ...], seconds: float) -> dict[str, Any]:
+    """The endpoint and the baseline, one after the other, up the same ladder."""
+    load_before = os.getloadavg()
+    upstream = _Child("upstream_main", objects=objects)
     with _children(upstream):
         kubeconfig = upstream.read()["kubeconfig"]
-        hub = _serve_and_read("hub", subscribers, rate, seconds, kubeconfig=kubeconfig, writer=upstream)
-    baseline = _serve_and_read("baseline", subscribers, rate, seconds)
+        endpoint = _climb("endpoint", subscribers, ladder, seconds, kubeconfig=kubeconfig, writer=upstream)
+    baseline = _climb("baseline", subscribers, ladder, seconds)
     result: dict[str, Any] = {
         "case": f"fanout-{subscribers}",
         "subscribers": subscribers,
-        "rate": rate,
-        "seconds": round(seconds, 2),
+        "objects": objects,
+        "step_seconds": seconds,
+        "load_average": [round(x, 2) for x in load_before + os.getloadavg()],
     }
-    for key in ("deliveries_per_s", "p50_ms", "p99_ms", "cpu_s_per_1000", "rss_kb_per_subscriber"):
-        result[key] = hub[key]
-        result[f"baseline_{key}"] = baseline[key]
-        both = hub[key] is not None and baseline[key]
-        result[f"ratio_{key}"] = round(hub[key] / baseline[key], 2) if both else None
-    result["delivered"] = hub["delivered"]
-    result["expected"] = hub["expected"]
-    result["resyncs"] = hub["resyncs"]
+    for key in _REPORTED:
+        mine, theirs = endpoint[key], baseline[key]
+        result[key] = mine
+        result[f"baseline_{key}"] = theirs
+        result[f"ratio_{key}"] = round(mine / theirs, 2) if mine is not None and theirs else None
+    result["steps"] = endpoint["steps"]
+    result["baseline_steps"] = baseline["steps"]
     return result
 
 
-def _serve_and_read(
-    mode: str, subscribers: int, rate: int, seconds: float, kubeconfig: str = "", writer: _Child | None = None
+_REPORTED: Final = (
+    "sustained_deliveries_per_s",
+    "p50_ms_at_5k",
+    "p99_ms_at_5k",
+    "cpu_ms_per_1000",
+    "rss_kb_per_idle_subscriber",
+    "longest_gc_pause_ms",
+    "longest_gc_cpu_ms",
+    "closed_release_s",
+)
+
+
+def _climb(
+    mode: str, subscribers: int, ladder: tuple[int, ...], seconds: float, kubeconfig: str = "", writer: _Child | None = None
 ) -> dict[str, Any]:
     server = _Child("server_main", mode=mode, kubeconfig=kubeconfig)
     clients = _Child("clients_main")
     with _children(server, clients):
         port = server.read()["port"]
-        idle = server.ask(command="stats")
-        clients.ask(command="connect", port=port, count=subscribers, wait_for_snapshot=mode == "hub")
+        clients.ask(command="connect", port=port, count=1)
+        first = server.ask(command="stats")
+        clients.ask(command="connect", port=port, count=subscribers - 1)
         connected = server.ask(command="stats")
-        started = time.time()
-        if writer is not None:
-            written = writer.ask(command="churn", rate=rate, seconds=seconds)["writes"]
-        else:
-            written = server.ask(command="produce", rate=rate, seconds=seconds)["writes"]
-        expected = written * subscribers
-        received = clients.ask(command="report", since=started)
-        deadline = time.monotonic() + DRAIN_SECONDS
-        while received["delivered"] < expected and time.monotonic() < deadline:
-            time.sleep(0.5)
-            before, received = received["delivered"], clients.ask(command="report", since=started)
-            if received["delivered"] == before:
-                break  # nothing more is coming (resynchronized subscribers skip what they missed)
-        busy = server.ask(command="stats")
+        rss_per_idle = (connected["rss_kb"] - first["rss_kb"]) / max(1, subscribers - 1)
+        steps: list[dict[str, Any]] = []
+        for rate in ladder:
+            step = _step(server, clients, writer, rate, seconds, subscribers)
+            steps.append(step)
+            if not step["held"]:
+                break
+        closed_at = clients.ask(command="close", count=min(CLOSED_CLIENTS, subscribers // 2))["at"]
+        deadline = time.monotonic() + HEARTBEAT
+        released: list[float] = []
+        while time.monotonic() < deadline:
+            released = server.ask(command="closed", since=closed_at)["at"]
+            if len(released) >= min(CLOSED_CLIENTS, subscribers // 2):
+                break
+            time.sleep(0.1)
+        done = server.ask(command="stats")
+    held = [step for step in steps if step["held"]]
+    near_5k = min(steps, key=lambda step: abs(step["rate"] * subscribers - 5_000))
+    complete = len(released) >= min(CLOSED_CLIENTS, subscribers // 2)
+    return {
+        "sustained_deliveries_per_s": max(step["deliveries_per_s"] for step in held) if held else 0,
+        "p50_ms_at_5k": near_5k["p50_ms"],
+        "p99_ms_at_5k": near_5k["p99_ms"],
+        "cpu_ms_per_1000": near_5k["cpu_ms_per_1000"],
+        "rss_kb_per_idle_subscriber": round(rss_per_idle, 1),
+        "longest_gc_pause_ms": done["longest_gc_pause_ms"],
+        "longest_gc_cpu_ms": done["longest_gc_cpu_ms"],
+        "closed_release_s": round(max(released) - closed_at, 3) if complete else None,
+        "steps": steps,
+    }
+
+
+def _step(
+    server: _Child, clients: _Child, writer: _Child | None, rate: int, seconds: float, subscribers: int
+) -> dict[str, Any]:
+    before = server.ask(command="stats")
+    clients.ask(command="reset")
+    started = time.time()
+    source = writer if writer is not None else server
+    written = source.ask(command="write", rate=rate, seconds=seconds)["writes"]
+    expected = written * subscribers
+    received = clients.ask(command="report", since=started)
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while received["delivered"] < expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+        was, received = received["delivered"], clients.ask(command="report", since=started)
+        if received["delivered"] == was:
+            break  # nothing more is coming (resynchronized subscribers skip what they missed)
+    after = server.ask(command="stats")
     delivered = received["delivered"]
     elapsed = max(received["last"] - started, seconds)
-    cpu = busy["cpu"] - connected["cpu"]
+    p99 = received["p99_ms"]
     return {
+        "rate": rate,
+        "writes_per_s": round(written / seconds, 1),
         "deliveries_per_s": round(delivered / elapsed),
-        "p50_ms": received["p50_ms"],
-        "p99_ms": received["p99_ms"],
-        "cpu_s_per_1000": round(cpu / delivered * 1000, 4) if delivered else None,
-        "rss_kb_per_subscriber": round((connected["rss_kb"] - idle["rss_kb"]) / subscribers, 1),
         "delivered": delivered,
         "expected": expected,
+        "p50_ms": received["p50_ms"],
+        "p99_ms": p99,
+        "cpu_ms_per_1000": round((after["cpu"] - before["cpu"]) / delivered * 1e6, 2) if delivered else None,
         "resyncs": received["resyncs"],
+        "held": delivered >= expected and p99 is not None and p99 < HELD_P99_MS,
     }
 
 
@@ -178,6 +256,264 @@ def _snapshot(objects: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- child processes --
+
+
+def _configmap(name: str, stamp: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": stamp, "pad": "x" * 400}}
+
+
+def _pace(rate: int, seconds: float, write: Any) -> int:
+    """Call ``write(n)`` ``rate`` times a second for ``seconds``; how many calls were made."""
+    import gevent
+
+    writes = 0
+    interval = 1.0 / rate
+    deadline = time.monotonic() + seconds
+    due = time.monotonic()
+    while due < deadline:
+        write(writes)
+        writes += 1
+        due += interval
+        gevent.sleep(max(0.0, due - time.monotonic()))
+    return writes
+
+
+def upstream_main() -> None:
+    """The simulator with the scope's ConfigMaps, and a writer PATCHing them in turn."""
+    import gevent.pool
+
+    from flask_krm.testing.simulator import KubeSimulator
+
+    objects = _arguments()["objects"]
+    with KubeSimulator() as kube:
+        api = kube.api_client("admin")
+
+        def request(method: str, path: str, body: Any, content_type: str = "application/json") -> None:
+            m, url, h, b, _ = api.param_serialize(
+                method, path, header_params={"Content-Type": content_type}, body=body, auth_settings=["BearerToken"]
+            )
+            response = api.call_api(m, url, header_params=h, body=b, _request_timeout=(5, 30))
+            response.read()  # type: ignore[no-untyped-call]
+            assert 200 <= response.status <= 299, response.data
+
+        def patch(n: int) -> None:
+            request(
+                "PATCH",
+                f"/api/v1/namespaces/{_NAMESPACE}/configmaps/cm-{n % objects:03d}",
+                {"data": {"a": repr(time.time())}},
+                "application/merge-patch+json",
+            )
+
+        request("POST", "/api/v1/namespaces", {"metadata": {"name": _NAMESPACE}})
+        pool = gevent.pool.Pool(8)
+        for n in range(objects):
+            pool.spawn(request, "POST", f"/api/v1/namespaces/{_NAMESPACE}/configmaps", _configmap(f"cm-{n:03d}", "0"))
+        pool.join(raise_error=True)
+        _say({"kubeconfig": kube.kubeconfig_path})
+        for command in _commands():
+            _say({"writes": _pace(command["rate"], command["seconds"], patch)})
+
+
+def _endpoint_app(kubeconfig: str, closed: list[float]) -> Any:
+    """The host: Flask, flask-krm on the simulator, every stream allowed to one principal."""
+    import tempfile
+
+    from flask import Flask
+
+    from flask_krm import AllowedResource, KrmStream, Principal, ScopePolicy, signals
+
+    app = Flask("bench", instance_path=tempfile.mkdtemp())
+    app.config.update(
+        SECRET_KEY="bench",
+        KRM_TARGETS={"sim": {"kubeconfig": kubeconfig, "context": "admin"}},
+        KRM_SCOPE_POLICY=ScopePolicy(
+            targets=frozenset({"sim"}),
+            resources=(AllowedResource(group="", resource="configmaps"),),
+            namespaces=frozenset({_NAMESPACE}),
+        ),
+        KRM_HEARTBEAT_INTERVAL=HEARTBEAT,
+    )
+    principal = Principal("bench")
+    KrmStream(
+        app,
+        principal_loader=lambda: principal,
+        authorizer=lambda principal, scope, projection, verb: True,
+        client_loader=lambda target, principal: None,
+    )
+    signals.stream_closed.connect(lambda sender, **kw: closed.append(time.time()), app, weak=False)
+    return app
+
+
+def _baseline_app(closed: list[float]) -> tuple[Any, Any]:
+    """A bare pywsgi app: a bounded queue per connection, drained and coalesced into one write; and
+    the writer that puts one pre-encoded body per tick in every queue."""
+    import gevent.queue
+
+    from flask_krm.events import Upsert, encode_body, frame
+    from flask_krm.projection import project
+    from flask_krm.sse import HEADERS
+
+    queues: list[gevent.queue.Queue[bytes]] = []
+
+    def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        queue: gevent.queue.Queue[bytes] = gevent.queue.Queue(256)
+        queues.append(queue)
+        start_response("200 OK", list(HEADERS))
+
+        def frames() -> Iterator[bytes]:
+            seq = 0
+            try:
+                yield READY  # the response starts: the client counts this connection as ready
+                while True:
+                    bodies = [queue.get()]
+                    while not queue.empty():
+                        bodies.append(queue.get_nowait())
+                    chunk = []
+                    for body in bodies:
+                        seq += 1
+                        chunk.append(frame(seq, body))
+                    yield b"".join(chunk)
+            finally:
+                queues.remove(queue)
+                closed.append(time.time())
+
+        return frames()
+
+    def write(n: int) -> None:
+        raw = _configmap(f"cm-{n % OBJECTS:03d}", repr(time.time()))
+        raw["metadata"].update(
+            namespace=_NAMESPACE,
+            uid=f"00000000-0000-4000-8000-{n % OBJECTS:012d}",
+            resourceVersion=str(n + 1000),
+            creationTimestamp="2026-12-01T00:00:00Z",
+        )
+        body = encode_body(Upsert("modified", project(raw, "krm-full/v1").object))
+        for queue in list(queues):
+            if not queue.full():
+                queue.put_nowait(body)
+
+    return app, write
+
+
+def server_main() -> None:
+    """The SSE server: the real endpoint (``endpoint``) or the bare loop (``baseline``)."""
+    import gc
+
+    from gevent.pywsgi import WSGIServer
+
+    _raise_file_limit()
+    arguments = _arguments()
+    closed: list[float] = []
+    # the longest collection (wall clock, and this thread's CPU), when the current one started
+    longest = [0.0, 0.0, 0.0, 0.0]
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            longest[2], longest[3] = time.perf_counter(), time.thread_time()
+        else:
+            longest[0] = max(longest[0], time.perf_counter() - longest[2])
+            longest[1] = max(longest[1], time.thread_time() - longest[3])
+
+    if arguments["mode"] == "endpoint":
+        app, write = _endpoint_app(arguments["kubeconfig"], closed), None
+    else:
+        app, write = _baseline_app(closed)
+    server = WSGIServer(("127.0.0.1", 0), app, log=None, error_log=None, backlog=4096)
+    gc.callbacks.append(collected)  # from here on: serving
+    server.start()
+    _say({"port": server.server_port})
+    for command in _commands():
+        if command["command"] == "stats":
+            pauses = {"longest_gc_pause_ms": round(longest[0] * 1000, 1), "longest_gc_cpu_ms": round(longest[1] * 1000, 1)}
+            _say({**_usage(), **pauses})
+        elif command["command"] == "write":
+            assert write is not None
+            _say({"writes": _pace(command["rate"], command["seconds"], write)})
+        elif command["command"] == "closed":
+            _say({"at": [at for at in closed if at >= command["since"]]})
+
+
+READY: Final = b": ready\n\n"
+"""The baseline's first chunk (a comment), so that its response starts before anything is written."""
+_STAMP: Final = rb'"type":"modified","object":\{"apiVersion":"v1","data":\{"a":"([0-9.]+)"'
+
+
+def clients_main() -> None:
+    """N HTTP/1.1 stream readers; each ``modified`` frame is timed from its ``data.a`` stamp."""
+    import re
+
+    import gevent
+    import gevent.event
+    import gevent.pool
+    from gevent import socket
+
+    _raise_file_limit()
+    stamp = re.compile(_STAMP)
+    latencies: list[float] = []
+    last = [0.0]
+    resyncs = [0]
+    connections: list[tuple[socket.socket, gevent.Greenlet]] = []
+
+    def read(connection: socket.socket, ready: gevent.event.Event) -> None:
+        pending = b""
+        while True:
+            data = connection.recv(262144)
+            if not data:
+                return
+            now = time.time()
+            pending += data
+            cut = pending.rfind(b"\n\n")
+            if cut < 0:
+                continue
+            complete, pending = pending[: cut + 2], pending[cut + 2 :]
+            if not ready.is_set() and (b'"type":"synced"' in complete or READY in complete):
+                ready.set()
+            if b'"code":"RESYNC_REQUIRED"' in complete:
+                resyncs[0] += complete.count(b'"code":"RESYNC_REQUIRED"')
+            stamps = stamp.findall(complete)
+            if stamps:
+                latencies.extend([now - float(s) for s in stamps])
+                last[0] = now
+
+    def connect(port: int) -> None:
+        connection = socket.create_connection(("127.0.0.1", port))
+        connection.sendall(f"GET {_URL} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        ready = gevent.event.Event()
+        reader = gevent.spawn(read, connection, ready)
+        connections.append((connection, reader))
+        ready.wait(timeout=120)
+
+    for command in _commands():
+        if command["command"] == "connect":
+            pool = gevent.pool.Pool(100)
+            for _ in range(command["count"]):
+                pool.spawn(connect, command["port"])
+            pool.join(timeout=300)
+            _say({"connected": len(connections)})
+        elif command["command"] == "reset":
+            latencies.clear()
+            resyncs[0] = 0
+            _say({})
+        elif command["command"] == "report":
+            measured = sorted(latencies)
+            count = len(measured)
+            _say(
+                {
+                    "delivered": count,
+                    "p50_ms": round(measured[count // 2] * 1000, 1) if count else None,
+                    "p99_ms": round(measured[min(count - 1, int(count * 0.99))] * 1000, 1) if count else None,
+                    "last": last[0],
+                    "resyncs": resyncs[0],
+                }
+            )
+        elif command["command"] == "close":
+            leaving = [connections.pop() for _ in range(command["count"])]
+            for _, reader in leaving:
+                reader.kill()
+            at = time.time()
+            for connection, _ in leaving:
+                connection.close()
+            _say({"at": at})
 
 
 def _arguments() -> dict[str, Any]:
@@ -215,193 +551,6 @@ def _raise_file_limit() -> None:
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def _configmap(stamp: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "churn"}, "data": {"t": stamp, "pad": "x" * 400}}
-
-
-def upstream_main() -> None:
-    """The simulator and a writer that PATCHes the ``churn`` ConfigMap at a fixed rate."""
-    import gevent
-
-    from flask_krm.testing.simulator import KubeSimulator
-
-    with KubeSimulator() as kube:
-        api = kube.api_client("admin")
-
-        def request(method: str, path: str, body: Any, content_type: str = "application/json") -> None:
-            m, url, h, b, _ = api.param_serialize(
-                method, path, header_params={"Content-Type": content_type}, body=body, auth_settings=["BearerToken"]
-            )
-            response = api.call_api(m, url, header_params=h, body=b, _request_timeout=(5, 30))
-            response.read()  # type: ignore[no-untyped-call]
-            assert 200 <= response.status <= 299, response.data
-
-        request("POST", "/api/v1/namespaces", {"metadata": {"name": _NAMESPACE}})
-        request("POST", f"/api/v1/namespaces/{_NAMESPACE}/configmaps", _configmap(repr(time.time())))
-        _say({"kubeconfig": kube.kubeconfig_path})
-        for command in _commands():
-            writes = 0
-            interval = 1.0 / command["rate"]
-            deadline = time.monotonic() + command["seconds"]
-            due = time.monotonic()
-            while due < deadline:
-                request(
-                    "PATCH",
-                    f"/api/v1/namespaces/{_NAMESPACE}/configmaps/churn",
-                    {"data": {"t": repr(time.time())}},
-                    "application/merge-patch+json",
-                )
-                writes += 1
-                due += interval
-                gevent.sleep(max(0.0, due - time.monotonic()))
-            _say({"writes": writes})
-
-
-def server_main() -> None:
-    """The SSE server: the hub's subscribers (``hub``) or a bare loop of the same bytes (``baseline``)."""
-    import gevent
-    import gevent.queue
-    from gevent.pywsgi import WSGIServer
-
-    from flask_krm.events import Upsert, encode_body, frame
-    from flask_krm.principal import Principal
-    from flask_krm.projection import project
-    from flask_krm.scope import Scope
-    from flask_krm.sse import HEADERS
-    from flask_krm.upstream.authz import allow_all
-    from flask_krm.upstream.clients import ApiClients, Kubeconfig
-    from flask_krm.upstream.hub import Hub
-
-    _raise_file_limit()
-    arguments = _arguments()
-    scope = Scope(target="sim", version="v1", resource="configmaps", namespace=_NAMESPACE)
-    queues: list[gevent.queue.Queue[bytes]] = []
-    hub: Hub | None = None
-    if arguments["mode"] == "hub":
-        clients = ApiClients({"sim": Kubeconfig(arguments["kubeconfig"], context="admin")})
-        hub = Hub(clients, allow_all, heartbeat=20.0, linger=0)
-
-    def hub_app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        assert hub is not None
-        subscriber = hub.subscribe(scope, "krm-full/v1", Principal("bench"))
-        start_response("200 OK", list(HEADERS))
-        return iter(subscriber)
-
-    def baseline_app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        queue: gevent.queue.Queue[bytes] = gevent.queue.Queue(256)
-        queues.append(queue)
-        start_response("200 OK", list(HEADERS))
-
-        def frames() -> Iterator[bytes]:
-            seq = 0
-            try:
-                while True:
-                    bodies = [queue.get()]
-                    while not queue.empty():
-                        bodies.append(queue.get_nowait())
-                    chunk = []
-                    for body in bodies:
-                        seq += 1
-                        chunk.append(frame(seq, body))
-                    yield b"".join(chunk)
-            finally:
-                queues.remove(queue)
-
-        return frames()
-
-    server = WSGIServer(("127.0.0.1", 0), hub_app if hub is not None else baseline_app, log=None, backlog=4096)
-    server.start()
-    _say({"port": server.server_port})
-    for command in _commands():
-        if command["command"] == "stats":
-            _say(_usage())
-        elif command["command"] == "produce":
-            writes = 0
-            interval = 1.0 / command["rate"]
-            deadline = time.monotonic() + command["seconds"]
-            due = time.monotonic()
-            while due < deadline:
-                raw = _configmap(repr(time.time()))
-                raw["metadata"].update(namespace=_NAMESPACE, uid="churn-uid", resourceVersion=str(writes + 2))
-                body = encode_body(Upsert("modified", project(raw, "krm-full/v1").object))
-                for queue in list(queues):
-                    if not queue.full():
-                        queue.put_nowait(body)
-                writes += 1
-                due += interval
-                gevent.sleep(max(0.0, due - time.monotonic()))
-            _say({"writes": writes})
-
-
-def clients_main() -> None:
-    """N loopback SSE readers; each ``modified`` frame is timed from its ``data.t`` stamp."""
-    import gevent
-    import gevent.event
-    from gevent import socket
-
-    _raise_file_limit()
-    latencies: list[float] = []
-    arrivals: list[float] = []
-    resyncs = 0
-    synced: list[gevent.event.Event] = []
-
-    def read(port: int, ready: gevent.event.Event) -> None:
-        nonlocal resyncs
-        connection = socket.create_connection(("127.0.0.1", port))
-        connection.sendall(b"GET /stream HTTP/1.0\r\nHost: bench\r\n\r\n")
-        pending = b""
-        while True:
-            data = connection.recv(262144)
-            if not data:
-                return
-            now = time.time()
-            pending += data
-            cut = pending.rfind(b"\n\n")
-            if cut < 0:
-                continue
-            complete, pending = pending[: cut + 2], pending[cut + 2 :]
-            if b'"type":"synced"' in complete:
-                ready.set()
-            resyncs += complete.count(b'"code":"RESYNC_REQUIRED"')
-            start = 0
-            while True:
-                found = complete.find(b'"type":"modified"', start)
-                if found < 0:
-                    break
-                stamp_at = complete.index(b'"t":"', found) + 5
-                stamp = float(complete[stamp_at : complete.index(b'"', stamp_at)])
-                latencies.append(now - stamp)
-                arrivals.append(now)
-                start = found + 1
-
-    readers = []
-    for command in _commands():
-        if command["command"] == "connect":
-            for _ in range(command["count"]):
-                ready = gevent.event.Event()
-                synced.append(ready)
-                readers.append(gevent.spawn(read, command["port"], ready))
-            if command["wait_for_snapshot"]:
-                for ready in synced:
-                    ready.wait(timeout=60)
-            else:
-                gevent.sleep(1.0)
-            _say({"connected": len(readers)})
-        elif command["command"] == "report":
-            since = command["since"]
-            measured = sorted(latency for latency, arrived in zip(latencies, arrivals) if arrived >= since)
-            count = len(measured)
-            _say(
-                {
-                    "delivered": count,
-                    "p50_ms": round(measured[count // 2] * 1000, 1) if count else None,
-                    "p99_ms": round(measured[min(count - 1, int(count * 0.99))] * 1000, 1) if count else None,
-                    "last": max(arrivals) if arrivals else since,
-                    "resyncs": resyncs,
-                }
-            )
 
 
 def snapshot_main() -> None:

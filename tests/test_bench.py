@@ -6,6 +6,7 @@ Nothing here judges speed; ``python -m bench`` reports it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +33,32 @@ def test_an_unknown_benchmark_is_a_usage_error() -> None:
     )
     assert result.returncode == 2
     assert "unknown benchmark" in result.stderr
+
+
+def test_a_quick_fanout_run_reports_the_endpoint_next_to_the_bare_loop() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "fanout"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "FLASK_KRM_BENCH_STEP_SECONDS": "0.5"},
+    )
+    assert result.returncode == 0, result.stderr
+    fanout, snapshot = [json.loads(line) for line in result.stdout.splitlines()]
+    assert fanout["case"] == "fanout-20" and fanout["step_seconds"] == 0.5
+    for key in (
+        "sustained_deliveries_per_s",
+        "p50_ms_at_5k",
+        "p99_ms_at_5k",
+        "cpu_ms_per_1000",
+        "rss_kb_per_idle_subscriber",
+        "longest_gc_pause_ms",
+        "closed_release_s",
+    ):
+        assert key in fanout and f"baseline_{key}" in fanout and f"ratio_{key}" in fanout, key
+    for steps in (fanout["steps"], fanout["baseline_steps"]):
+        assert steps and all(step["delivered"] > 0 and step["expected"] > 0 for step in steps)
+    assert fanout["closed_release_s"] is not None, "the endpoint releases closed clients while idle"
+    assert len(fanout["load_average"]) == 6
+    assert snapshot["case"] == "snapshot-500" and snapshot["ratio"] > 0 and "baseline_json_dumps_ms" in snapshot
