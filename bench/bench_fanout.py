@@ -188,6 +188,7 @@ def _climb(
         for rate in ladder:
             step = _step(server, clients, writer, rate, seconds, subscribers)
             steps.append(step)
+            sys.stderr.write(f"fanout {mode}: {json.dumps(step)}\n")  # progress; results go to stdout
             if not step["held"]:
                 break
         closed_at = clients.ask(command="close", count=min(CLOSED_CLIENTS, subscribers // 2))["at"]
@@ -270,7 +271,7 @@ def _pace(rate: int, seconds: float, write: Any) -> int:
     interval = 1.0 / rate
     deadline = time.monotonic() + seconds
     due = time.monotonic()
-    while due < deadline:
+    while time.monotonic() < deadline:  # a writer that falls behind writes what it can until then
         write(writes)
         writes += 1
         due += interval
