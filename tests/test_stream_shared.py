@@ -169,6 +169,50 @@ def test_a_newer_object_under_a_uid_replaces_the_older_one() -> None:
     assert len(shared) == 1 and shared.pair(old) is None and shared.pair(new) is not None
 
 
+def test_changes_prepared_earlier_stay_usable_until_their_object_is_discarded() -> None:
+    """What the hub's event log relies on: a reader may take a change after newer changes of the
+    same uid, or its deletion, were prepared; discard_stale frees only objects no longer current."""
+    shared = SharedProjections()
+    early, late = StreamEngine(SCOPE, FULL, shared=shared), StreamEngine(SCOPE, FULL, shared=shared)
+    for engine in (early, late):
+        engine.feed(Snapshot([cm("a", "1")]))
+    first = shared.prepare(Change("MODIFIED", cm("a", "2", "first")), keep_replaced=True)
+    second = shared.prepare(Change("MODIFIED", cm("a", "3", "second")), keep_replaced=True)
+    assert first is not None and second is not None
+    assert shared.prepare(Change("DELETED", cm("a", "4"))) is None, "only upserts are prepared"
+    [one] = early.feed_change(first)
+    [two] = early.feed_change(second)
+    assert isinstance(one, Upsert) and one.object["data"] == {"k": "first"}
+    assert isinstance(two, Upsert) and two.object["data"] == {"k": "second"}
+    assert shared.pair(one) is not None and shared.pair(two) is not None
+    assert late.feed_change(first) == [one], "the same shared event for an engine in the same state"
+    shared.discard_stale(second)
+    assert shared.pair(two) is not None, "still the current object of its uid"
+    shared.discard_stale(first)
+    shared.discard_stale(first)  # idempotent
+    assert shared.pair(one) is None, "replaced: what was made of it is gone"
+    shared.release("a")
+    assert "a" not in shared and shared.pair(two) is not None, "released, not discarded"
+    shared.discard_stale(second)
+    assert shared.pair(two) is None
+
+
+def test_feed_change_is_feed_for_engines_that_cannot_take_the_shortcut() -> None:
+    shared = SharedProjections()
+    change = shared.prepare(Change("ADDED", cm("b", "5")))
+    assert change is not None
+    awaiting = StreamEngine(SCOPE, FULL, shared=shared)  # no snapshot yet
+    elsewhere = StreamEngine(SCOPE, FULL, shared=SharedProjections())
+    elsewhere.feed(Snapshot([]))
+    other_namespace = StreamEngine(
+        Scope(target="demo", version="v1", resource="configmaps", namespace="other"), FULL, shared=shared
+    )
+    other_namespace.feed(Snapshot([]))
+    assert awaiting.feed_change(change) == []
+    assert [e.type for e in elsewhere.feed_change(change)] == ["added"]
+    assert other_namespace.feed_change(change) == []
+
+
 # ------------------------------------------------------------------------------ properties --
 
 JOINERS = st.lists(
