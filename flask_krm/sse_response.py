@@ -16,15 +16,16 @@ the response, as before.
 from __future__ import annotations
 
 import _socket
-import logging
+import typing as t
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from flask import Response
 
-__all__ = ["SSEResponse", "client_socket_fd"]
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
 
-log = logging.getLogger(__name__)
+__all__ = ["SSEResponse", "client_socket_fd"]
 
 _READ = 1  # the event loop's read event
 _PEEK = _socket.MSG_PEEK | _socket.MSG_DONTWAIT
@@ -44,10 +45,14 @@ class SSEResponse(Response):
         self._closing = on_close
         self.call_on_close(on_close)  # the paths werkzeug closes itself (HEAD)
 
-    def get_app_iter(self, environ: Mapping[str, Any]) -> Any:
+    def get_app_iter(self, environ: WSGIEnvironment) -> t.Iterable[bytes]:
         """The body for the server: the chunks themselves, with a ``close`` that stops watching."""
         if environ.get("REQUEST_METHOD") == "HEAD":
-            return super().get_app_iter(environ)  # type: ignore[arg-type]
+            return super().get_app_iter(environ)
+        # The server keeps the environ for the stream's whole life; werkzeug's request object and
+        # the environ refer to each other, a cycle only the cyclic collector could reclaim (and not
+        # at all once frozen, see flask_krm.upstream.collector). The request is over: break it.
+        environ.pop("werkzeug.request", None)
         return _Body(self._chunks, self._closing, _ClientWatch.start(environ, self._closing))
 
 

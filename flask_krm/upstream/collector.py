@@ -6,16 +6,19 @@ hundreds of thousands of objects and tens to hundreds of milliseconds during whi
 written. Nearly all of them live as long as the process or the watch, and the garbage the fan-out
 makes per event is acyclic (refcounting frees it at once), so scanning them finds nothing.
 
-:class:`Collector` therefore
+:class:`Collector` therefore moves what exists into the collector's permanent generation
+(:func:`gc.freeze`) when the hub starts (the application is imported by then), when a watch has
+built its cache, and after a snapshot that made many long-lived objects (the first subscriber of a
+projection, whose snapshot projects and encodes every object): later collections scan only what
+was allocated since. Refcounting still frees frozen objects that are dropped. It also raises the
+youngest generation's threshold when the process still has Python's defaults, so the steady
+allocation of live events triggers fewer (still short) young collections.
 
-- moves what exists into the collector's permanent generation (:func:`gc.freeze`) once a snapshot
-  was built (a watch synced its cache, a subscriber got its snapshot): later collections scan only
-  what was allocated since, and refcounting still frees frozen objects that are dropped;
-- raises the youngest generation's threshold from Python's default, when the process still has the
-  defaults, so the steady allocation of live events triggers fewer, still short, young collections.
-
-A frozen object that later becomes part of an unreachable cycle is not reclaimed; the fan-out makes
-no such cycles. A host that manages the collector itself passes ``collector=False`` to the hub.
+The price of freezing: an object frozen while alive that later becomes part of unreachable cyclic
+garbage is never reclaimed. The fan-out makes no such cycles, the JSON stream response breaks
+werkzeug's request/environ cycle (:mod:`flask_krm.sse_response`), and freezes are rare (a watch's
+start or relist, a new projection), so what a freeze can strand is bounded by what other requests
+hold at that moment. A host that manages the collector itself passes ``collector=False`` to the hub.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from __future__ import annotations
 import gc
 from typing import Final
 
-__all__ = ["Collector", "THRESHOLDS"]
+__all__ = ["Collector", "THRESHOLDS", "FREEZE_AFTER"]
 
 PYTHON_DEFAULT_THRESHOLDS: Final = (700, 10, 10)
 THRESHOLDS: Final = (10_000, 10, 10)
 """Generation thresholds set when the process still has Python's defaults."""
+FREEZE_AFTER: Final = 10_000
+"""Objects a snapshot must have added for the collector to stop scanning them."""
 
 
 class Collector:
@@ -37,10 +42,13 @@ class Collector:
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
-        if enabled and gc.get_threshold() == PYTHON_DEFAULT_THRESHOLDS:
-            gc.set_threshold(*THRESHOLDS)
+        if enabled:
+            if gc.get_threshold() == PYTHON_DEFAULT_THRESHOLDS:
+                gc.set_threshold(*THRESHOLDS)
+            gc.freeze()
 
-    def settle(self) -> None:
-        """A snapshot was just built: what exists now is long-lived; stop scanning it."""
-        if self.enabled:
+    def settle(self, added: int | None = None) -> None:
+        """Long-lived objects were just made (``added`` of them, if known): stop scanning them,
+        unless they are fewer than :data:`FREEZE_AFTER`."""
+        if self.enabled and (added is None or added >= FREEZE_AFTER):
             gc.freeze()

@@ -359,7 +359,7 @@ class _Watch:
         self.bodies = _Bodies(self.projections)
         self.log = _EventLog(hub.queue_depth)
         self.ended = False
-        self._sleepers: list[_Doorbell] = []
+        self._sleepers: set[_Doorbell] = set()
         self._waking = False
         self._loop = gevent.get_hub().loop
         self._pump: gevent.Greenlet | None = None
@@ -390,6 +390,7 @@ class _Watch:
 
     def detach(self, subscriber: Subscriber) -> None:
         self.subscribers.discard(subscriber)
+        self._sleepers.discard(subscriber._bell)
         self.log.move(subscriber, subscriber._cursor, None)
         subscriber._cursor = None
         if self.subscribers or self.ended:
@@ -487,17 +488,14 @@ class _Watch:
 
     def sleep(self, bell: _Doorbell) -> None:
         """Have the next logged operation ring ``bell``."""
-        if not bell.listed:
-            bell.listed = True
-            self._sleepers.append(bell)
+        self._sleepers.add(bell)
 
     def _wake(self) -> None:
         """Wake every reader waiting for the log, once per batch of operations: runs on the
         event loop, switching to each reader in turn."""
         self._waking = False
-        sleepers, self._sleepers = self._sleepers, []
+        sleepers, self._sleepers = self._sleepers, set()
         for bell in sleepers:
-            bell.listed = False
             bell.ring_from_loop()
 
     def _end(self) -> None:
@@ -573,15 +571,17 @@ class _Watch:
         pause = gc.isenabled()
         if pause:
             gc.disable()
+        allocated = gc.get_count()[0]
         try:
             subscriber._deliver(engine.feed(Snapshot(list(self.cache.values()))))
         finally:
+            allocated = gc.get_count()[0] - allocated
             if pause:
                 gc.enable()
         subscriber._follow_from(self.log.end)  # the cache holds everything logged so far
         subscriber._awaiting = False  # until the cache changes, another snapshot would be the same
         subscriber._cleared = False  # the next cycle is authorized again
-        self.hub.collector.settle()
+        self.hub.collector.settle(allocated)  # the first of a projection made every view
 
 
 class _Doorbell:
@@ -589,12 +589,10 @@ class _Doorbell:
     a third of the cost (one loop callback per ring and no link bookkeeping), which matters when
     one upstream event wakes a thousand readers."""
 
-    __slots__ = ("rung", "listed", "_waiter", "_loop")
+    __slots__ = ("rung", "_waiter", "_loop")
 
     def __init__(self) -> None:
         self.rung = False
-        self.listed = False
-        """Among the sleepers of a watch (:meth:`_Watch.sleep`)."""
         self._waiter: Waiter[None] | None = None
         self._loop = gevent.get_hub().loop
 
