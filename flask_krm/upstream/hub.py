@@ -496,7 +496,7 @@ class _Watch:
         self._waking = False
         sleepers, self._sleepers = self._sleepers, set()
         for bell in sleepers:
-            bell.ring_from_loop()
+            bell.ring(from_loop=True)
 
     def _end(self) -> None:
         """The watch is over (terminal failure): no new subscriber joins it."""
@@ -596,22 +596,17 @@ class _Doorbell:
         self._waiter: Waiter[None] | None = None
         self._loop = gevent.get_hub().loop
 
-    def ring(self) -> None:
+    def ring(self, *, from_loop: bool = False) -> None:
+        """Wake the reader; ``from_loop`` (only in a callback of the event loop): switch to it now."""
         if not self.rung:
             self.rung = True
             waiter = self._waiter
             if waiter is not None:
                 self._waiter = None
-                self._loop.run_callback(waiter.switch, None)
-
-    def ring_from_loop(self) -> None:
-        """:meth:`ring`, from a callback of the event loop: switches to the reader at once."""
-        if not self.rung:
-            self.rung = True
-            waiter = self._waiter
-            if waiter is not None:
-                self._waiter = None
-                waiter.switch(None)
+                if from_loop:
+                    waiter.switch(None)
+                else:
+                    self._loop.run_callback(waiter.switch, None)
 
     def wait(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds (``None``: for ever) for a ring; whether it rang. Resets."""

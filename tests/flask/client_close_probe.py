@@ -11,17 +11,16 @@ monkey.patch_all()
 import json  # noqa: E402
 import socket  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 import typing as t  # noqa: E402
 
 import gevent  # noqa: E402
 import gevent.event  # noqa: E402
-from flask import Flask  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 
-from flask_krm import AllowedResource, KrmStream, Principal, ScopePolicy, signals  # noqa: E402
+from flask_krm import KrmStream, Principal, signals  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
+from tests.flask.probes import demo_app  # noqa: E402
 
 HEARTBEAT = 30.0
 URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
@@ -30,18 +29,7 @@ URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespa
 def main() -> int:
     seen: dict[str, t.Any] = {}
     with KubeSimulator(demo=True, demo_tick=None) as kube:
-        app = Flask("probe", instance_path=tempfile.mkdtemp())
-        app.config.update(
-            SECRET_KEY="probe",
-            KRM_TARGETS={"sim": {"kubeconfig": kube.kubeconfig_path, "context": "admin"}},
-            KRM_SCOPE_POLICY=ScopePolicy(
-                targets=frozenset({"sim"}),
-                resources=(AllowedResource(group="", resource="configmaps"),),
-                namespaces=frozenset({"demo"}),
-            ),
-            KRM_WATCH_LINGER=0,
-            KRM_HEARTBEAT_INTERVAL=HEARTBEAT,
-        )
+        app = demo_app(kube.kubeconfig_path, KRM_HEARTBEAT_INTERVAL=HEARTBEAT)
         krm = KrmStream(
             app,
             principal_loader=lambda: Principal("probe"),

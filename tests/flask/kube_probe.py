@@ -11,16 +11,15 @@ monkey.patch_all()
 
 import json  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 import typing as t  # noqa: E402
 
 import gevent  # noqa: E402
-from flask import Flask  # noqa: E402
 from flask_login import LoginManager, UserMixin, login_user  # noqa: E402
 
-from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy, signals  # noqa: E402
+from flask_krm import KrmStream, Principal, Scope, signals  # noqa: E402
 from flask_krm.sse import decode_events  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
+from tests.flask.probes import demo_app  # noqa: E402
 
 
 class User(UserMixin):  # type: ignore[misc]
@@ -31,17 +30,7 @@ class User(UserMixin):  # type: ignore[misc]
 def main() -> int:
     seen: dict[str, t.Any] = {"signals": []}
     with KubeSimulator(demo=True, demo_tick=None) as kube:
-        app = Flask("probe", instance_path=tempfile.mkdtemp())
-        app.config.update(
-            SECRET_KEY="probe",
-            KRM_TARGETS={"sim": {"kubeconfig": kube.kubeconfig_path, "context": "admin"}},
-            KRM_SCOPE_POLICY=ScopePolicy(
-                targets=frozenset({"sim"}),
-                resources=(AllowedResource(group="", resource="configmaps"),),
-                namespaces=frozenset({"demo"}),
-            ),
-            KRM_WATCH_LINGER=0,
-        )
+        app = demo_app(kube.kubeconfig_path)
         login = LoginManager(app)
         login.user_loader(User)
 

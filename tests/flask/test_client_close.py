@@ -6,25 +6,11 @@ child process (``client_close_probe.py``) serving the endpoint with gevent's pyw
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from .probes import run_probe
 
 
 def test_a_closed_idle_client_is_released_before_any_write() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.flask.client_close_probe"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_probe("client_close_probe", timeout=120)
     assert seen["status"] == "HTTP/1.1 200 OK"
     assert "content-type: text/event-stream" in seen["headers"]
     assert "transfer-encoding: chunked" in seen["headers"]

@@ -6,25 +6,11 @@ scenario runs in a child process (``kube_probe.py``) that patches first and repo
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from .probes import run_probe
 
 
 def test_a_kubernetes_target_streams_through_the_hub_and_shuts_down_cleanly() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.flask.kube_probe"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_probe("kube_probe", timeout=60)
     assert seen["first_cycle"] == ["reset", "added", "added", "synced"]
     assert seen["names"] == ["app-config", "feature-flags"]
     assert seen["seqs"] == [1, 2, 3, 4]

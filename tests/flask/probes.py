@@ -1,0 +1,48 @@
+"""What the patched-process probes of this folder share: the application on the simulator's demo
+ConfigMaps, and running a probe module to read its one JSON report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import typing as t
+from pathlib import Path
+
+from flask import Flask
+
+from flask_krm import AllowedResource, ScopePolicy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def demo_app(kubeconfig: str, **config: t.Any) -> Flask:
+    """An application with the simulator as target ``sim`` and its ``demo`` ConfigMaps allowed."""
+    app = Flask("probe", instance_path=tempfile.mkdtemp())
+    app.config.update(
+        SECRET_KEY="probe",
+        KRM_TARGETS={"sim": {"kubeconfig": kubeconfig, "context": "admin"}},
+        KRM_SCOPE_POLICY=ScopePolicy(
+            targets=frozenset({"sim"}),
+            resources=(AllowedResource(group="", resource="configmaps"),),
+            namespaces=frozenset({"demo"}),
+        ),
+        KRM_WATCH_LINGER=0,
+        **config,
+    )
+    return app
+
+
+def run_probe(module: str, timeout: float) -> dict[str, t.Any]:
+    """Run ``python -m tests.flask.<module>``; what its last output line reports."""
+    done = subprocess.run(
+        [sys.executable, "-m", f"tests.flask.{module}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
