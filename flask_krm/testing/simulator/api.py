@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
@@ -39,10 +39,10 @@ from .impersonation import impersonate, parse_impersonation
 from .listing import LIST_OPTIONS_KIND, ListOptions, list_body
 from .managed_fields import manager_from_user_agent
 from .negotiation import JSON, PARTIAL_LIST, TABLE, YAML, Representation, error_media_type, negotiate, transform
-from .options import APPLY_PATCH_TYPES, Query, delete_options, write_options
+from .options import APPLY_PATCH_TYPES, DeleteOptions, Query, delete_options, write_options
 from .patches import accepted_patch_types, applied_patch_types, decode_body
 from .rbac import Attributes, RbacAuthorizer, require
-from .registry import Preconditions, Registry
+from .registry import Registry
 from .reviews import review
 from .selectors import SelectorError, parse_field_selector
 from .store import Event, Object, ObjectStore
@@ -162,7 +162,7 @@ class ApiServer:
         namespaced_path = bool(namespace) and resource != types.NAMESPACES
         if namespaced_path != resource.namespaced and (namespaced_path or name):
             raise unknown_resource()
-        if subresource and (subresource != "status" or not resource.status_subresource):
+        if subresource and subresource not in resource.subresources:
             raise unknown_resource()
         verb = _verb(method, name, query)
         if verb not in resource.verbs:
@@ -197,6 +197,8 @@ class ApiServer:
             requested = _object_version(query.get("resourceVersion", ""))
             if requested is not None:
                 self._await_version(requested)
+            if request.subresource == "scale":
+                return respond(200, self.registry.scale(resource, scope, name))
             return respond(200, self.registry.get(resource, scope, name))
         if request.verb == "list":
             options = ListOptions.parse(query, resource)
@@ -211,8 +213,8 @@ class ApiServer:
             return self._watch(resource, list_namespace, options, environ.get(CONNECTION), start_response, representation)
         if request.verb == "deletecollection":
             options = ListOptions.parse(query, resource)
-            deletion, _ = delete_options(query_lists, _read_json(environ))
-            return respond(200, self._delete_collection(resource, list_namespace, options, deletion.dry_run))
+            deletion = delete_options(query_lists, _read_json(environ))
+            return respond(200, self._delete_collection(resource, list_namespace, options, deletion))
 
         def manager_of(chosen: str) -> str:
             return chosen or manager_from_user_agent(environ.get("HTTP_USER_AGENT", ""))
@@ -227,35 +229,43 @@ class ApiServer:
         elif request.verb == "update":
             written = write_options("UpdateOptions", query_lists)
             body = _read_json(environ)
-            result = self.registry.replace(
-                resource, scope, name, body, request.subresource, manager_of(written.field_manager), dry_run=written.dry_run
-            )
+            if request.subresource == "scale":
+                result = self.registry.replace_scale(resource, scope, name, body, manager_of(written.field_manager), dry_run=written.dry_run)
+            else:
+                result = self.registry.replace(
+                    resource, scope, name, body, request.subresource, manager_of(written.field_manager), dry_run=written.dry_run
+                )
             code = 200
         elif request.verb == "patch":
             written = write_options("PatchOptions", query_lists, patch_type)
             if patch_type in APPLY_PATCH_TYPES:
                 raise unsupported_media_type(applied_patch_types(resource))  # server-side apply is not simulated
             patch = decode_body(environ["wsgi.input"].read())
-            result = self.registry.patch(
-                resource, scope, name, patch, request.subresource, manager_of(written.field_manager),
-                patch_type=patch_type, dry_run=written.dry_run,
-            )
+            if request.subresource == "scale":
+                result = self.registry.patch_scale(
+                    resource, scope, name, patch, manager_of(written.field_manager), patch_type=patch_type, dry_run=written.dry_run
+                )
+            else:
+                result = self.registry.patch(
+                    resource, scope, name, patch, request.subresource, manager_of(written.field_manager),
+                    patch_type=patch_type, dry_run=written.dry_run,
+                )
             code = 200
         else:
-            deletion, preconditions = delete_options(query_lists, _read_json(environ))
-            result = self.registry.delete(resource, scope, name, _preconditions(preconditions), dry_run=deletion.dry_run)[0]
-            code = 200
+            deletion = delete_options(query_lists, _read_json(environ))
+            result, gone = self.registry.delete(resource, scope, name, deletion)
+            code = 202 if not gone and deletion.orphan_dependents is False else 200
         if self.faults.take_lost_write_response():
             raise ConnectionDropped()
         return respond(code, result)
 
-    def _delete_collection(self, resource: ResourceType, namespace: str | None, options: ListOptions, dry_run: bool) -> Object:
+    def _delete_collection(self, resource: ResourceType, namespace: str | None, options: ListOptions, deletion: DeleteOptions) -> Object:
         """Delete what a list with ``options`` returns (one by one, finalizers respected); answer that list."""
         listed = list_body(self.store, resource, namespace, options)
         for item in listed["items"]:
             metadata = item["metadata"]
             try:
-                self.registry.delete(resource, metadata.get("namespace", ""), metadata["name"], Preconditions(), dry_run=dry_run)
+                self.registry.delete(resource, metadata.get("namespace", ""), metadata["name"], deletion)
             except ApiError as error:
                 if error.code != 404:
                     raise
@@ -382,10 +392,6 @@ def _read_json(environ: dict[str, Any]) -> Any:
         return json.loads(raw)
     except ValueError as error:
         raise bad_request(f"couldn't get version/kind; json parse error: {error}") from None
-
-
-def _preconditions(given: Mapping[str, Any]) -> Preconditions:
-    return Preconditions(uid=given.get("uid"), resource_version=given.get("resourceVersion"))
 
 
 def _respond(start_response: StartResponse, code: int, body: Any, media_type: str = JSON) -> list[bytes]:

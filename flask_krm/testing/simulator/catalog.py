@@ -48,6 +48,7 @@ class ResourceType:
     short_names: tuple[str, ...] = ()
     custom: bool = False
     status_subresource: bool = False
+    scale_subresource: bool = False
     stored: bool = True
     read_only: bool = False
     field_labels: tuple[str, ...] = ()
@@ -119,6 +120,11 @@ class ResourceType:
         if self.stored:
             entry["storageVersionHash"] = self.storage_version_hash
         entries = [entry]
+        if self.scale_subresource:
+            entries.append(
+                {"name": f"{self.plural}/scale", "singularName": "", "namespaced": self.namespaced, "group": "autoscaling",
+                 "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}
+            )
         if self.status_subresource:
             entries.append(
                 {"name": f"{self.plural}/status", "singularName": "", "namespaced": self.namespaced,
@@ -126,12 +132,18 @@ class ResourceType:
             )
         return entries
 
+    @property
+    def subresources(self) -> tuple[str, ...]:
+        """The subresources served below each object."""
+        return ("scale",) * self.scale_subresource + ("status",) * self.status_subresource
+
 
 NAMESPACES = ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), field_labels=("status.phase",))
 CONFIGMAPS = ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",))
 SECRETS = ResourceType("", "v1", "secrets", "secret", "Secret", True, field_labels=("type",))
 DEPLOYMENTS = ResourceType(
-    "apps", "v1", "deployments", "deployment", "Deployment", True, ("deploy",), status_subresource=True, categories=("all",)
+    "apps", "v1", "deployments", "deployment", "Deployment", True, ("deploy",), status_subresource=True, scale_subresource=True,
+    categories=("all",),
 )
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLES = ResourceType(RBAC_GROUP, "v1", "roles", "role", "Role", True)

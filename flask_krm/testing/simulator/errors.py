@@ -42,6 +42,11 @@ class FieldError:
         detail = "supported values: " + ", ".join(json.dumps(item) for item in supported)
         return cls("FieldValueNotSupported", path, detail, value, True)
 
+    @classmethod
+    def too_long(cls, path: str, limit: int) -> FieldError:
+        """``field.TooLong``: the value is omitted, the limit named in bytes."""
+        return cls("FieldValueTooLong", path, f"may not be more than {limit} bytes")
+
     def body(self) -> str:
         """The message without the field path (``ErrorBody``)."""
         label = {
@@ -58,8 +63,14 @@ class FieldError:
         return f"{self.field}: {self.body()}"
 
 
+class GoLiteral(str):
+    """A bad value already printed as Go prints it (``%#v`` of a struct or slice)."""
+
+
 def go_value(value: Any) -> str:
     """A bad value printed the way ``field.Error`` prints it (JSON for composite values)."""
+    if isinstance(value, GoLiteral):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

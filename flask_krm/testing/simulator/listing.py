@@ -133,6 +133,11 @@ class ListOptions:
         return int(self.resource_version)
 
     @property
+    def paginated(self) -> bool:
+        """Whether ``limit`` applies: the watch cache serves ``resourceVersion=0`` whole, ignoring it."""
+        return self.limit > 0 and (self.resource_version != "0" or bool(self.continue_token))
+
+    @property
     def unfiltered(self) -> bool:
         """Whether neither a label nor a field selector narrows the request."""
         return self.label_selector.empty and self.field_selector.empty
@@ -196,7 +201,7 @@ def list_body(store: ObjectStore, resource: ResourceType, namespace: str | None,
             version, items = store.resource_version, store.items(resource, namespace)
     selected = [obj for obj in items if key_path(object_key(obj)) >= start and options.selects(resource, obj)]
     metadata: dict[str, Any] = {"resourceVersion": str(version)}
-    if options.limit > 0 and len(selected) > options.limit:
+    if options.paginated and len(selected) > options.limit:
         remaining = len(selected) - options.limit
         selected = selected[: options.limit]
         metadata["continue"] = encode_continue(key_path(object_key(selected[-1])) + "\x00", version)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalog import GroupKind
-from .errors import FieldError, bad_request, invalid
+from .errors import ApiError, FieldError, bad_request, invalid
+from .strategies import json_type
 
 DRY_RUN_ALL = "All"
 FIELD_MANAGER_MAX_LENGTH = 128
@@ -49,7 +50,7 @@ def _dry_run_errors(values: Sequence[str]) -> list[FieldError]:
 def _field_manager_errors(manager: str) -> list[FieldError]:
     errors: list[FieldError] = []
     if len(manager) > FIELD_MANAGER_MAX_LENGTH:
-        errors.append(FieldError("FieldValueTooLong", "fieldManager", f"may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"))
+        errors.append(FieldError.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
     for position, character in enumerate(manager):
         if not character.isprintable():
             errors.append(FieldError.invalid("fieldManager", manager, f"invalid character U+{ord(character):04X} (at position {position})"))
@@ -74,20 +75,88 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
     return WriteOptions(dry_run=bool(dry_run), field_manager=manager)
 
 
-def delete_options(query: Query, body: Any) -> tuple[WriteOptions, Mapping[str, Any]]:
-    """``DeleteOptions`` from the body when there is one, else from the query; with the body's preconditions."""
-    if body is None:
-        dry_run = list(query.get("dryRun", []))
-        preconditions: Mapping[str, Any] = {}
-    else:
-        if not isinstance(body, dict):
-            raise bad_request('DeleteOptions in version "v1" cannot be handled as a DeleteOptions: the body is not a JSON object')
-        given = body.get("dryRun") or []
-        if not isinstance(given, list) or not all(isinstance(value, str) for value in given):
-            raise bad_request('DeleteOptions in version "v1" cannot be handled as a DeleteOptions: dryRun is not a list of strings')
-        dry_run = given
-        preconditions = body.get("preconditions") or {}
-    errors = _dry_run_errors(dry_run)
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+DELETE_OPTIONS_DECODING = 'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: '
+
+
+@dataclass(frozen=True)
+class Preconditions:
+    """``DeleteOptions.preconditions``."""
+
+    uid: str | None = None
+    resource_version: str | None = None
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    """The options of a delete or deletecollection, decoded and validated."""
+
+    dry_run: bool = False
+    propagation_policy: str | None = None
+    orphan_dependents: bool | None = None
+    grace_period_seconds: int | None = None
+    preconditions: Preconditions = Preconditions()
+
+
+def _decoding_error(message: str) -> ApiError:
+    return bad_request(DELETE_OPTIONS_DECODING + message)
+
+
+def _typed(body: Mapping[str, Any], key: str, wanted: type, go_type: str, owner: str = "DeleteOptions") -> Any:
+    """``body[key]`` if it has the JSON type the Go field takes (``None`` when absent or null), else the 400."""
+    value = body.get(key)
+    if value is None:
+        return None
+    fits = isinstance(value, wanted) and not (wanted is int and isinstance(value, bool))
+    if not fits:
+        raise _decoding_error(f"json: cannot unmarshal {json_type(value)} into Go struct field {owner}.{key} of type {go_type}")
+    return value
+
+
+def _from_body(body: Any) -> tuple[list[str], str | None, bool | None, int | None, Preconditions]:
+    if not isinstance(body, dict):
+        raise _decoding_error(f"json: cannot unmarshal {json_type(body)} into Go value of type v1.DeleteOptions")
+    kind, api_version = body.get("kind"), body.get("apiVersion")
+    if kind not in (None, "", "DeleteOptions"):
+        raise bad_request(f'no kind "{kind}" is registered for version "{api_version or "v1"}" in scheme "pkg/runtime/scheme.go:100"')
+    dry_run = _typed(body, "dryRun", list, "[]string") or []
+    if not all(isinstance(value, str) for value in dry_run):
+        wrong = next(value for value in dry_run if not isinstance(value, str))
+        raise _decoding_error(f"json: cannot unmarshal {json_type(wrong)} into Go struct field DeleteOptions.dryRun of type string")
+    policy = _typed(body, "propagationPolicy", str, "v1.DeletionPropagation")
+    orphan = _typed(body, "orphanDependents", bool, "bool")
+    grace = _typed(body, "gracePeriodSeconds", int, "int64")
+    given = _typed(body, "preconditions", dict, "v1.Preconditions") or {}
+    uid = _typed(given, "uid", str, "types.UID", "DeleteOptions.preconditions")
+    version = _typed(given, "resourceVersion", str, "string", "DeleteOptions.preconditions")
+    return dry_run, policy, orphan, grace, Preconditions(uid, version)
+
+
+def _from_query(query: Query) -> tuple[list[str], str | None, bool | None, int | None, Preconditions]:
+    def last(key: str) -> str | None:
+        values = query.get(key)
+        return values[-1] if values else None
+
+    grace_text, orphan_text = last("gracePeriodSeconds"), last("orphanDependents")
+    grace: int | None = None
+    if grace_text is not None:
+        try:
+            grace = int(grace_text)
+        except ValueError:
+            raise bad_request(f'strconv.ParseInt: parsing "{grace_text}": invalid syntax') from None
+    orphan = None if orphan_text is None else _parse_bool(orphan_text)
+    return list(query.get("dryRun", [])), last("propagationPolicy"), orphan, grace, Preconditions()
+
+
+def delete_options(query: Query, body: Any) -> DeleteOptions:
+    """``DeleteOptions`` from the body when there is one, else from the query, validated (``ValidateDeleteOptions``)."""
+    dry_run, policy, orphan, grace, preconditions = _from_query(query) if body is None else _from_body(body)
+    errors: list[FieldError] = []
+    if orphan is not None and policy is not None:
+        errors.append(FieldError.invalid("propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"))
+    if policy is not None and policy not in PROPAGATION_POLICIES:
+        errors.append(FieldError.not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"]))
+    errors += _dry_run_errors(dry_run)
     if errors:
         raise invalid(options_kind("DeleteOptions"), "", errors)
-    return WriteOptions(dry_run=bool(dry_run)), preconditions
+    return DeleteOptions(bool(dry_run), policy, orphan, grace, preconditions)

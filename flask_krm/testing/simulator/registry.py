@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from . import catalog, strategies
+from . import catalog, object_meta, strategies
 from .catalog import ResourceType
 from .errors import (
     OPTIMISTIC_LOCK_MESSAGE,
@@ -29,11 +29,19 @@ from .errors import (
     unwrapped,
 )
 from .managed_fields import record_write
+from .options import DeleteOptions, Preconditions
 from .patches import MERGE_PATCH, patched_object
+from .scale import SCALE, desired_replicas, scale_of, validate_scale
 from .store import Object, ObjectStore
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SYSTEM_MANAGER = "krm-simulator"
+GARBAGE_COLLECTOR = "generic-garbagecollector"
+GENERATE_NAME_RETRIES = 7
+ORPHAN_FINALIZER = "orphan"
+ORPHAN_FINALIZER_POLICY = "Orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+COLLECTOR_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 
 
 def now() -> str:
@@ -60,14 +68,6 @@ class WriteRequest:
 
 
 WriteHook = Callable[[WriteRequest], None]
-
-
-@dataclass(frozen=True)
-class Preconditions:
-    """``DeleteOptions.preconditions``."""
-
-    uid: str | None = None
-    resource_version: str | None = None
 
 
 class Registry:
@@ -103,11 +103,10 @@ class Registry:
             metadata["namespace"] = namespace
         else:
             metadata.pop("namespace", None)
-        if not metadata.get("name") and metadata.get("generateName"):
-            metadata["name"] = metadata["generateName"] + "".join(random.choices(_GENERATE_ALPHABET, k=5))
+        generated = not metadata.get("name") and bool(metadata.get("generateName"))
+        if generated:
+            metadata["name"] = _generated_name(metadata["generateName"])
         name = metadata.get("name", "")
-        if not name:
-            raise invalid(resource.group_kind, "", [FieldError.required("metadata.name", "name or generateName is required")])
         if resource.namespaced:
             self._check_namespace_accepts(resource, namespace, name)
         if metadata.get("resourceVersion"):
@@ -119,7 +118,12 @@ class Registry:
         strategies.prepare_for_create(resource, obj)
         self._admit(WriteRequest("create", resource, namespace, name, None, obj))
         self._validate(resource, name, strategies.validate(resource, obj))
-        if self.store.get(resource, namespace if resource.namespaced else "", name) is not None:
+        key_namespace = namespace if resource.namespaced else ""
+        for _ in range(GENERATE_NAME_RETRIES if generated else 0):  # kube-apiserver retries a taken generated name
+            if self.store.get(resource, key_namespace, name) is None:
+                break
+            name = metadata["name"] = _generated_name(metadata["generateName"])
+        if self.store.get(resource, key_namespace, name) is not None:
             raise already_exists(resource.group_resource, name)
         obj["metadata"]["managedFields"] = record_write(resource, None, obj, manager, "", metadata["creationTimestamp"])
         if dry_run:
@@ -168,6 +172,50 @@ class Registry:
         new = strategies.canonical(resource, patched_object(resource, existing, patch_type, patch))
         return self._update(resource, namespace, name, existing, new, subresource, "patch", manager, dry_run)
 
+    def scale(self, resource: ResourceType, namespace: str, name: str) -> Object:
+        """GET ``<name>/scale``: the object's ``Scale``."""
+        return scale_of(self.get(resource, namespace, name))
+
+    def replace_scale(
+        self, resource: ResourceType, namespace: str, name: str, body: Any, manager: str = SYSTEM_MANAGER, *, dry_run: bool = False
+    ) -> Object:
+        """PUT ``<name>/scale`` with a ``Scale``; returns the new ``Scale``."""
+        existing = self.get(resource, namespace, name)
+        return self._rescale(resource, namespace, name, existing, self._decode(SCALE, body), "update", manager, dry_run)
+
+    def patch_scale(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        patch: Any,
+        manager: str = SYSTEM_MANAGER,
+        *,
+        patch_type: str = MERGE_PATCH,
+        dry_run: bool = False,
+    ) -> Object:
+        """PATCH ``<name>/scale``: the patch applies to the current ``Scale``; returns the new one."""
+        existing = self.get(resource, namespace, name)
+        patched = strategies.canonical(SCALE, patched_object(SCALE, scale_of(existing), patch_type, patch))
+        return self._rescale(resource, namespace, name, existing, patched, "patch", manager, dry_run)
+
+    def _rescale(
+        self, resource: ResourceType, namespace: str, name: str, existing: Object, scale: Object, verb: str, manager: str, dry_run: bool
+    ) -> Object:
+        """``scaleUpdatedObjectInfo``: validate the Scale, move its replicas and resourceVersion into the object, update it."""
+        metadata = scale["metadata"]
+        _check_identity(resource, namespace, name, metadata)
+        metadata["namespace"] = namespace
+        self._validate(SCALE, name, validate_scale(scale))
+        uid = metadata.get("uid")
+        if uid and uid != existing["metadata"]["uid"]:
+            cause = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
+            raise conflict(catalog.GroupResource(resource.group, f"{resource.plural}/scale"), name, cause)
+        scaled = copy.deepcopy(existing)
+        scaled["spec"]["replicas"] = desired_replicas(scale)
+        scaled["metadata"]["resourceVersion"] = metadata.get("resourceVersion", "")
+        return scale_of(self._update(resource, namespace, name, existing, scaled, "scale", verb, manager, dry_run))
+
     def _update(
         self,
         resource: ResourceType,
@@ -181,12 +229,7 @@ class Registry:
         dry_run: bool,
     ) -> Object:
         metadata = new["metadata"]
-        if not metadata.get("name"):
-            raise bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be provided")
-        if metadata["name"] != name:
-            raise bad_request(f"the name of the object ({metadata['name']}) does not match the name on the URL ({name})")
-        if resource.namespaced and metadata.get("namespace", namespace) != namespace:
-            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        _check_identity(resource, namespace, name, metadata)
         self._admit(WriteRequest(verb, resource, namespace, name, existing, new, subresource))
         self._check_resource_version(resource, name, metadata.get("resourceVersion"), existing)
         old_meta = existing["metadata"]
@@ -238,15 +281,19 @@ class Registry:
     # delete
 
     def delete(
-        self, resource: ResourceType, namespace: str, name: str, preconditions: Preconditions, *, dry_run: bool = False
+        self, resource: ResourceType, namespace: str, name: str, options: DeleteOptions = DeleteOptions()
     ) -> tuple[Object, bool]:
         """DELETE; returns the response object and whether the object is gone (not just terminating).
 
-        ``dry_run``: the same answer, with nothing stored or removed.
+        ``options.dry_run``: the same answer, with nothing stored or removed. A propagation policy
+        of ``Foreground`` or ``Orphan`` (or ``orphanDependents``) marks the object with the garbage
+        collector's finalizer, as kube-apiserver does; the simulator's collector tracks no
+        dependents, so it removes that finalizer at once (the object goes unless other finalizers hold it).
         """
         existing = self.get(resource, namespace, name)
         metadata = existing["metadata"]
         gone_kind = catalog.GroupResource(resource.group, resource.kind)
+        preconditions = options.preconditions
         if preconditions.uid is not None and preconditions.uid != metadata["uid"]:
             raise conflict(gone_kind, name, (
                 f"the UID in the precondition ({preconditions.uid}) does not match the UID in record ({metadata['uid']}). "
@@ -257,26 +304,31 @@ class Registry:
                 f"the ResourceVersion in the precondition ({preconditions.resource_version}) does not match the "
                 f"ResourceVersion in record ({metadata['resourceVersion']}). The object might have been modified"
             ))
-        finalizers = list(metadata.get("finalizers") or [])
+        finalizers = _collector_finalizers(metadata.get("finalizers") or [], options)
+        pending = list(finalizers)
         if resource == catalog.NAMESPACES:
-            finalizers += (existing.get("spec") or {}).get("finalizers") or []
-        if finalizers:
+            pending += (existing.get("spec") or {}).get("finalizers") or []
+        if pending:
             terminating = existing
-            if not metadata.get("deletionTimestamp"):
+            if not metadata.get("deletionTimestamp") or finalizers != (metadata.get("finalizers") or []):
                 marked = copy.deepcopy(existing)
-                marked["metadata"]["deletionTimestamp"] = now()
+                marked_meta = marked["metadata"]
+                marked_meta.setdefault("deletionTimestamp", now())
+                if finalizers:
+                    marked_meta["finalizers"] = finalizers
                 if resource == catalog.NAMESPACES:
                     marked["status"] = {"phase": "Terminating"}
                 else:
-                    marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                    marked_meta.setdefault("deletionGracePeriodSeconds", 0)
                 self._admit(WriteRequest("delete", resource, namespace, name, existing, marked))
-                if dry_run:
+                if options.dry_run:
                     return strategies.canonical(resource, marked), False
                 terminating = self._commit(resource, strategies.canonical(resource, marked), "MODIFIED")
-            if resource == catalog.NAMESPACES and not dry_run:
+                self._collect(resource, namespace, name)
+            if resource == catalog.NAMESPACES and not options.dry_run:
                 self._empty_namespace(name)
             return terminating, False
-        removed = existing if dry_run else self._remove(resource, copy.deepcopy(existing))
+        removed = existing if options.dry_run else self._remove(resource, copy.deepcopy(existing))
         if resource == catalog.NAMESPACES:
             return removed, True
         details: dict[str, Any] = {"name": name}
@@ -285,13 +337,25 @@ class Registry:
         details.update(kind=resource.plural, uid=metadata["uid"])
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}, True
 
+    def _collect(self, resource: ResourceType, namespace: str, name: str) -> None:
+        """The garbage collector's part: drop its finalizers from a deleted object (no dependents are tracked)."""
+        current = self.store.get(resource, namespace if resource.namespaced else "", name)
+        if current is None:
+            return
+        finalizers = current["metadata"].get("finalizers") or []
+        kept = [item for item in finalizers if item not in COLLECTOR_FINALIZERS]
+        if kept != finalizers:
+            collected = copy.deepcopy(current)
+            collected["metadata"]["finalizers"] = kept
+            self._update(resource, namespace, name, current, collected, "", "update", GARBAGE_COLLECTOR, False)
+
     def _empty_namespace(self, namespace: str) -> None:
         """The namespace controller's work: delete everything in a terminating namespace, then the namespace."""
         for resource_type in catalog.DEFAULT_CATALOG.types:
             if resource_type.namespaced and resource_type.stored:
                 for obj in self.store.items(resource_type, namespace):
                     if not obj["metadata"].get("deletionTimestamp"):
-                        self.delete(resource_type, namespace, obj["metadata"]["name"], Preconditions())
+                        self.delete(resource_type, namespace, obj["metadata"]["name"])
         self._finish_namespace(namespace)
 
     def _finish_namespace(self, namespace: str) -> Object | None:
@@ -377,6 +441,41 @@ class Registry:
         if namespace:
             self._finish_namespace(namespace)
         return removed
+
+
+def _check_identity(resource: ResourceType, namespace: str, name: str, metadata: Object) -> None:
+    """An update's body names the object of its URL (400 otherwise)."""
+    if not metadata.get("name"):
+        raise bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be provided")
+    if metadata["name"] != name:
+        raise bad_request(f"the name of the object ({metadata['name']}) does not match the name on the URL ({name})")
+    if resource.namespaced and metadata.get("namespace", namespace) != namespace:
+        raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+
+
+def _generated_name(generate_name: str) -> str:
+    """``names.SimpleNameGenerator``: the prefix cut to 58 characters, then 5 random ones."""
+    return object_meta.generated_name_prefix(generate_name) + "".join(random.choices(_GENERATE_ALPHABET, k=5))
+
+
+def _collector_finalizers(finalizers: list[str], options: DeleteOptions) -> list[str]:
+    """``finalizers`` as the deletion leaves them: the garbage collector's set by the options (``deletionFinalizersForGarbageCollection``)."""
+    orphan = options.orphan_dependents
+    if orphan is None:
+        if options.propagation_policy is not None:
+            orphan = options.propagation_policy == ORPHAN_FINALIZER_POLICY
+        else:
+            orphan = next((item == ORPHAN_FINALIZER for item in finalizers if item in COLLECTOR_FINALIZERS), False)
+    foreground = False
+    if options.orphan_dependents is None:
+        if options.propagation_policy is not None:
+            foreground = options.propagation_policy == "Foreground"
+        else:
+            foreground = next((item == FOREGROUND_FINALIZER for item in finalizers if item in COLLECTOR_FINALIZERS), False)
+    result = [item for item in finalizers if item not in COLLECTOR_FINALIZERS]
+    result += [ORPHAN_FINALIZER] if orphan else []
+    result += [FOREGROUND_FINALIZER] if foreground else []
+    return finalizers if set(result) == set(finalizers) else result
 
 
 def _without_version(obj: Object) -> Object:

@@ -185,6 +185,19 @@ def selector_from_match(selector: Mapping[str, Any]) -> LabelSelector:
     return LabelSelector(tuple(requirements))
 
 
+def selector_string(selector: Mapping[str, Any] | None) -> str:
+    """``metav1.LabelSelectorAsSelector(...).String()``: requirements sorted by key, joined by commas."""
+    requirements: list[tuple[str, str]] = []
+    for key, value in ((selector or {}).get("matchLabels") or {}).items():
+        requirements.append((key, f"{key}={value}"))
+    for expression in (selector or {}).get("matchExpressions") or []:
+        key, operator = expression.get("key", ""), expression.get("operator")
+        values = ",".join(sorted(expression.get("values") or []))
+        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}
+        requirements.append((key, text.get(str(operator), "<invalid>")))
+    return ",".join(text for _, text in sorted(requirements, key=lambda requirement: requirement[0]))
+
+
 @dataclass(frozen=True)
 class FieldSelector:
     """A parsed ``fieldSelector``: terms ``field=value``, ``field==value`` or ``field!=value``."""

@@ -7,15 +7,14 @@ Functions take fresh (already copied) mappings and may modify the ``new`` object
 from __future__ import annotations
 
 import base64
-import binascii
 import copy
 import json
-import re
 from typing import Any
 
-from . import catalog
+from . import catalog, go_base64, object_meta
 from .catalog import ResourceType
 from .errors import FieldError
+from .scale import SCALE
 from .selectors import selector_from_match
 
 Object = dict[str, Any]
@@ -37,34 +36,11 @@ TOP_LEVEL_FIELDS: dict[str, tuple[str, ...]] = {
     "CustomResourceDefinition": ("spec", "status"),
 }
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-
-DNS_LABEL_MESSAGE = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
-    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-DNS_SUBDOMAIN_MESSAGE = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
-    "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-CONFIG_KEY_MESSAGE = (
-    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  "
-    "or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
-)
-LABEL_VALUE_MESSAGE = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
-    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
 OMITTED_WHEN_EMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 OMITTED_WHEN_EMPTY = ("data", "binaryData", "stringData")
 IMMUTABLE = "field is immutable"
+MAX_DATA_SIZE = 1024 * 1024
+"""``core.MaxSecretSize``: the most data a ConfigMap or Secret holds (keys not counted)."""
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 
 
@@ -146,7 +122,7 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def _string_map(obj: Object, path: tuple[str, ...], go_field: str) -> None:
+def _string_map(obj: Object, path: tuple[str, ...], go_field: str, value_type: str = "string") -> None:
     node: Any = obj
     for part in path:
         if not isinstance(node, dict) or node.get(part) is None:
@@ -154,11 +130,47 @@ def _string_map(obj: Object, path: tuple[str, ...], go_field: str) -> None:
         node = node[part]
     if not isinstance(node, dict):
         raise DecodeError(
-            f"json: cannot unmarshal {json_type(node)} into Go struct field {go_field} of type map[string]string", "map", node
+            f"json: cannot unmarshal {json_type(node)} into Go struct field {go_field} of type map[string]{value_type}", "map", node
         )
     for value in node.values():
         if not isinstance(value, str):
-            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field} of type string", "string", value)
+            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field} of type {value_type}", "string", value)
+
+
+def _base64_map(obj: Object, key: str, go_field: str) -> None:
+    """A ``map[string][]byte``: strings that Go's base64 decoder takes."""
+    _string_map(obj, (key,), go_field, "[]uint8")
+    for value in (obj.get(key) or {}).values():
+        try:
+            go_base64.decode(value)
+        except go_base64.Base64Error as error:
+            raise DecodeError(str(error)) from None
+
+
+def _typed_list(obj: Object, key: str, go_field: str, item_type: str, fields: dict[str, tuple[type, str]] | None = None) -> None:
+    """A list of strings (``fields`` is None) or of structs with the given typed fields."""
+    items = obj.get(key)
+    if items is None:
+        return
+    if not isinstance(items, list):
+        raise DecodeError(f"json: cannot unmarshal {json_type(items)} into Go struct field {go_field} of type {item_type}", "slice", items)
+    for item in items:
+        if fields is None:
+            if not isinstance(item, str):
+                raise DecodeError(f"json: cannot unmarshal {json_type(item)} into Go struct field {go_field} of type string", "string", item)
+            continue
+        if not isinstance(item, dict):
+            raise DecodeError(f"json: cannot unmarshal {json_type(item)} into Go struct field {go_field} of type {item_type.removeprefix('[]')}", "struct", item)
+        for name, (wanted, go_type) in fields.items():
+            value = item.get(name)
+            if value is not None and (not isinstance(value, wanted) or (wanted is str and isinstance(value, bool))):
+                raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field}.{name} of type {go_type}", go_type, value)
+
+
+OWNER_REFERENCE_FIELDS: dict[str, tuple[type, str]] = {
+    "apiVersion": (str, "string"), "kind": (str, "string"), "name": (str, "string"), "uid": (str, "types.UID"),
+    "controller": (bool, "bool"), "blockOwnerDeletion": (bool, "bool"),
+}
 
 
 def json_type(value: Any) -> str:
@@ -183,20 +195,21 @@ def check_types(resource: ResourceType, obj: Object) -> None:
         )
     _string_map(obj, ("metadata", "labels"), f"{resource.kind}.metadata.labels")
     _string_map(obj, ("metadata", "annotations"), f"{resource.kind}.metadata.annotations")
-    if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
-        _string_map(obj, ("data",), f"{resource.kind}.data")
+    _typed_list(obj["metadata"], "finalizers", f"{resource.kind}.metadata.finalizers", "[]string")
+    _typed_list(
+        obj["metadata"], "ownerReferences", f"{resource.kind}.metadata.ownerReferences", "[]v1.OwnerReference", OWNER_REFERENCE_FIELDS
+    )
+    if resource == catalog.CONFIGMAPS:
+        _string_map(obj, ("data",), "ConfigMap.data")
+        _base64_map(obj, "binaryData", "ConfigMap.binaryData")
     if resource == catalog.SECRETS:
+        _base64_map(obj, "data", "Secret.data")
         _string_map(obj, ("stringData",), "Secret.stringData")
-        for value in (obj.get("data") or {}).values():
-            try:
-                base64.b64decode(value, validate=True)
-            except (binascii.Error, ValueError) as error:
-                raise DecodeError(f"illegal base64 data at input byte {len(value)}") from error
-    if resource == catalog.DEPLOYMENTS:
+    if resource in (catalog.DEPLOYMENTS, SCALE):
         replicas = (obj.get("spec") or {}).get("replicas")
         if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
             raise DecodeError(
-                f"json: cannot unmarshal {json_type(replicas)} into Go struct field DeploymentSpec.spec.replicas of type int32",
+                f"json: cannot unmarshal {json_type(replicas)} into Go struct field {resource.kind}Spec.spec.replicas of type int32",
                 "int32", replicas,
             )
 
@@ -308,31 +321,29 @@ def _deployment_defaults(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _validate_metadata(resource: ResourceType, obj: Object) -> list[FieldError]:
-    errors: list[FieldError] = []
-    metadata = obj["metadata"]
-    name = metadata.get("name", "")
-    pattern, message = (_DNS_LABEL, DNS_LABEL_MESSAGE) if resource == catalog.NAMESPACES else (_DNS_SUBDOMAIN, DNS_SUBDOMAIN_MESSAGE)
+def _name_check(resource: ResourceType) -> object_meta.NameCheck:
+    if resource == catalog.NAMESPACES:
+        return object_meta.dns_label_name
     if resource.group == catalog.RBAC_GROUP:
-        if "/" in name or "%" in name or name in (".", ".."):
-            errors.append(FieldError.invalid("metadata.name", name, "may not contain '/'"))
-    elif not pattern.match(name) or len(name) > (63 if resource == catalog.NAMESPACES else 253):
-        errors.append(FieldError.invalid("metadata.name", name, message))
-    for key, value in (metadata.get("labels") or {}).items():
-        prefix, _, short = key.rpartition("/")
-        if (prefix and not _DNS_SUBDOMAIN.match(prefix)) or len(short) > 63 or not _QUALIFIED_NAME.match(short):
-            errors.append(FieldError.invalid("metadata.labels", key, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"))
-        if len(value) > 63 or not _LABEL_VALUE.match(value):
-            errors.append(FieldError.invalid("metadata.labels", value, LABEL_VALUE_MESSAGE))
-    return errors
+        return object_meta.path_segment_name
+    return object_meta.dns_subdomain_name
 
 
-def _validate_data_keys(obj: Object) -> list[FieldError]:
+def _validate_data(resource: ResourceType, obj: Object) -> list[FieldError]:
+    """``ValidateConfigMap``'s and ``ValidateSecret``'s data rules: keys, no key in both maps, 1 MiB in all."""
     errors: list[FieldError] = []
-    for section in ("data", "binaryData"):
-        for key in obj.get(section) or {}:
-            if not _CONFIG_KEY.match(key) or len(key) > 253:
-                errors.append(FieldError.invalid(f"{section}[{key}]", key, CONFIG_KEY_MESSAGE))
+    data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
+    total = 0
+    for key, value in data.items():
+        errors += [FieldError.invalid(f"data[{key}]", key, message) for message in object_meta.config_map_key(key)]
+        if key in binary:
+            errors.append(FieldError.invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
+        total += len(go_base64.decode(value)) if resource == catalog.SECRETS else len(value.encode())
+    for key, value in binary.items():
+        errors += [FieldError.invalid(f"binaryData[{key}]", key, message) for message in object_meta.config_map_key(key)]
+        total += len(go_base64.decode(value))
+    if total > MAX_DATA_SIZE:
+        errors.append(FieldError.too_long("data" if resource == catalog.SECRETS else "", MAX_DATA_SIZE))
     return errors
 
 
@@ -373,9 +384,9 @@ def _validate_binding(obj: Object) -> list[FieldError]:
 
 def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
     """Create-time validation (also applied to the new state of every update)."""
-    errors = _validate_metadata(resource, obj)
+    errors = object_meta.object_meta(obj["metadata"], resource.namespaced, _name_check(resource))
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
-        errors += _validate_data_keys(obj)
+        errors += _validate_data(resource, obj)
     elif resource == catalog.DEPLOYMENTS:
         errors += _validate_deployment(obj)
     elif resource in (catalog.ROLE_BINDINGS, catalog.CLUSTER_ROLE_BINDINGS):

@@ -16,6 +16,7 @@ from typing import Any
 
 from .catalog import ResourceType
 from .errors import bad_request
+from .selectors import selector_string
 
 Object = dict[str, Any]
 Cells = list[Any]
@@ -110,19 +111,6 @@ def _age(obj: Object, now: datetime) -> str:
         return "<unknown>"
     since = now - datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     return human_duration(since.total_seconds())
-
-
-def selector_string(selector: Mapping[str, Any] | None) -> str:
-    """``metav1.LabelSelectorAsSelector(...).String()``: requirements sorted by key, joined by commas."""
-    requirements: list[tuple[str, str]] = []
-    for key, value in ((selector or {}).get("matchLabels") or {}).items():
-        requirements.append((key, f"{key}={value}"))
-    for expression in (selector or {}).get("matchExpressions") or []:
-        key, operator = expression.get("key", ""), expression.get("operator")
-        values = ",".join(sorted(expression.get("values") or []))
-        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}
-        requirements.append((key, text.get(str(operator), "<invalid>")))
-    return ",".join(text for _, text in sorted(requirements, key=lambda requirement: requirement[0]))
 
 
 def _subjects(binding: Object) -> Cells:

@@ -1,0 +1,274 @@
+"""``metadata`` validation as ``k8s.io/apimachinery`` words it (``ValidateObjectMeta`` and its parts).
+
+Names, generateName, labels, annotations (keys and total size), owner references and finalizers,
+with kube-apiserver's messages: one cause per failed rule, lengths counted in bytes, and Go's
+anchored regular expressions (a trailing newline does not match).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .errors import FieldError, GoLiteral
+
+Object = dict[str, Any]
+NameCheck = Callable[[str, bool], list[str]]
+
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_MAX = 253
+QUALIFIED_NAME_MAX = 63
+LABEL_VALUE_MAX = 63
+TOTAL_ANNOTATION_SIZE = 256 * 1024
+MAX_GENERATED_PREFIX = 63 - 5
+"""``names.SimpleNameGenerator`` keeps at most 58 characters of ``generateName`` before its 5 random ones."""
+
+_DNS1123_LABEL_FORMAT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FORMAT = _DNS1123_LABEL_FORMAT + "(\\." + _DNS1123_LABEL_FORMAT + ")*"
+_QUALIFIED_NAME_FORMAT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FORMAT = "(" + _QUALIFIED_NAME_FORMAT + ")?"
+_CONFIG_KEY_FORMAT = "[-._a-zA-Z0-9]+"
+_QUALIFIED_NAME_MESSAGE = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+_FINALIZER_ORPHAN = "orphan"
+_FINALIZER_FOREGROUND = "foregroundDeletion"
+
+
+def _fits(pattern: str, value: str) -> bool:
+    return re.fullmatch(pattern, value) is not None
+
+
+def _size(value: str) -> int:
+    return len(value.encode())
+
+
+def regex_error(message: str, pattern: str, *examples: str) -> str:
+    """``validation.RegexError``: the rule, its examples (joined with Go's doubled space) and the regex."""
+    if not examples:
+        return f"{message} (regex used for validation is '{pattern}')"
+    shown = " or ".join(f"'{example}', " for example in examples)
+    return f"{message} (e.g. {shown}regex used for validation is '{pattern}')"
+
+
+def max_length_error(length: int) -> str:
+    """``validation.MaxLenError``."""
+    return f"must be no more than {length} characters"
+
+
+def dns1123_label(value: str) -> list[str]:
+    """``IsDNS1123Label``."""
+    errors = [max_length_error(DNS1123_LABEL_MAX)] if _size(value) > DNS1123_LABEL_MAX else []
+    if not _fits(_DNS1123_LABEL_FORMAT, value):
+        errors.append(regex_error(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an "
+            "alphanumeric character", _DNS1123_LABEL_FORMAT, "my-name", "123-abc",
+        ))
+    return errors
+
+
+def dns1123_subdomain(value: str) -> list[str]:
+    """``IsDNS1123Subdomain``."""
+    errors = [max_length_error(DNS1123_SUBDOMAIN_MAX)] if _size(value) > DNS1123_SUBDOMAIN_MAX else []
+    if not _fits(_DNS1123_SUBDOMAIN_FORMAT, value):
+        errors.append(regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
+            "end with an alphanumeric character", _DNS1123_SUBDOMAIN_FORMAT, "example.com",
+        ))
+    return errors
+
+
+def qualified_name(value: str) -> list[str]:
+    """``IsQualifiedName``: an optional DNS subdomain prefix and ``/``, then a name part of at most 63 characters."""
+    parts = value.split("/")
+    errors: list[str] = []
+    if len(parts) > 2:
+        return ["a qualified name " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            errors += ["prefix part " + message for message in dns1123_subdomain(prefix)]
+    if not name:
+        errors.append("name part must be non-empty")
+    elif _size(name) > QUALIFIED_NAME_MAX:
+        errors.append("name part " + max_length_error(QUALIFIED_NAME_MAX))
+    if not _fits(_QUALIFIED_NAME_FORMAT, name):
+        errors.append("name part " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc"))
+    return errors
+
+
+def label_value(value: str) -> list[str]:
+    """``IsValidLabelValue``."""
+    errors = [max_length_error(LABEL_VALUE_MAX)] if _size(value) > LABEL_VALUE_MAX else []
+    if not _fits(_LABEL_VALUE_FORMAT, value):
+        errors.append(regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
+            "end with an alphanumeric character", _LABEL_VALUE_FORMAT, "MyValue", "my_value", "12345",
+        ))
+    return errors
+
+
+def config_map_key(value: str) -> list[str]:
+    """``IsConfigMapKey`` (ConfigMap and Secret data keys)."""
+    errors = [max_length_error(DNS1123_SUBDOMAIN_MAX)] if _size(value) > DNS1123_SUBDOMAIN_MAX else []
+    if not _fits(_CONFIG_KEY_FORMAT, value):
+        errors.append(regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'", _CONFIG_KEY_FORMAT,
+            "key.name", "KEY_NAME", "key-name",
+        ))
+    if value == ".":
+        errors.append("must not be '.'")
+    elif value == "..":
+        errors.append("must not be '..'")
+    elif value.startswith(".."):
+        errors.append("must not start with '..'")
+    return errors
+
+
+def _mask_trailing_dash(name: str) -> str:
+    """A generateName may end in ``-``: check it as if a letter followed."""
+    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def dns_subdomain_name(name: str, prefix: bool) -> list[str]:
+    """``NameIsDNSSubdomain``: most kinds' names."""
+    return dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+
+
+def dns_label_name(name: str, prefix: bool) -> list[str]:
+    """``NameIsDNSLabel``: namespace names."""
+    return dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def path_segment_name(name: str, prefix: bool) -> list[str]:
+    """``path.ValidatePathSegmentName``: RBAC object names."""
+    errors: list[str] = []
+    if not prefix:
+        if name in (".", ".."):
+            errors.append(f"may not be '{name}'")
+    for forbidden in ("/", "%"):
+        if forbidden in name:
+            errors.append(f"may not contain '{forbidden}'")
+    return errors
+
+
+def generated_name_prefix(generate_name: str) -> str:
+    """The part of ``generateName`` a generated name keeps."""
+    return generate_name[:MAX_GENERATED_PREFIX] if len(generate_name) > MAX_GENERATED_PREFIX else generate_name
+
+
+def object_meta(metadata: Object, namespaced: bool, name_check: NameCheck) -> list[FieldError]:
+    """``ValidateObjectMetaAccessor``: every rule of a new object's metadata, in kube-apiserver's order."""
+    errors: list[FieldError] = []
+    generate_name = metadata.get("generateName") or ""
+    if generate_name:
+        errors += [FieldError.invalid("metadata.generateName", generate_name, message) for message in name_check(generate_name, True)]
+    name = metadata.get("name") or ""
+    if not name:
+        errors.append(FieldError.required("metadata.name", "name or generateName is required"))
+    else:
+        errors += [FieldError.invalid("metadata.name", name, message) for message in name_check(name, False)]
+    namespace = metadata.get("namespace") or ""
+    if namespaced:
+        if not namespace:
+            errors.append(FieldError.required("metadata.namespace"))
+        else:
+            errors += [FieldError.invalid("metadata.namespace", namespace, message) for message in dns_label_name(namespace, False)]
+    elif namespace:
+        errors.append(FieldError.forbidden("metadata.namespace", "not allowed on this type"))
+    return errors + metadata_maps(metadata) + validate_finalizers(metadata.get("finalizers") or [])
+
+
+def metadata_maps(metadata: Object) -> list[FieldError]:
+    """Labels, annotations and owner references: the rules checked again on every update."""
+    return (
+        validate_labels(metadata.get("labels") or {}, "metadata.labels")
+        + validate_annotations(metadata.get("annotations") or {})
+        + validate_owner_references(metadata.get("ownerReferences") or [])
+    )
+
+
+def validate_labels(given: dict[str, str], path: str) -> list[FieldError]:
+    """``ValidateLabels``: each key a qualified name, each value a label value."""
+    errors: list[FieldError] = []
+    for key, value in given.items():
+        errors += [FieldError.invalid(path, key, message) for message in qualified_name(key)]
+        errors += [FieldError.invalid(path, value, message) for message in label_value(value)]
+    return errors
+
+
+def validate_annotations(given: dict[str, str]) -> list[FieldError]:
+    """``ValidateAnnotations``: keys are qualified names in any case; keys and values together at most 256 KiB."""
+    errors: list[FieldError] = []
+    for key in given:
+        errors += [FieldError.invalid("metadata.annotations", key, message) for message in qualified_name(key.lower())]
+    if sum(_size(key) + _size(value) for key, value in given.items()) > TOTAL_ANNOTATION_SIZE:
+        errors.append(FieldError.too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE))
+    return errors
+
+
+def validate_owner_references(references: list[Object]) -> list[FieldError]:
+    """``ValidateOwnerReferences``: apiVersion, kind, name and uid present; Events never owners; one controller."""
+    path = "metadata.ownerReferences"
+    errors: list[FieldError] = []
+    controller = ""
+    for reference in references:
+        api_version, kind = reference.get("apiVersion") or "", reference.get("kind") or ""
+        version = api_version.split("/")[-1] if api_version.count("/") <= 1 else ""
+        if not version:
+            errors.append(FieldError.invalid(f"{path}.apiVersion", api_version, "version must not be empty"))
+        if not kind:
+            errors.append(FieldError.invalid(f"{path}.kind", kind, "kind must not be empty"))
+        if not reference.get("name"):
+            errors.append(FieldError.invalid(f"{path}.name", reference.get("name") or "", "name must not be empty"))
+        if not reference.get("uid"):
+            errors.append(FieldError.invalid(f"{path}.uid", reference.get("uid") or "", "uid must not be empty"))
+        if api_version == "v1" and kind == "Event":
+            errors.append(FieldError.invalid(path, GoLiteral(_go_owner_reference(reference)), "/v1, Kind=Event is disallowed from being an owner"))
+        if reference.get("controller") is True:
+            current = f"{kind}/{reference.get('name') or ''}"
+            if controller:
+                shown = "[]v1.OwnerReference{" + ", ".join(_go_owner_reference(item) for item in references) + "}"
+                errors.append(FieldError.invalid(
+                    path, GoLiteral(shown),
+                    f'Only one reference can have Controller set to true. Found "true" in references for {controller} and {current}',
+                ))
+            else:
+                controller = current
+    return errors
+
+
+def validate_finalizers(names: list[str]) -> list[FieldError]:
+    """``ValidateFinalizers``: qualified names, and not both garbage-collection policies."""
+    errors: list[FieldError] = []
+    for name in names:
+        errors += [FieldError.invalid("metadata.finalizers", name, message) for message in qualified_name(name)]
+    if _FINALIZER_ORPHAN in names and _FINALIZER_FOREGROUND in names:
+        errors.append(FieldError.invalid(
+            "metadata.finalizers", GoLiteral(go_string_list(names)), f"finalizer {_FINALIZER_ORPHAN} and {_FINALIZER_FOREGROUND} cannot be both set"
+        ))
+    return errors
+
+
+def go_string_list(values: list[str]) -> str:
+    """A ``[]string`` printed with ``%#v``."""
+    return "[]string{" + ", ".join(json.dumps(value) for value in values) + "}"
+
+
+def _go_bool_pointer(value: Any) -> str:
+    """A ``*bool`` printed with ``%#v``: ``nil``, or an address (kube-apiserver's differs on every request)."""
+    return "(*bool)(nil)" if value is None else "(*bool)(0xc000010000)"
+
+
+def _go_owner_reference(reference: Object) -> str:
+    """An ``OwnerReference`` printed with ``%#v``."""
+    return (
+        f'v1.OwnerReference{{APIVersion:{json.dumps(reference.get("apiVersion") or "")}, Kind:{json.dumps(reference.get("kind") or "")}, '
+        f'Name:{json.dumps(reference.get("name") or "")}, UID:{json.dumps(reference.get("uid") or "")}, '
+        f'Controller:{_go_bool_pointer(reference.get("controller"))}, '
+        f'BlockOwnerDeletion:{_go_bool_pointer(reference.get("blockOwnerDeletion"))}}}'
+    )

@@ -1,0 +1,50 @@
+"""The ``scale`` subresource: a Deployment's replicas seen and set as an ``autoscaling/v1`` ``Scale``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import object_meta
+from .catalog import ResourceType
+from .errors import FieldError
+from .selectors import selector_string
+
+Object = dict[str, Any]
+
+SCALE = ResourceType("autoscaling", "v1", "scale", "", "Scale", True, stored=False)
+"""The ``Scale`` kind, for decoding and patching the subresource's bodies (never stored)."""
+
+_SCALE_METADATA = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+
+
+def scale_of(deployment: Object) -> Object:
+    """``scaleFromDeployment``: identity and version of the Deployment, its desired and current replicas, its selector."""
+    metadata = {key: deployment["metadata"][key] for key in _SCALE_METADATA if key in deployment["metadata"]}
+    replicas = (deployment.get("spec") or {}).get("replicas") or 0
+    status: Object = {"replicas": (deployment.get("status") or {}).get("replicas") or 0}
+    selector = selector_string((deployment.get("spec") or {}).get("selector"))
+    if selector:
+        status["selector"] = selector
+    return {
+        "kind": SCALE.kind,
+        "apiVersion": SCALE.api_version,
+        "metadata": metadata,
+        "spec": {"replicas": replicas} if replicas else {},
+        "status": status,
+    }
+
+
+def desired_replicas(scale: Object) -> int:
+    """``spec.replicas`` of a Scale (left out: 0, as the Go type has no pointer)."""
+    replicas = (scale.get("spec") or {}).get("replicas") or 0
+    assert isinstance(replicas, int)
+    return replicas
+
+
+def validate_scale(scale: Object) -> list[FieldError]:
+    """``ValidateScale``: the object metadata and a replica count that is not negative."""
+    errors = object_meta.object_meta(scale["metadata"], True, object_meta.dns_subdomain_name)
+    replicas = desired_replicas(scale)
+    if replicas < 0:
+        errors.append(FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
+    return errors
