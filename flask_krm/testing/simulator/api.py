@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
@@ -35,6 +35,7 @@ from .errors import (
     unwrapped,
 )
 from .faults import FaultState
+from .field_validation import FieldValidation
 from .impersonation import impersonate, parse_impersonation
 from .listing import LIST_OPTIONS_KIND, ListOptions, list_body
 from .managed_fields import manager_from_user_agent
@@ -190,8 +191,11 @@ class ApiServer:
             environ.get("HTTP_ACCEPT"), resource, query, collection_read=request.verb in ("list", "watch"), watch=request.verb == "watch"
         )
 
+        validation = FieldValidation()
+
         def respond(code: int, body: Object) -> list[bytes]:
-            return _respond(start_response, code, transform(body, representation, resource), representation.media_type)
+            transformed = transform(body, representation, resource)
+            return _respond(start_response, code, transformed, representation.media_type, validation.warnings)
 
         if request.verb == "get":
             requested = _object_version(query.get("resourceVersion", ""))
@@ -221,34 +225,43 @@ class ApiServer:
 
         if request.verb == "create":
             written = write_options("CreateOptions", query_lists)
+            validation.directive = written.field_validation
             body = _read_json(environ)
             if not resource.stored:
                 return respond(201, review(self.authorizer, body, resource.kind, user))
-            result = self.registry.create(resource, scope, body, manager_of(written.field_manager), dry_run=written.dry_run)
+            result = self.registry.create(
+                resource, scope, body, manager_of(written.field_manager), dry_run=written.dry_run, validation=validation
+            )
             code = 201
         elif request.verb == "update":
             written = write_options("UpdateOptions", query_lists)
+            validation.directive = written.field_validation
             body = _read_json(environ)
             if request.subresource == "scale":
-                result = self.registry.replace_scale(resource, scope, name, body, manager_of(written.field_manager), dry_run=written.dry_run)
+                result = self.registry.replace_scale(
+                    resource, scope, name, body, manager_of(written.field_manager), dry_run=written.dry_run, validation=validation
+                )
             else:
                 result = self.registry.replace(
-                    resource, scope, name, body, request.subresource, manager_of(written.field_manager), dry_run=written.dry_run
+                    resource, scope, name, body, request.subresource, manager_of(written.field_manager),
+                    dry_run=written.dry_run, validation=validation,
                 )
             code = 200
         elif request.verb == "patch":
             written = write_options("PatchOptions", query_lists, patch_type)
+            validation.directive = written.field_validation
             if patch_type in APPLY_PATCH_TYPES:
                 raise unsupported_media_type(applied_patch_types(resource))  # server-side apply is not simulated
             patch = decode_body(environ["wsgi.input"].read())
             if request.subresource == "scale":
                 result = self.registry.patch_scale(
-                    resource, scope, name, patch, manager_of(written.field_manager), patch_type=patch_type, dry_run=written.dry_run
+                    resource, scope, name, patch, manager_of(written.field_manager),
+                    patch_type=patch_type, dry_run=written.dry_run, validation=validation,
                 )
             else:
                 result = self.registry.patch(
                     resource, scope, name, patch, request.subresource, manager_of(written.field_manager),
-                    patch_type=patch_type, dry_run=written.dry_run,
+                    patch_type=patch_type, dry_run=written.dry_run, validation=validation,
                 )
             code = 200
         else:
@@ -394,7 +407,9 @@ def _read_json(environ: dict[str, Any]) -> Any:
         raise bad_request(f"couldn't get version/kind; json parse error: {error}") from None
 
 
-def _respond(start_response: StartResponse, code: int, body: Any, media_type: str = JSON) -> list[bytes]:
+def _respond(
+    start_response: StartResponse, code: int, body: Any, media_type: str = JSON, warnings: Sequence[str] = ()
+) -> list[bytes]:
     if media_type == YAML:
         data = yaml.safe_dump(body, default_flow_style=False, sort_keys=True, allow_unicode=True).encode()
     else:
@@ -404,5 +419,6 @@ def _respond(start_response: StartResponse, code: int, body: Any, media_type: st
         ("Cache-Control", "no-cache, private"),
         ("Content-Length", str(len(data))),
     ]
+    headers += [("Warning", f"299 - {json.dumps(warning)}") for warning in dict.fromkeys(warnings)]
     start_response(f"{code} {HTTPStatus(code).phrase}", headers)
     return [data]

@@ -12,6 +12,7 @@ from typing import Any
 
 from .catalog import GroupKind
 from .errors import ApiError, FieldError, bad_request, invalid
+from .field_validation import DIRECTIVES as FIELD_VALIDATION_DIRECTIVES
 from .strategies import json_type
 
 DRY_RUN_ALL = "All"
@@ -26,6 +27,7 @@ class WriteOptions:
 
     dry_run: bool = False
     field_manager: str = ""
+    field_validation: str = ""
 
 
 def options_kind(kind: str) -> GroupKind:
@@ -70,9 +72,12 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
         elif force is not None:
             errors.append(FieldError.forbidden("force", "may not be specified for non-apply patch"))
     errors += _field_manager_errors(manager) + _dry_run_errors(dry_run)
+    validation = (query.get("fieldValidation") or [""])[0]
+    if validation and validation not in FIELD_VALIDATION_DIRECTIVES:
+        errors.append(FieldError.not_supported("fieldValidation", validation, list(FIELD_VALIDATION_DIRECTIVES)))
     if errors:
         raise invalid(options_kind(kind), "", errors)
-    return WriteOptions(dry_run=bool(dry_run), field_manager=manager)
+    return WriteOptions(dry_run=bool(dry_run), field_manager=manager, field_validation=validation)
 
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import strategies
 from .catalog import GroupKind, ResourceType
+from .field_validation import FieldValidation, drop_unknown_fields, unknown_fields
 from .errors import ApiError, FieldError, bad_request, go_print, invalid, rejected, unwrapped
 from .json_patch import PatchFailed, apply_json_patch, decode_json_patch
 from .merge_patch import apply_merge_patch
@@ -48,15 +49,18 @@ def decode_body(raw: bytes) -> Any:
         raise bad_request("invalid JSON patch") from None
 
 
-def patched_object(resource: ResourceType, existing: Object, patch_type: str, patch: Any) -> Object:
-    """``existing`` (not modified) after ``patch``, decoded as ``resource``'s kind."""
+def patched_object(
+    resource: ResourceType, existing: Object, patch_type: str, patch: Any, validation: FieldValidation | None = None
+) -> Object:
+    """``existing`` (not modified) after ``patch``, decoded as ``resource``'s kind; unknown fields reported to ``validation``."""
+    validation = validation or FieldValidation()
     if patch_type == JSON_PATCH:
         operations = decode_json_patch([] if patch is None else patch)
         try:
             result = apply_json_patch(existing, operations)
         except PatchFailed:
             raise rejected() from None
-        return _decoded(resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False)
+        return _decoded(resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False, validation)
     if patch_type == STRATEGIC_MERGE_PATCH:
         if patch is not None and not isinstance(patch, dict):
             raise bad_request(f"json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}")
@@ -65,7 +69,7 @@ def patched_object(resource: ResourceType, existing: Object, patch_type: str, pa
             result = strategic_merge(existing, merging, patch_meta(resource.kind))
         except StrategicMergeError as error:
             raise _merge_failure(error) from None
-        return _decoded(resource, _unknown_fields_dropped(result), lambda: go_print(merging), True)
+        return _decoded(resource, _unknown_fields_dropped(result), lambda: go_print(merging), True, validation)
     if patch is None:
         raise bad_request("Invalid JSON Patch")  # the merge patch library's refusal of a null patch
     if not isinstance(patch, dict):
@@ -73,7 +77,7 @@ def patched_object(resource: ResourceType, existing: Object, patch_type: str, pa
             f"error decoding patch: json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}"
         )
     result = apply_merge_patch(copy.deepcopy(existing), patch)
-    return _decoded(resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False)
+    return _decoded(resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False, validation)
 
 
 def _merge_failure(error: StrategicMergeError) -> ApiError:
@@ -97,7 +101,9 @@ def _unknown_fields_dropped(value: Any) -> Any:
     return value
 
 
-def _decoded(resource: ResourceType, result: Any, shown: Callable[[], str], unstructured: bool) -> Object:
+def _decoded(
+    resource: ResourceType, result: Any, shown: Callable[[], str], unstructured: bool, validation: FieldValidation
+) -> Object:
     """``result`` checked against the kind, or the 422 on ``patch`` kube-apiserver gives for a result it cannot decode."""
     if not isinstance(result, dict):
         raise invalid(GroupKind("", ""), "", [FieldError.invalid("patch", shown(), "cannot restore struct from: slice")])
@@ -106,4 +112,8 @@ def _decoded(resource: ResourceType, result: Any, shown: Callable[[], str], unst
     except strategies.DecodeError as error:
         message = error.converter_message() if unstructured else str(error)
         raise invalid(GroupKind("", ""), "", [FieldError.invalid("patch", shown(), message)]) from None
+    strict_error = validation.report(unknown_fields(resource, result))
+    if strict_error and validation.strict:
+        raise invalid(GroupKind("", ""), "", [FieldError.invalid("patch", shown(), strict_error)])
+    drop_unknown_fields(resource, result)
     return result

@@ -28,6 +28,7 @@ from .errors import (
     not_found,
     unwrapped,
 )
+from .field_validation import FieldValidation, drop_unknown_fields, unknown_fields
 from .managed_fields import record_write
 from .options import DeleteOptions, Preconditions
 from .patches import MERGE_PATCH, patched_object
@@ -89,13 +90,20 @@ class Registry:
     # create
 
     def create(
-        self, resource: ResourceType, namespace: str, body: Any, manager: str = SYSTEM_MANAGER, *, dry_run: bool = False
+        self,
+        resource: ResourceType,
+        namespace: str,
+        body: Any,
+        manager: str = SYSTEM_MANAGER,
+        *,
+        dry_run: bool = False,
+        validation: FieldValidation | None = None,
     ) -> Object:
         """POST to a collection as field manager ``manager``; returns the stored object.
 
         ``dry_run``: validate and return the object that would be stored (no resourceVersion), storing nothing.
         """
-        obj = self._decode(resource, body)
+        obj = self._decode(resource, body, validation)
         metadata = obj["metadata"]
         if resource.namespaced:
             if metadata.get("namespace", namespace) != namespace:
@@ -142,10 +150,11 @@ class Registry:
         manager: str = SYSTEM_MANAGER,
         *,
         dry_run: bool = False,
+        validation: FieldValidation | None = None,
     ) -> Object:
         """PUT an object (or its status); the body's uid, if any, is a precondition."""
         existing = self.get(resource, namespace, name)
-        new = self._decode(resource, body)
+        new = self._decode(resource, body, validation)
         uid = new["metadata"].get("uid")
         if uid and uid != existing["metadata"]["uid"]:
             cause = (
@@ -166,10 +175,11 @@ class Registry:
         *,
         patch_type: str = MERGE_PATCH,
         dry_run: bool = False,
+        validation: FieldValidation | None = None,
     ) -> Object:
         """Apply a decoded patch body of ``patch_type``; ``metadata.resourceVersion`` in the result is an optimistic lock."""
         existing = self.get(resource, namespace, name)
-        new = strategies.canonical(resource, patched_object(resource, existing, patch_type, patch))
+        new = strategies.canonical(resource, patched_object(resource, existing, patch_type, patch, validation))
         return self._update(resource, namespace, name, existing, new, subresource, "patch", manager, dry_run)
 
     def scale(self, resource: ResourceType, namespace: str, name: str) -> Object:
@@ -177,11 +187,20 @@ class Registry:
         return scale_of(self.get(resource, namespace, name))
 
     def replace_scale(
-        self, resource: ResourceType, namespace: str, name: str, body: Any, manager: str = SYSTEM_MANAGER, *, dry_run: bool = False
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        manager: str = SYSTEM_MANAGER,
+        *,
+        dry_run: bool = False,
+        validation: FieldValidation | None = None,
     ) -> Object:
         """PUT ``<name>/scale`` with a ``Scale``; returns the new ``Scale``."""
         existing = self.get(resource, namespace, name)
-        return self._rescale(resource, namespace, name, existing, self._decode(SCALE, body), "update", manager, dry_run)
+        scale = self._decode(SCALE, body, validation)
+        return self._rescale(resource, namespace, name, existing, scale, "update", manager, dry_run)
 
     def patch_scale(
         self,
@@ -193,10 +212,11 @@ class Registry:
         *,
         patch_type: str = MERGE_PATCH,
         dry_run: bool = False,
+        validation: FieldValidation | None = None,
     ) -> Object:
         """PATCH ``<name>/scale``: the patch applies to the current ``Scale``; returns the new one."""
         existing = self.get(resource, namespace, name)
-        patched = strategies.canonical(SCALE, patched_object(SCALE, scale_of(existing), patch_type, patch))
+        patched = strategies.canonical(SCALE, patched_object(SCALE, scale_of(existing), patch_type, patch, validation))
         return self._rescale(resource, namespace, name, existing, patched, "patch", manager, dry_run)
 
     def _rescale(
@@ -374,7 +394,7 @@ class Registry:
 
     # helpers
 
-    def _decode(self, resource: ResourceType, body: Any) -> Object:
+    def _decode(self, resource: ResourceType, body: Any, validation: FieldValidation | None = None) -> Object:
         if not isinstance(body, dict):
             raise bad_request(
                 f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
@@ -403,6 +423,11 @@ class Registry:
             raise bad_request(
                 f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {error}'
             ) from None
+        validation = validation or FieldValidation()
+        strict_error = validation.report(unknown_fields(resource, body))
+        if strict_error and validation.strict:
+            raise bad_request(f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {strict_error}')
+        drop_unknown_fields(resource, obj)
         obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
         return strategies.canonical(resource, obj)
 
