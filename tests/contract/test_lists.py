@@ -140,3 +140,15 @@ def test_custom_resource_lists_are_unstructured(admin: kubernetes.client.ApiClie
     assert whole["metadata"]["continue"] == ""  # present even when there is nothing more
     page = request(admin, "GET", path, query=[("limit", 1)]).body
     assert page["metadata"]["continue"] and page["metadata"]["remainingItemCount"] == 1
+
+
+def test_a_list_at_resource_version_0_ignores_the_limit(admin: kubernetes.client.ApiClient, labelled: str) -> None:
+    """``resourceVersion=0`` is served whole from the watch cache: no page, no continue token."""
+    path = f"/api/v1/namespaces/{labelled}/configmaps"
+    everything = request(admin, "GET", path).body["items"]
+    assert len(everything) > 1
+    for match in ([], [("resourceVersionMatch", "NotOlderThan")]):
+        reply = request(admin, "GET", path, query=[("resourceVersion", "0"), ("limit", "1"), *match])
+        assert reply.status == 200
+        assert [item["metadata"]["name"] for item in reply.body["items"]] == [item["metadata"]["name"] for item in everything]
+        assert "continue" not in reply.body["metadata"] and "remainingItemCount" not in reply.body["metadata"]

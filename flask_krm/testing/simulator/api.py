@@ -53,6 +53,7 @@ StartResponse = Callable[..., Callable[[bytes], Any]]
 HEADER_LINES = "simulator.header_lines"
 CONNECTION = "simulator.connection"
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+SUBRESOURCE_VERBS = ("get", "update", "patch")
 WATCH_LIST_DISABLED = "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
 
 
@@ -166,7 +167,7 @@ class ApiServer:
         if subresource and subresource not in resource.subresources:
             raise unknown_resource()
         verb = _verb(method, name, query)
-        if verb not in resource.verbs:
+        if verb not in resource.verbs or (subresource and verb not in SUBRESOURCE_VERBS):
             raise method_not_allowed()
         return ResourceRequest(verb, resource, namespace, name, subresource)
 

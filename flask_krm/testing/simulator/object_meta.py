@@ -31,6 +31,7 @@ _QUALIFIED_NAME_FORMAT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FORMAT = "(" + _QUALIFIED_NAME_FORMAT + ")?"
 _CONFIG_KEY_FORMAT = "[-._a-zA-Z0-9]+"
 _QUALIFIED_NAME_MESSAGE = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+IMMUTABLE = "field is immutable"
 _FINALIZER_ORPHAN = "orphan"
 _FINALIZER_FOREGROUND = "foregroundDeletion"
 
@@ -181,6 +182,29 @@ def object_meta(metadata: Object, namespaced: bool, name_check: NameCheck) -> li
     elif namespace:
         errors.append(FieldError.forbidden("metadata.namespace", "not allowed on this type"))
     return errors + metadata_maps(metadata) + validate_finalizers(metadata.get("finalizers") or [])
+
+
+def object_meta_update(new: Object, old: Object) -> list[FieldError]:
+    """``ValidateObjectMetaAccessorUpdate``: no new finalizers while deleting, identity and deletion fields kept, maps valid."""
+    errors: list[FieldError] = []
+    if old.get("deletionTimestamp"):
+        added = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
+        if added:
+            errors.append(FieldError.forbidden(
+                "metadata.finalizers",
+                f"no new finalizers can be added if the object is being deleted, found new finalizers {go_string_list(added)}",
+            ))
+    for key in ("uid", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        if new.get(key) != old.get(key):
+            value = new.get(key)
+            shown = GoLiteral(_go_time(value)) if key == "deletionTimestamp" and isinstance(value, str) else value
+            errors.append(FieldError.invalid(f"metadata.{key}", shown, IMMUTABLE))
+    return errors + metadata_maps(new)
+
+
+def _go_time(timestamp: str) -> str:
+    """A ``metav1.Time`` printed through its ``String`` method (``2006-01-02 15:04:05 +0000 UTC``)."""
+    return timestamp.replace("T", " ").removesuffix("Z") + " +0000 UTC"
 
 
 def metadata_maps(metadata: Object) -> list[FieldError]:

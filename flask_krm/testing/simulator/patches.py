@@ -116,4 +116,5 @@ def _decoded(
     if strict_error and validation.strict:
         raise invalid(GroupKind("", ""), "", [FieldError.invalid("patch", shown(), strict_error)])
     drop_unknown_fields(resource, result)
+    strategies.normalize_bytes(resource, result)
     return result

@@ -428,6 +428,7 @@ class Registry:
         if strict_error and validation.strict:
             raise bad_request(f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {strict_error}')
         drop_unknown_fields(resource, obj)
+        strategies.normalize_bytes(resource, obj)
         obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
         return strategies.canonical(resource, obj)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 from typing import Any
 
 from . import catalog, go_base64, object_meta
@@ -38,7 +37,7 @@ TOP_LEVEL_FIELDS: dict[str, tuple[str, ...]] = {
 
 OMITTED_WHEN_EMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 OMITTED_WHEN_EMPTY = ("data", "binaryData", "stringData")
-IMMUTABLE = "field is immutable"
+IMMUTABLE = object_meta.IMMUTABLE
 MAX_DATA_SIZE = 1024 * 1024
 """``core.MaxSecretSize``: the most data a ConfigMap or Secret holds (keys not counted)."""
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
@@ -212,6 +211,13 @@ def check_types(resource: ResourceType, obj: Object) -> None:
                 f"json: cannot unmarshal {json_type(replicas)} into Go struct field {resource.kind}Spec.spec.replicas of type int32",
                 "int32", replicas,
             )
+
+
+def normalize_bytes(resource: ResourceType, obj: Object) -> None:
+    """Rewrite ``[]byte`` fields as Go encodes what it decoded (line breaks gone, padding bits cleared)."""
+    key = "data" if resource == catalog.SECRETS else "binaryData" if resource == catalog.CONFIGMAPS else ""
+    if key and isinstance(obj.get(key), dict):
+        obj[key] = {name: base64.b64encode(go_base64.decode(value)).decode() for name, value in obj[key].items()}
 
 
 def prepare_for_create(resource: ResourceType, obj: Object) -> None:
@@ -395,31 +401,37 @@ def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
 
 
 def validate_update(resource: ResourceType, new: Object, old: Object) -> list[FieldError]:
-    """Update-only rules: immutable identity, no new finalizers while deleting, immutable kinds."""
-    metadata_errors: list[FieldError] = []
-    errors: list[FieldError] = []
+    """Update validation in kube-apiserver's order: the common metadata rules, then the kind's own ``ValidateUpdate``.
+
+    The kinds' rules repeat some metadata checks, so one bad label is one message but several causes, as on a real server.
+    """
     new_meta, old_meta = new["metadata"], old["metadata"]
-    if old_meta.get("deletionTimestamp"):
-        added = sorted(set(new_meta.get("finalizers") or []) - set(old_meta.get("finalizers") or []))
-        if added:
-            found = "[]string{" + ", ".join(json.dumps(item) for item in added) + "}"
-            metadata_errors.append(FieldError.forbidden(
-                "metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers {found}"
-            ))
-    if new_meta.get("uid") != old_meta.get("uid"):
-        metadata_errors.append(FieldError.invalid("metadata.uid", new_meta.get("uid"), IMMUTABLE))
+    metadata_update = object_meta.object_meta_update(new_meta, old_meta)
+    common = object_meta.object_meta(new_meta, resource.namespaced, object_meta.path_segment_name) + metadata_update
+    if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
+        return common + metadata_update + _data_update_errors(resource, new, old) + validate(resource, new)
+    if resource == catalog.DEPLOYMENTS:
+        selector = (new.get("spec") or {}).get("selector")
+        immutable = [] if selector == (old.get("spec") or {}).get("selector") else [FieldError.invalid("spec.selector", selector, IMMUTABLE)]
+        return common + metadata_update + _validate_deployment(new) + immutable
+    if resource.group == catalog.RBAC_GROUP:
+        return common + validate(resource, new) + metadata_update
+    return common + metadata_update
+
+
+def _data_update_errors(resource: ResourceType, new: Object, old: Object) -> list[FieldError]:
+    """A Secret's type never changes; an immutable ConfigMap's or Secret's data neither."""
+    errors: list[FieldError] = []
     if resource == catalog.SECRETS and new.get("type") != old.get("type"):
         errors.append(FieldError.invalid("type", new.get("type"), IMMUTABLE))
-    if resource in (catalog.CONFIGMAPS, catalog.SECRETS) and old.get("immutable"):
+    if old.get("immutable"):
         if not new.get("immutable"):
             errors.append(FieldError.forbidden("immutable", IMMUTABLE_WHEN_SET))
         if new.get("data") != old.get("data"):
             errors.append(FieldError.forbidden("data", IMMUTABLE_WHEN_SET))
         if resource == catalog.CONFIGMAPS and new.get("binaryData") != old.get("binaryData"):
             errors.append(FieldError.forbidden("binaryData", IMMUTABLE_WHEN_SET))
-    if resource == catalog.DEPLOYMENTS and (new.get("spec") or {}).get("selector") != (old.get("spec") or {}).get("selector"):
-        errors.append(FieldError.invalid("spec.selector", (new.get("spec") or {}).get("selector"), IMMUTABLE))
-    return metadata_errors + errors + validate(resource, new)
+    return errors
 
 
 def field_values(resource: ResourceType, obj: Object) -> dict[str, str]:
