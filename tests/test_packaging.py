@@ -20,7 +20,7 @@ def test_the_wheel_ships_templates_static_files_and_py_typed(tmp_path: Path) -> 
     (wheel,) = tmp_path.glob("flask_krm-*.whl")
     shipped = set(zipfile.ZipFile(wheel).namelist())
     package = REPO / "flask_krm"
-    expected = {"flask_krm/py.typed"} | {
+    expected = {"flask_krm/py.typed", "flask_krm/testing/simulator/field_schemas.json"} | {
         str(path.relative_to(REPO)) for folder in ("templates", "static") for path in (package / folder).rglob("*") if path.is_file()
     }
     assert expected - shipped == set()
