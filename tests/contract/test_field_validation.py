@@ -49,7 +49,7 @@ def test_strict_create_and_update_are_bad_requests(admin: kubernetes.client.ApiC
     assert created.status == 400
     assert created.body["message"] == (
         'ConfigMap in version "v1" cannot be handled as a ConfigMap: '
-        'strict decoding error: unknown field "extra", unknown field "metadata.colour"'
+        'strict decoding error: unknown field "metadata.colour", unknown field "extra"'
     )
     assert request(admin, "GET", f"{path}/a").status == 404
     assert request(admin, "POST", path, body=configmap("a")).status == 201

@@ -75,7 +75,13 @@ def test_namespace_names_are_dns_labels(admin: kubernetes.client.ApiClient) -> N
     """A dot is fine in most names but not in a namespace's; too long, it is also too long for its name label."""
     dotted = request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "team.a"}})
     assert dotted.status == 422
-    assert dotted.body == _invalid("Namespace", "team.a", [("FieldValueInvalid", "metadata.name", f'Invalid value: "team.a": {DNS_LABEL}')])
+    assert dotted.body["message"] == 'Namespace "team.a" is invalid: metadata.name: Invalid value: "team.a": must not contain dots'
+    assert dotted.body["details"]["causes"][0] == {
+        "reason": "FieldValueInvalid", "message": 'Invalid value: "team.a": must not contain dots', "field": "metadata.name",
+    }
+    upper = request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "Team"}})
+    assert upper.status == 422
+    assert upper.body["details"]["causes"][0]["message"] == f'Invalid value: "Team": {DNS_LABEL}'
     long_name = "n" * 64
     too_long = request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": long_name}})
     assert too_long.status == 422
@@ -115,12 +121,12 @@ def test_generate_name_has_its_own_validation_error(admin: kubernetes.client.Api
 @pytest.mark.parametrize(
     ("labels", "causes"),
     [
-        ({"k": "v" * 64}, [("v" * 64, "must be no more than 63 characters")]),
+        ({"k": "v" * 64}, [("v" * 64, "must be no more than 63 bytes")]),
         ({"k": "bad value"}, [("bad value", LABEL_VALUE)]),
-        ({"k" * 64: "v"}, [("k" * 64, "name part must be no more than 63 characters")]),
+        ({"k" * 64: "v"}, [("k" * 64, "name part must be no more than 63 bytes")]),
         ({"/k": "v"}, [("/k", "prefix part must be non-empty")]),
         ({"Bad_Prefix/k": "v"}, [("Bad_Prefix/k", f"prefix part {DNS_SUBDOMAIN}")]),
-        ({"a/b/c": "v"}, [("a/b/c", "a qualified name " + QUALIFIED_NAME
+        ({"a/b/c": "v"}, [("a/b/c", "a valid label key " + QUALIFIED_NAME
                            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")]),
     ],
     ids=["value-length", "value-characters", "key-length", "empty-prefix", "bad-prefix", "two-slashes"],
@@ -187,7 +193,16 @@ def test_both_garbage_collection_finalizers(admin: kubernetes.client.ApiClient, 
     assert reply.status == 422
     assert reply.body == _invalid("ConfigMap", "final", [(
         "FieldValueInvalid", "metadata.finalizers",
-        'Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set',
+        'Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
+    )])
+
+
+def test_unqualified_finalizers_must_be_standard(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+    assert _create(admin, namespace, configmap("standard", finalizers=["kubernetes", "example.com/mine"])).status == 201
+    reply = _create(admin, namespace, configmap("final", finalizers=["example.com/mine", "mine"]))
+    assert reply.status == 422
+    assert reply.body == _invalid("ConfigMap", "final", [(
+        "FieldValueInvalid", "metadata.finalizers[1]", 'Invalid value: "mine": name is neither a standard finalizer name nor is it fully qualified',
     )])
 
 
@@ -196,18 +211,21 @@ def test_owner_reference_fields(admin: kubernetes.client.ApiClient, namespace: s
     reply = _create(admin, namespace, configmap("owned", ownerReferences=[empty]))
     assert reply.status == 422
     assert reply.body == _invalid("ConfigMap", "owned", [
-        ("FieldValueInvalid", "metadata.ownerReferences.apiVersion", 'Invalid value: "": version must not be empty'),
-        ("FieldValueInvalid", "metadata.ownerReferences.kind", 'Invalid value: "": kind must not be empty'),
-        ("FieldValueInvalid", "metadata.ownerReferences.name", 'Invalid value: "": name must not be empty'),
-        ("FieldValueInvalid", "metadata.ownerReferences.uid", 'Invalid value: "": uid must not be empty'),
+        ("FieldValueRequired", f"metadata.ownerReferences[0].{key}", "Required value: must not be empty")
+        for key in ("apiVersion", "kind", "name", "uid")
+    ])
+    malformed = {"apiVersion": "a/b/c", "kind": "K", "name": "n", "uid": "u"}
+    bad_version = _create(admin, namespace, configmap("bad-version", ownerReferences=[malformed]))
+    assert bad_version.status == 422
+    assert bad_version.body == _invalid("ConfigMap", "bad-version", [
+        ("FieldValueInvalid", "metadata.ownerReferences[0].apiVersion", 'Invalid value: "a/b/c": must be <group>/<version> or <version>'),
     ])
     event = {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u"}
     by_event = _create(admin, namespace, configmap("by-event", ownerReferences=[event]))
     assert by_event.status == 422
     assert by_event.body == _invalid("ConfigMap", "by-event", [(
-        "FieldValueInvalid", "metadata.ownerReferences",
-        'Invalid value: v1.OwnerReference{APIVersion:"v1", Kind:"Event", Name:"e", UID:"u", Controller:(*bool)(nil), '
-        'BlockOwnerDeletion:(*bool)(nil)}: /v1, Kind=Event is disallowed from being an owner',
+        "FieldValueInvalid", "metadata.ownerReferences[0]",
+        'Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"u"}: /v1, Kind=Event is disallowed from being an owner',
     )])
 
 
@@ -215,9 +233,11 @@ def test_only_one_owner_is_the_controller(admin: kubernetes.client.ApiClient, na
     owners = [{"apiVersion": "v1", "kind": "K", "name": name, "uid": name, "controller": True} for name in ("n", "m")]
     reply = _create(admin, namespace, configmap("owned", ownerReferences=owners))
     assert reply.status == 422
-    [cause] = reply.body["details"]["causes"]  # the bad value prints pointers, whose addresses vary
-    assert cause["field"] == "metadata.ownerReferences" and cause["reason"] == "FieldValueInvalid"
-    assert cause["message"].endswith('Only one reference can have Controller set to true. Found "true" in references for K/n and K/m')
+    shown = '[{"apiVersion":"v1","kind":"K","name":"n","uid":"n","controller":true},{"apiVersion":"v1","kind":"K","name":"m","uid":"m","controller":true}]'
+    assert reply.body == _invalid("ConfigMap", "owned", [(
+        "FieldValueInvalid", "metadata.ownerReferences",
+        f'Invalid value: {shown}: Only one reference can have Controller set to true. Found "true" in references for K/n and K/m',
+    )])
 
 
 def test_config_map_binary_data(admin: kubernetes.client.ApiClient, namespace: str) -> None:

@@ -63,14 +63,8 @@ class FieldError:
         return f"{self.field}: {self.body()}"
 
 
-class GoLiteral(str):
-    """A bad value already printed as Go prints it (``%#v`` of a struct or slice)."""
-
-
 def go_value(value: Any) -> str:
     """A bad value printed the way ``field.Error`` prints it (JSON for composite values)."""
-    if isinstance(value, GoLiteral):
-        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

@@ -1,8 +1,10 @@
-"""``metadata`` validation as ``k8s.io/apimachinery`` words it (``ValidateObjectMeta`` and its parts).
+"""``metadata`` validation as ``k8s.io/apimachinery`` v0.37 words it (``ValidateObjectMeta`` and its parts).
 
 Names, generateName, labels, annotations (keys and total size), owner references and finalizers,
-with kube-apiserver's messages: one cause per failed rule, lengths counted in bytes, and Go's
-anchored regular expressions (a trailing newline does not match).
+with kube-apiserver's messages: one cause per failed rule, lengths counted in bytes, Go's anchored
+regular expressions (a trailing newline does not match). Two generations of helpers coexist there:
+object names and data keys are checked by ``util/validation`` ("must be no more than 253
+characters"), label keys and values by ``api/validate/content`` ("... 63 bytes").
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .errors import FieldError, GoLiteral
+from .errors import FieldError
 
 Object = dict[str, Any]
 NameCheck = Callable[[str, bool], list[str]]
@@ -52,15 +54,19 @@ def regex_error(message: str, pattern: str, *examples: str) -> str:
     return f"{message} (e.g. {shown}regex used for validation is '{pattern}')"
 
 
-def max_length_error(length: int) -> str:
-    """``validation.MaxLenError``."""
-    return f"must be no more than {length} characters"
+def max_length_error(length: int, unit: str = "characters") -> str:
+    """``MaxLenError``: ``util/validation`` counts characters, ``api/validate/content`` bytes (both measure bytes)."""
+    return f"must be no more than {length} {unit}"
 
 
 def dns1123_label(value: str) -> list[str]:
-    """``IsDNS1123Label``."""
+    """``IsDNS1123Label``: a valid subdomain that is no label must have dots, and is told so."""
     errors = [max_length_error(DNS1123_LABEL_MAX)] if _size(value) > DNS1123_LABEL_MAX else []
-    if not _fits(_DNS1123_LABEL_FORMAT, value):
+    if _fits(_DNS1123_LABEL_FORMAT, value):
+        return errors
+    if _fits(_DNS1123_SUBDOMAIN_FORMAT, value):
+        errors.append("must not contain dots")
+    else:
         errors.append(regex_error(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an "
             "alphanumeric character", _DNS1123_LABEL_FORMAT, "my-name", "123-abc",
@@ -68,9 +74,9 @@ def dns1123_label(value: str) -> list[str]:
     return errors
 
 
-def dns1123_subdomain(value: str) -> list[str]:
+def dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
     """``IsDNS1123Subdomain``."""
-    errors = [max_length_error(DNS1123_SUBDOMAIN_MAX)] if _size(value) > DNS1123_SUBDOMAIN_MAX else []
+    errors = [max_length_error(DNS1123_SUBDOMAIN_MAX, unit)] if _size(value) > DNS1123_SUBDOMAIN_MAX else []
     if not _fits(_DNS1123_SUBDOMAIN_FORMAT, value):
         errors.append(regex_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
@@ -80,11 +86,11 @@ def dns1123_subdomain(value: str) -> list[str]:
 
 
 def qualified_name(value: str) -> list[str]:
-    """``IsQualifiedName``: an optional DNS subdomain prefix and ``/``, then a name part of at most 63 characters."""
+    """``content.IsLabelKey``: an optional DNS subdomain prefix and ``/``, then a name part of at most 63 bytes."""
     parts = value.split("/")
     errors: list[str] = []
     if len(parts) > 2:
-        return ["a qualified name " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc")
+        return ["a valid label key " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc")
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     name = parts[-1]
     if len(parts) == 2:
@@ -92,19 +98,19 @@ def qualified_name(value: str) -> list[str]:
         if not prefix:
             errors.append("prefix part must be non-empty")
         else:
-            errors += ["prefix part " + message for message in dns1123_subdomain(prefix)]
+            errors += ["prefix part " + message for message in dns1123_subdomain(prefix, "bytes")]
     if not name:
         errors.append("name part must be non-empty")
     elif _size(name) > QUALIFIED_NAME_MAX:
-        errors.append("name part " + max_length_error(QUALIFIED_NAME_MAX))
+        errors.append("name part " + max_length_error(QUALIFIED_NAME_MAX, "bytes"))
     if not _fits(_QUALIFIED_NAME_FORMAT, name):
         errors.append("name part " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc"))
     return errors
 
 
 def label_value(value: str) -> list[str]:
-    """``IsValidLabelValue``."""
-    errors = [max_length_error(LABEL_VALUE_MAX)] if _size(value) > LABEL_VALUE_MAX else []
+    """``content.IsLabelValue``."""
+    errors = [max_length_error(LABEL_VALUE_MAX, "bytes")] if _size(value) > LABEL_VALUE_MAX else []
     if not _fits(_LABEL_VALUE_FORMAT, value):
         errors.append(regex_error(
             "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
@@ -131,8 +137,8 @@ def config_map_key(value: str) -> list[str]:
 
 
 def _mask_trailing_dash(name: str) -> str:
-    """A generateName may end in ``-``: check it as if a letter followed."""
-    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
+    """``maskTrailingDash``: a generateName may end in ``-`` (Go drops the character before it too)."""
+    return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
 
 
 def dns_subdomain_name(name: str, prefix: bool) -> list[str]:
@@ -146,15 +152,15 @@ def dns_label_name(name: str, prefix: bool) -> list[str]:
 
 
 def path_segment_name(name: str, prefix: bool) -> list[str]:
-    """``path.ValidatePathSegmentName``: RBAC object names."""
-    errors: list[str] = []
-    if not prefix:
-        if name in (".", ".."):
-            errors.append(f"may not be '{name}'")
-    for forbidden in ("/", "%"):
-        if forbidden in name:
-            errors.append(f"may not contain '{forbidden}'")
-    return errors
+    """``ValidatePathSegmentName``: the name check every update runs (a prefix only must not contain ``/`` or ``%``)."""
+    if not prefix and name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{forbidden}'" for forbidden in ("/", "%") if forbidden in name]
+
+
+def rbac_name(name: str, prefix: bool) -> list[str]:
+    """``ValidateRBACName``: a path segment, checked whole even as a prefix."""
+    return path_segment_name(name, False)
 
 
 def generated_name_prefix(generate_name: str) -> str:
@@ -196,15 +202,8 @@ def object_meta_update(new: Object, old: Object) -> list[FieldError]:
             ))
     for key in ("uid", "deletionTimestamp", "deletionGracePeriodSeconds"):
         if new.get(key) != old.get(key):
-            value = new.get(key)
-            shown = GoLiteral(_go_time(value)) if key == "deletionTimestamp" and isinstance(value, str) else value
-            errors.append(FieldError.invalid(f"metadata.{key}", shown, IMMUTABLE))
+            errors.append(FieldError.invalid(f"metadata.{key}", new.get(key), IMMUTABLE))
     return errors + metadata_maps(new)
-
-
-def _go_time(timestamp: str) -> str:
-    """A ``metav1.Time`` printed through its ``String`` method (``2006-01-02 15:04:05 +0000 UTC``)."""
-    return timestamp.replace("T", " ").removesuffix("Z") + " +0000 UTC"
 
 
 def metadata_maps(metadata: Object) -> list[FieldError]:
@@ -240,30 +239,46 @@ def validate_owner_references(references: list[Object]) -> list[FieldError]:
     path = "metadata.ownerReferences"
     errors: list[FieldError] = []
     controller = ""
-    for reference in references:
+    for index, reference in enumerate(references):
+        item = f"{path}[{index}]"
         api_version, kind = reference.get("apiVersion") or "", reference.get("kind") or ""
-        version = api_version.split("/")[-1] if api_version.count("/") <= 1 else ""
-        if not version:
-            errors.append(FieldError.invalid(f"{path}.apiVersion", api_version, "version must not be empty"))
-        if not kind:
-            errors.append(FieldError.invalid(f"{path}.kind", kind, "kind must not be empty"))
-        if not reference.get("name"):
-            errors.append(FieldError.invalid(f"{path}.name", reference.get("name") or "", "name must not be empty"))
-        if not reference.get("uid"):
-            errors.append(FieldError.invalid(f"{path}.uid", reference.get("uid") or "", "uid must not be empty"))
-        if api_version == "v1" and kind == "Event":
-            errors.append(FieldError.invalid(path, GoLiteral(_go_owner_reference(reference)), "/v1, Kind=Event is disallowed from being an owner"))
+        if not api_version:
+            errors.append(FieldError.required(f"{item}.apiVersion", "must not be empty"))
+        elif not _group_version_parses(api_version):
+            errors.append(FieldError.invalid(f"{item}.apiVersion", api_version, "must be <group>/<version> or <version>"))
+        for key in ("kind", "name", "uid"):
+            if not reference.get(key):
+                errors.append(FieldError.required(f"{item}.{key}", "must not be empty"))
+        if api_version.removeprefix("/") == "v1" and kind == "Event":
+            errors.append(FieldError.invalid(item, _as_encoded(reference), "/v1, Kind=Event is disallowed from being an owner"))
         if reference.get("controller") is True:
             current = f"{kind}/{reference.get('name') or ''}"
             if controller:
-                shown = "[]v1.OwnerReference{" + ", ".join(_go_owner_reference(item) for item in references) + "}"
                 errors.append(FieldError.invalid(
-                    path, GoLiteral(shown),
+                    path, [_as_encoded(item) for item in references],
                     f'Only one reference can have Controller set to true. Found "true" in references for {controller} and {current}',
                 ))
             else:
                 controller = current
     return errors
+
+
+def _group_version_parses(api_version: str) -> bool:
+    """``schema.ParseGroupVersion`` succeeds with a version: ``v1`` or ``group/version``."""
+    parts = api_version.split("/")
+    return len(parts) <= 2 and bool(parts[-1])
+
+
+STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
+
+
+def kube_finalizers(names: list[str]) -> list[FieldError]:
+    """``validateKubeFinalizerName``: built-in kinds also refuse unqualified finalizer names other than the standard ones."""
+    return [
+        FieldError.invalid(f"metadata.finalizers[{index}]", name, "name is neither a standard finalizer name nor is it fully qualified")
+        for index, name in enumerate(names)
+        if "/" not in name and name not in STANDARD_FINALIZERS
+    ]
 
 
 def validate_finalizers(names: list[str]) -> list[FieldError]:
@@ -273,7 +288,7 @@ def validate_finalizers(names: list[str]) -> list[FieldError]:
         errors += [FieldError.invalid("metadata.finalizers", name, message) for message in qualified_name(name)]
     if _FINALIZER_ORPHAN in names and _FINALIZER_FOREGROUND in names:
         errors.append(FieldError.invalid(
-            "metadata.finalizers", GoLiteral(go_string_list(names)), f"finalizer {_FINALIZER_ORPHAN} and {_FINALIZER_FOREGROUND} cannot be both set"
+            "metadata.finalizers", names, f"finalizer {_FINALIZER_ORPHAN} and {_FINALIZER_FOREGROUND} cannot be both set"
         ))
     return errors
 
@@ -283,16 +298,7 @@ def go_string_list(values: list[str]) -> str:
     return "[]string{" + ", ".join(json.dumps(value) for value in values) + "}"
 
 
-def _go_bool_pointer(value: Any) -> str:
-    """A ``*bool`` printed with ``%#v``: ``nil``, or an address (kube-apiserver's differs on every request)."""
-    return "(*bool)(nil)" if value is None else "(*bool)(0xc000010000)"
-
-
-def _go_owner_reference(reference: Object) -> str:
-    """An ``OwnerReference`` printed with ``%#v``."""
-    return (
-        f'v1.OwnerReference{{APIVersion:{json.dumps(reference.get("apiVersion") or "")}, Kind:{json.dumps(reference.get("kind") or "")}, '
-        f'Name:{json.dumps(reference.get("name") or "")}, UID:{json.dumps(reference.get("uid") or "")}, '
-        f'Controller:{_go_bool_pointer(reference.get("controller"))}, '
-        f'BlockOwnerDeletion:{_go_bool_pointer(reference.get("blockOwnerDeletion"))}}}'
-    )
+def _as_encoded(reference: Object) -> Object:
+    """An owner reference as Go encodes it (bad values are shown as JSON): fields in struct order, empty pointers left out."""
+    order = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
+    return {key: reference.get(key) or "" for key in order[:4]} | {key: reference[key] for key in order[4:] if reference.get(key) is not None}

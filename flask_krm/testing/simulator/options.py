@@ -132,8 +132,8 @@ def _from_body(body: Any) -> tuple[list[str], str | None, bool | None, int | Non
     orphan = _typed(body, "orphanDependents", bool, "bool")
     grace = _typed(body, "gracePeriodSeconds", int, "int64")
     given = _typed(body, "preconditions", dict, "v1.Preconditions") or {}
-    uid = _typed(given, "uid", str, "types.UID", "DeleteOptions.preconditions")
-    version = _typed(given, "resourceVersion", str, "string", "DeleteOptions.preconditions")
+    uid = _typed(given, "uid", str, "types.UID", "Preconditions.preconditions")
+    version = _typed(given, "resourceVersion", str, "string", "Preconditions.preconditions")
     return dry_run, policy, orphan, grace, Preconditions(uid, version)
 
 

@@ -146,8 +146,13 @@ def _base64_map(obj: Object, key: str, go_field: str) -> None:
             raise DecodeError(str(error)) from None
 
 
-def _typed_list(obj: Object, key: str, go_field: str, item_type: str, fields: dict[str, tuple[type, str]] | None = None) -> None:
-    """A list of strings (``fields`` is None) or of structs with the given typed fields."""
+def _typed_list(
+    obj: Object, key: str, go_field: str, item_type: str, fields: dict[str, tuple[type, str]] | None = None, item_struct: str = ""
+) -> None:
+    """A list of strings (``fields`` is None) or of ``item_struct`` structs with the given typed fields.
+
+    Go names a field by the innermost struct holding it and the whole path: ``ObjectMeta.metadata.finalizers``.
+    """
     items = obj.get(key)
     if items is None:
         return
@@ -163,7 +168,10 @@ def _typed_list(obj: Object, key: str, go_field: str, item_type: str, fields: di
         for name, (wanted, go_type) in fields.items():
             value = item.get(name)
             if value is not None and (not isinstance(value, wanted) or (wanted is str and isinstance(value, bool))):
-                raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field}.{name} of type {go_type}", go_type, value)
+                path = go_field.split(".", 1)[1]
+                raise DecodeError(
+                    f"json: cannot unmarshal {json_type(value)} into Go struct field {item_struct}.{path}.{name} of type {go_type}", go_type, value
+                )
 
 
 OWNER_REFERENCE_FIELDS: dict[str, tuple[type, str]] = {
@@ -192,11 +200,12 @@ def check_types(resource: ResourceType, obj: Object) -> None:
             f"json: cannot unmarshal {json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta",
             "struct", obj.get("metadata"),
         )
-    _string_map(obj, ("metadata", "labels"), f"{resource.kind}.metadata.labels")
-    _string_map(obj, ("metadata", "annotations"), f"{resource.kind}.metadata.annotations")
-    _typed_list(obj["metadata"], "finalizers", f"{resource.kind}.metadata.finalizers", "[]string")
+    _string_map(obj, ("metadata", "labels"), "ObjectMeta.metadata.labels")
+    _string_map(obj, ("metadata", "annotations"), "ObjectMeta.metadata.annotations")
+    _typed_list(obj["metadata"], "finalizers", "ObjectMeta.metadata.finalizers", "[]string")
     _typed_list(
-        obj["metadata"], "ownerReferences", f"{resource.kind}.metadata.ownerReferences", "[]v1.OwnerReference", OWNER_REFERENCE_FIELDS
+        obj["metadata"], "ownerReferences", "ObjectMeta.metadata.ownerReferences", "[]v1.OwnerReference", OWNER_REFERENCE_FIELDS,
+        "OwnerReference"
     )
     if resource == catalog.CONFIGMAPS:
         _string_map(obj, ("data",), "ConfigMap.data")
@@ -331,8 +340,20 @@ def _name_check(resource: ResourceType) -> object_meta.NameCheck:
     if resource == catalog.NAMESPACES:
         return object_meta.dns_label_name
     if resource.group == catalog.RBAC_GROUP:
-        return object_meta.path_segment_name
+        return object_meta.rbac_name
     return object_meta.dns_subdomain_name
+
+
+def _object_meta(resource: ResourceType, metadata: Object) -> list[FieldError]:
+    """The kind's ``ValidateObjectMeta``: built-in kinds add the rule on unqualified finalizer names."""
+    errors = object_meta.object_meta(metadata, resource.namespaced, _name_check(resource))
+    return errors if resource.custom else errors + object_meta.kube_finalizers(metadata.get("finalizers") or [])
+
+
+def _object_meta_update(resource: ResourceType, new: Object, old: Object) -> list[FieldError]:
+    """The kind's ``ValidateObjectMetaUpdate`` (the finalizer rule again for built-in kinds)."""
+    errors = object_meta.object_meta_update(new, old)
+    return errors if resource.custom else errors + object_meta.kube_finalizers(new.get("finalizers") or [])
 
 
 def _validate_data(resource: ResourceType, obj: Object) -> list[FieldError]:
@@ -389,10 +410,12 @@ def _validate_binding(obj: Object) -> list[FieldError]:
 
 
 def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
-    """Create-time validation (also applied to the new state of every update)."""
-    errors = object_meta.object_meta(obj["metadata"], resource.namespaced, _name_check(resource))
+    """Create-time validation: the kind's ``Validate``."""
+    errors = _object_meta(resource, obj["metadata"])
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
         errors += _validate_data(resource, obj)
+    if resource == catalog.SECRETS:
+        errors += _validate_secret_type(obj)
     elif resource == catalog.DEPLOYMENTS:
         errors += _validate_deployment(obj)
     elif resource in (catalog.ROLE_BINDINGS, catalog.CLUSTER_ROLE_BINDINGS):
@@ -406,8 +429,9 @@ def validate_update(resource: ResourceType, new: Object, old: Object) -> list[Fi
     The kinds' rules repeat some metadata checks, so one bad label is one message but several causes, as on a real server.
     """
     new_meta, old_meta = new["metadata"], old["metadata"]
-    metadata_update = object_meta.object_meta_update(new_meta, old_meta)
-    common = object_meta.object_meta(new_meta, resource.namespaced, object_meta.path_segment_name) + metadata_update
+    common = object_meta.object_meta(new_meta, resource.namespaced, object_meta.path_segment_name)
+    common += object_meta.object_meta_update(new_meta, old_meta)
+    metadata_update = _object_meta_update(resource, new_meta, old_meta)
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
         return common + metadata_update + _data_update_errors(resource, new, old) + validate(resource, new)
     if resource == catalog.DEPLOYMENTS:
@@ -417,6 +441,31 @@ def validate_update(resource: ResourceType, new: Object, old: Object) -> list[Fi
     if resource.group == catalog.RBAC_GROUP:
         return common + validate(resource, new) + metadata_update
     return common + metadata_update
+
+
+SECRET_REQUIRED_KEYS = {
+    "kubernetes.io/dockercfg": (".dockercfg",),
+    "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
+    "kubernetes.io/ssh-auth": ("ssh-privatekey",),
+    "kubernetes.io/tls": ("tls.crt", "tls.key"),
+}
+
+
+def _validate_secret_type(secret: Object) -> list[FieldError]:
+    """``ValidateSecret``'s rules per type: the keys a type needs (their contents are not checked here)."""
+    secret_type, data = secret.get("type"), secret.get("data") or {}
+    if secret_type == "kubernetes.io/service-account-token":
+        if not (secret["metadata"].get("annotations") or {}).get("kubernetes.io/service-account.name"):
+            return [FieldError.required("metadata.annotations[kubernetes.io/service-account.name]")]
+        return []
+    if secret_type == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:
+            return [FieldError.required("data[username]"), FieldError.required("data[password]")]
+        return []
+    required = SECRET_REQUIRED_KEYS.get(str(secret_type), ())
+    if secret_type in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson", "kubernetes.io/ssh-auth"):
+        return [FieldError.required(f"data[{key}]") for key in required[:1] if not data.get(key)]
+    return [FieldError.required(f"data[{key}]") for key in required if key not in data]
 
 
 def _data_update_errors(resource: ResourceType, new: Object, old: Object) -> list[FieldError]:
