@@ -81,9 +81,6 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
 
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
-DELETE_OPTIONS_DECODING = 'DeleteOptions in version "v1" cannot be handled as a DeleteOptions: '
-
-
 @dataclass(frozen=True)
 class Preconditions:
     """``DeleteOptions.preconditions``."""
@@ -104,7 +101,8 @@ class DeleteOptions:
 
 
 def _decoding_error(message: str) -> ApiError:
-    return bad_request(DELETE_OPTIONS_DECODING + message)
+    """The delete handler answers the decoder's own error (no "cannot be handled as" wrapper)."""
+    return bad_request(message)
 
 
 def _typed(body: Mapping[str, Any], key: str, wanted: type, go_type: str, owner: str = "DeleteOptions") -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import object_meta
 from .catalog import ResourceType
 from .errors import FieldError
 from .selectors import selector_string
@@ -42,9 +41,6 @@ def desired_replicas(scale: Object) -> int:
 
 
 def validate_scale(scale: Object) -> list[FieldError]:
-    """``ValidateScale``: the object metadata and a replica count that is not negative."""
-    errors = object_meta.object_meta(scale["metadata"], True, object_meta.dns_subdomain_name)
+    """``ValidateScale``: a replica count that is not negative (other metadata is discarded, not checked)."""
     replicas = desired_replicas(scale)
-    if replicas < 0:
-        errors.append(FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
-    return errors
+    return [FieldError.invalid("spec.replicas", replicas, "must be greater than or equal to 0")] if replicas < 0 else []
