@@ -43,6 +43,11 @@ class FieldError:
         return cls("FieldValueNotSupported", path, detail, value, True)
 
     @classmethod
+    def duplicate(cls, path: str, value: Any) -> FieldError:
+        """``field.Duplicate``: a value that must be unique."""
+        return cls("FieldValueDuplicate", path, "", value, True)
+
+    @classmethod
     def too_long(cls, path: str, limit: int) -> FieldError:
         """``field.TooLong``: the value is omitted, the limit named in bytes."""
         return cls("FieldValueTooLong", path, f"may not be more than {limit} bytes")
@@ -55,6 +60,7 @@ class FieldError:
             "FieldValueRequired": "Required value",
             "FieldValueNotSupported": "Unsupported value",
             "FieldValueTooLong": "Too long",
+            "FieldValueDuplicate": "Duplicate value",
         }[self.type]
         text = f"{label}: {go_value(self.value)}" if self.has_value else label
         return f"{text}: {self.detail}" if self.detail else text

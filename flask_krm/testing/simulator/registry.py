@@ -267,7 +267,7 @@ class Registry:
             if kept in old_meta:
                 metadata[kept] = old_meta[kept]
         strategies.prepare_for_update(resource, new, existing, subresource)
-        self._validate(resource, name, strategies.validate_update(resource, new, existing))
+        self._validate(resource, name, strategies.validate_update(resource, new, existing, subresource))
         new = strategies.canonical(resource, new)
         if resource != catalog.NAMESPACES and new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             # the last finalizer is gone: the stored object is deleted as it was (that is what watchers

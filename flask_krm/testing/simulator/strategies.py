@@ -324,6 +324,9 @@ def _deployment_defaults(spec: dict[str, Any]) -> dict[str, Any]:
     pod = spec.setdefault("template", {}).setdefault("spec", {})
     for container in pod.get("containers") or []:
         if isinstance(container, dict):
+            for port in container.get("ports") or []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
             container.setdefault("resources", {})
             container.setdefault("terminationMessagePath", "/dev/termination-log")
             container.setdefault("terminationMessagePolicy", "File")
@@ -392,11 +395,84 @@ def _validate_deployment(obj: Object) -> list[FieldError]:
     if not containers:
         errors.append(FieldError.required("spec.template.spec.containers"))
     else:
-        for index, container in enumerate(containers):
-            for required in ("name", "image"):
-                if not container.get(required):
-                    errors.append(FieldError.required(f"spec.template.spec.containers[{index}].{required}"))
+        errors += _validate_containers(containers, "spec.template.spec.containers")
+    errors += _validate_strategy(spec.get("strategy") or {})
+    for field in ("minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"):
+        value = spec.get(field)
+        if isinstance(value, int) and value < 0:
+            errors.append(FieldError.invalid(f"spec.{field}", value, "must be greater than or equal to 0"))
+    deadline, ready = spec.get("progressDeadlineSeconds"), spec.get("minReadySeconds") or 0
+    if isinstance(deadline, int) and isinstance(ready, int) and deadline <= ready:
+        errors.append(FieldError.invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"))
     return errors
+
+
+PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
+STATUS_COUNTS = (
+    "observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas",
+    "terminatingReplicas", "collisionCount",
+)
+
+
+def _validate_deployment_status(status: Object) -> list[FieldError]:
+    """``ValidateDeploymentStatus``: counts not negative, none above ``replicas``, available within ready."""
+    counts: dict[str, int] = {}
+    for key in STATUS_COUNTS:
+        value = status.get(key)
+        counts[key] = value if isinstance(value, int) else 0
+    errors = [
+        FieldError.invalid(f"status.{key}", value, "must be greater than or equal to 0") for key, value in counts.items() if value < 0
+    ]
+    for key in ("updatedReplicas", "readyReplicas", "availableReplicas"):
+        if counts[key] > counts["replicas"]:
+            errors.append(FieldError.invalid(f"status.{key}", counts[key], "cannot be greater than status.replicas"))
+    if counts["availableReplicas"] > counts["readyReplicas"]:
+        errors.append(FieldError.invalid("status.availableReplicas", counts["availableReplicas"], "cannot be greater than readyReplicas"))
+    return errors
+
+
+def _validate_containers(containers: list[Any], path: str) -> list[FieldError]:
+    """``validateContainers``' common rules: a DNS label name, unique, an image, ports in range with a known protocol."""
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for index, container in enumerate(containers):
+        at = f"{path}[{index}]"
+        if not isinstance(container, dict):
+            continue
+        name = container.get("name") or ""
+        if not name:
+            errors.append(FieldError.required(f"{at}.name"))
+        else:
+            errors += [FieldError.invalid(f"{at}.name", name, message) for message in object_meta.dns1123_label(name)]
+        if not container.get("image"):
+            errors.append(FieldError.required(f"{at}.image"))
+        for port_index, port in enumerate(container.get("ports") or []):
+            if isinstance(port, dict):
+                errors += _validate_port(port, f"{at}.ports[{port_index}]")
+        if name in seen:
+            errors.append(FieldError.duplicate(f"{at}.name", name))
+        seen.add(name)
+    return errors
+
+
+def _validate_port(port: Object, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    number = port.get("containerPort") or 0
+    if not number:
+        errors.append(FieldError.required(f"{path}.containerPort"))
+    elif isinstance(number, int) and not 1 <= number <= 65535:
+        errors.append(FieldError.invalid(f"{path}.containerPort", number, "must be between 1 and 65535, inclusive"))
+    protocol = port.get("protocol") or ""
+    if protocol not in PORT_PROTOCOLS:
+        errors.append(FieldError.not_supported(f"{path}.protocol", protocol, list(PORT_PROTOCOLS)))
+    return errors
+
+
+def _validate_strategy(strategy: Object) -> list[FieldError]:
+    """``ValidateDeploymentStrategy`` for the two known types (``Recreate`` takes no ``rollingUpdate``)."""
+    if strategy.get("type") == "Recreate" and strategy.get("rollingUpdate") is not None:
+        return [FieldError.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")]
+    return []
 
 
 def _validate_binding(obj: Object) -> list[FieldError]:
@@ -423,7 +499,7 @@ def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
     return errors
 
 
-def validate_update(resource: ResourceType, new: Object, old: Object) -> list[FieldError]:
+def validate_update(resource: ResourceType, new: Object, old: Object, subresource: str = "") -> list[FieldError]:
     """Update validation in kube-apiserver's order: the common metadata rules, then the kind's own ``ValidateUpdate``.
 
     The kinds' rules repeat some metadata checks, so one bad label is one message but several causes, as on a real server.
@@ -434,6 +510,8 @@ def validate_update(resource: ResourceType, new: Object, old: Object) -> list[Fi
     metadata_update = _object_meta_update(resource, new_meta, old_meta)
     if resource in (catalog.CONFIGMAPS, catalog.SECRETS):
         return common + metadata_update + _data_update_errors(resource, new, old) + validate(resource, new)
+    if resource == catalog.DEPLOYMENTS and subresource == "status":
+        return common + metadata_update + _validate_deployment_status(new.get("status") or {})
     if resource == catalog.DEPLOYMENTS:
         selector = (new.get("spec") or {}).get("selector")
         immutable = [] if selector == (old.get("spec") or {}).get("selector") else [FieldError.invalid("spec.selector", selector, IMMUTABLE)]
