@@ -238,15 +238,10 @@ class ApiServer:
             written = write_options("UpdateOptions", query_lists)
             validation.directive = written.field_validation
             body = _read_json(environ)
-            if request.subresource == "scale":
-                result = self.registry.replace_scale(
-                    resource, scope, name, body, manager_of(written.field_manager), dry_run=written.dry_run, validation=validation
-                )
-            else:
-                result = self.registry.replace(
-                    resource, scope, name, body, request.subresource, manager_of(written.field_manager),
-                    dry_run=written.dry_run, validation=validation,
-                )
+            result = self.registry.replace(
+                resource, scope, name, body, request.subresource, manager_of(written.field_manager),
+                dry_run=written.dry_run, validation=validation,
+            )
             code = 200
         elif request.verb == "patch":
             written = write_options("PatchOptions", query_lists, patch_type)
@@ -254,16 +249,10 @@ class ApiServer:
             if patch_type in APPLY_PATCH_TYPES:
                 raise unsupported_media_type(applied_patch_types(resource))  # server-side apply is not simulated
             patch = decode_body(environ["wsgi.input"].read())
-            if request.subresource == "scale":
-                result = self.registry.patch_scale(
-                    resource, scope, name, patch, manager_of(written.field_manager),
-                    patch_type=patch_type, dry_run=written.dry_run, validation=validation,
-                )
-            else:
-                result = self.registry.patch(
-                    resource, scope, name, patch, request.subresource, manager_of(written.field_manager),
-                    patch_type=patch_type, dry_run=written.dry_run, validation=validation,
-                )
+            result = self.registry.patch(
+                resource, scope, name, patch, request.subresource, manager_of(written.field_manager),
+                patch_type=patch_type, dry_run=written.dry_run, validation=validation,
+            )
             code = 200
         else:
             deletion = delete_options(query_lists, _read_json(environ))

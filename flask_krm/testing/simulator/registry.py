@@ -152,8 +152,11 @@ class Registry:
         dry_run: bool = False,
         validation: FieldValidation | None = None,
     ) -> Object:
-        """PUT an object (or its status); the body's uid, if any, is a precondition."""
+        """PUT an object, its status or its scale; the body's uid, if any, is a precondition."""
         existing = self.get(resource, namespace, name)
+        if subresource == "scale":
+            scale = self._decode(SCALE, body, validation)
+            return self._rescale(resource, namespace, name, existing, scale, "update", manager, dry_run)
         new = self._decode(resource, body, validation)
         uid = new["metadata"].get("uid")
         if uid and uid != existing["metadata"]["uid"]:
@@ -177,47 +180,20 @@ class Registry:
         dry_run: bool = False,
         validation: FieldValidation | None = None,
     ) -> Object:
-        """Apply a decoded patch body of ``patch_type``; ``metadata.resourceVersion`` in the result is an optimistic lock."""
+        """Apply a decoded patch body of ``patch_type``; ``metadata.resourceVersion`` in the result is an optimistic lock.
+
+        A patch of the ``scale`` subresource applies to the object's ``Scale`` and answers the new one.
+        """
         existing = self.get(resource, namespace, name)
+        if subresource == "scale":
+            patched = strategies.canonical(SCALE, patched_object(SCALE, scale_of(existing), patch_type, patch, validation))
+            return self._rescale(resource, namespace, name, existing, patched, "patch", manager, dry_run)
         new = strategies.canonical(resource, patched_object(resource, existing, patch_type, patch, validation))
         return self._update(resource, namespace, name, existing, new, subresource, "patch", manager, dry_run)
 
     def scale(self, resource: ResourceType, namespace: str, name: str) -> Object:
         """GET ``<name>/scale``: the object's ``Scale``."""
         return scale_of(self.get(resource, namespace, name))
-
-    def replace_scale(
-        self,
-        resource: ResourceType,
-        namespace: str,
-        name: str,
-        body: Any,
-        manager: str = SYSTEM_MANAGER,
-        *,
-        dry_run: bool = False,
-        validation: FieldValidation | None = None,
-    ) -> Object:
-        """PUT ``<name>/scale`` with a ``Scale``; returns the new ``Scale``."""
-        existing = self.get(resource, namespace, name)
-        scale = self._decode(SCALE, body, validation)
-        return self._rescale(resource, namespace, name, existing, scale, "update", manager, dry_run)
-
-    def patch_scale(
-        self,
-        resource: ResourceType,
-        namespace: str,
-        name: str,
-        patch: Any,
-        manager: str = SYSTEM_MANAGER,
-        *,
-        patch_type: str = MERGE_PATCH,
-        dry_run: bool = False,
-        validation: FieldValidation | None = None,
-    ) -> Object:
-        """PATCH ``<name>/scale``: the patch applies to the current ``Scale``; returns the new one."""
-        existing = self.get(resource, namespace, name)
-        patched = strategies.canonical(SCALE, patched_object(SCALE, scale_of(existing), patch_type, patch, validation))
-        return self._rescale(resource, namespace, name, existing, patched, "patch", manager, dry_run)
 
     def _rescale(
         self, resource: ResourceType, namespace: str, name: str, existing: Object, scale: Object, verb: str, manager: str, dry_run: bool
