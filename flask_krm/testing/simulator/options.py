@@ -6,12 +6,13 @@ value is a 422 on ``<Kind>Options.meta.k8s.io``, an undecodable one a 400.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .catalog import GroupKind
-from .errors import ApiError, FieldError, bad_request, invalid
+from .errors import FieldError, bad_request, invalid
 from .field_validation import DIRECTIVES as FIELD_VALIDATION_DIRECTIVES
 from .strategies import json_type
 
@@ -81,6 +82,8 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
 
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")
+
+
 @dataclass(frozen=True)
 class Preconditions:
     """``DeleteOptions.preconditions``."""
@@ -96,64 +99,54 @@ class DeleteOptions:
     dry_run: bool = False
     propagation_policy: str | None = None
     orphan_dependents: bool | None = None
-    grace_period_seconds: int | None = None
     preconditions: Preconditions = Preconditions()
 
 
-def _decoding_error(message: str) -> ApiError:
-    """The delete handler answers the decoder's own error (no "cannot be handled as" wrapper)."""
-    return bad_request(message)
-
-
 def _typed(body: Mapping[str, Any], key: str, wanted: type, go_type: str, owner: str = "DeleteOptions") -> Any:
-    """``body[key]`` if it has the JSON type the Go field takes (``None`` when absent or null), else the 400."""
+    """``body[key]`` if it has the JSON type the Go field takes (``None`` when absent or null), else the 400.
+
+    The delete handler answers the decoder's own error, without the "cannot be handled as" of other writes.
+    """
     value = body.get(key)
     if value is None:
         return None
     fits = isinstance(value, wanted) and not (wanted is int and isinstance(value, bool))
     if not fits:
-        raise _decoding_error(f"json: cannot unmarshal {json_type(value)} into Go struct field {owner}.{key} of type {go_type}")
+        raise bad_request(f"json: cannot unmarshal {json_type(value)} into Go struct field {owner}.{key} of type {go_type}")
     return value
 
 
-def _from_body(body: Any) -> tuple[list[str], str | None, bool | None, int | None, Preconditions]:
+def _from_body(body: Any) -> tuple[list[str], str | None, bool | None, Preconditions]:
     if not isinstance(body, dict):
-        raise _decoding_error(f"json: cannot unmarshal {json_type(body)} into Go value of type v1.DeleteOptions")
-    kind, api_version = body.get("kind"), body.get("apiVersion")
-    if kind not in (None, "", "DeleteOptions"):
-        raise bad_request(f'no kind "{kind}" is registered for version "{api_version or "v1"}" in scheme "pkg/runtime/scheme.go:100"')
+        raise bad_request(f"json: cannot unmarshal {json_type(body)} into Go value of type v1.DeleteOptions")
     dry_run = _typed(body, "dryRun", list, "[]string") or []
     if not all(isinstance(value, str) for value in dry_run):
         wrong = next(value for value in dry_run if not isinstance(value, str))
-        raise _decoding_error(f"json: cannot unmarshal {json_type(wrong)} into Go struct field DeleteOptions.dryRun of type string")
+        raise bad_request(f"json: cannot unmarshal {json_type(wrong)} into Go struct field DeleteOptions.dryRun of type string")
     policy = _typed(body, "propagationPolicy", str, "v1.DeletionPropagation")
     orphan = _typed(body, "orphanDependents", bool, "bool")
-    grace = _typed(body, "gracePeriodSeconds", int, "int64")
+    _typed(body, "gracePeriodSeconds", int, "int64")  # decoded, then unused: nothing the simulator serves deletes gracefully
     given = _typed(body, "preconditions", dict, "v1.Preconditions") or {}
     uid = _typed(given, "uid", str, "types.UID", "Preconditions.preconditions")
     version = _typed(given, "resourceVersion", str, "string", "Preconditions.preconditions")
-    return dry_run, policy, orphan, grace, Preconditions(uid, version)
+    return dry_run, policy, orphan, Preconditions(uid, version)
 
 
-def _from_query(query: Query) -> tuple[list[str], str | None, bool | None, int | None, Preconditions]:
+def _from_query(query: Query) -> tuple[list[str], str | None, bool | None, Preconditions]:
     def last(key: str) -> str | None:
         values = query.get(key)
         return values[-1] if values else None
 
     grace_text, orphan_text = last("gracePeriodSeconds"), last("orphanDependents")
-    grace: int | None = None
-    if grace_text is not None:
-        try:
-            grace = int(grace_text)
-        except ValueError:
-            raise bad_request(f'strconv.ParseInt: parsing "{grace_text}": invalid syntax') from None
+    if grace_text is not None and not re.fullmatch(r"[+-]?[0-9]+", grace_text):
+        raise bad_request(f'strconv.ParseInt: parsing "{grace_text}": invalid syntax')
     orphan = None if orphan_text is None else _parse_bool(orphan_text)
-    return list(query.get("dryRun", [])), last("propagationPolicy"), orphan, grace, Preconditions()
+    return list(query.get("dryRun", [])), last("propagationPolicy"), orphan, Preconditions()
 
 
 def delete_options(query: Query, body: Any) -> DeleteOptions:
     """``DeleteOptions`` from the body when there is one, else from the query, validated (``ValidateDeleteOptions``)."""
-    dry_run, policy, orphan, grace, preconditions = _from_query(query) if body is None else _from_body(body)
+    dry_run, policy, orphan, preconditions = _from_query(query) if body is None else _from_body(body)
     errors: list[FieldError] = []
     if orphan is not None and policy is not None:
         errors.append(FieldError.invalid("propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"))
@@ -162,4 +155,4 @@ def delete_options(query: Query, body: Any) -> DeleteOptions:
     errors += _dry_run_errors(dry_run)
     if errors:
         raise invalid(options_kind("DeleteOptions"), "", errors)
-    return DeleteOptions(bool(dry_run), policy, orphan, grace, preconditions)
+    return DeleteOptions(bool(dry_run), policy, orphan, preconditions)
