@@ -40,7 +40,6 @@ SYSTEM_MANAGER = "krm-simulator"
 GARBAGE_COLLECTOR = "generic-garbagecollector"
 GENERATE_NAME_RETRIES = 7
 ORPHAN_FINALIZER = "orphan"
-ORPHAN_FINALIZER_POLICY = "Orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 COLLECTOR_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 
@@ -465,7 +464,7 @@ def _collector_finalizers(finalizers: list[str], options: DeleteOptions) -> list
     orphan = options.orphan_dependents
     if orphan is None:
         if options.propagation_policy is not None:
-            orphan = options.propagation_policy == ORPHAN_FINALIZER_POLICY
+            orphan = options.propagation_policy == "Orphan"
         else:
             orphan = next((item == ORPHAN_FINALIZER for item in finalizers if item in COLLECTOR_FINALIZERS), False)
     foreground = False
