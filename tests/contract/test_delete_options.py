@@ -134,3 +134,15 @@ def test_background_deletion_is_immediate(admin: kubernetes.client.ApiClient, pa
     reply = request(admin, "DELETE", path, query=[("propagationPolicy", "Background")])
     assert reply.status == 200 and reply.body["kind"] == "Status" and reply.body["status"] == "Success"
     assert request(admin, "GET", path).status == 404
+
+
+def test_a_collection_delete_applies_preconditions_to_each_object(admin: kubernetes.client.ApiClient, path: str) -> None:
+    other = "00000000-0000-0000-0000-000000000000"
+    uid = request(admin, "GET", path).body["metadata"]["uid"]
+    reply = request(admin, "DELETE", path.rsplit("/", 1)[0], body={"preconditions": {"uid": other}})
+    assert reply.status == 409
+    assert reply.body["message"] == (
+        f'Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition ({other}) does not match the UID in record '
+        f"({uid}). The object might have been deleted and then recreated"
+    )
+    assert request(admin, "GET", path).status == 200
