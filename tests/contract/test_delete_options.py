@@ -72,21 +72,34 @@ def test_orphan_dependents_and_a_policy_cannot_both_be_set(admin: kubernetes.cli
     ])
 
 
-@pytest.mark.parametrize(
-    ("query", "message"),
-    [
-        ([("gracePeriodSeconds", "soon")], 'strconv.ParseInt: parsing "soon": invalid syntax'),
-        ([("orphanDependents", "maybe")], 'strconv.ParseBool: parsing "maybe": invalid syntax'),
-    ],
-    ids=["grace-period", "orphan-dependents"],
-)
-def test_undecodable_query_options_are_bad_requests(
-    admin: kubernetes.client.ApiClient, path: str, query: list[tuple[str, str]], message: str
-) -> None:
-    reply = request(admin, "DELETE", path, query=query)
+def test_an_undecodable_grace_period_in_the_query_is_a_bad_request(admin: kubernetes.client.ApiClient, path: str) -> None:
+    reply = request(admin, "DELETE", path, query=[("gracePeriodSeconds", "soon")])
     assert reply.status == 400
-    assert reply.body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-                          "reason": "BadRequest", "code": 400}
+    assert reply.body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                          "message": 'strconv.ParseInt: parsing "soon": invalid syntax', "reason": "BadRequest", "code": 400}
+    assert request(admin, "GET", path).status == 200
+
+
+def test_query_booleans_are_true_unless_false_or_0(admin: kubernetes.client.ApiClient, path: str) -> None:
+    """The query codec reads ``orphanDependents=maybe`` as true: the object is kept for the collector to orphan."""
+    reply = request(admin, "DELETE", path, query=[("orphanDependents", "maybe")])
+    assert reply.status == 200
+    assert reply.body["kind"] == "ConfigMap" and reply.body["metadata"]["finalizers"] == ["orphan"]
+    request(admin, "PATCH", path, body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ([1], "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type "
+              'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'),
+        ({"kind": "ListOptions", "apiVersion": "v1"}, 'no kind "ListOptions" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"'),
+    ],
+    ids=["not-an-object", "another-kind"],
+)
+def test_bodies_that_are_no_delete_options(admin: kubernetes.client.ApiClient, path: str, body: Any, message: str) -> None:
+    reply = request(admin, "DELETE", path, body=body)
+    assert reply.status == 400 and reply.body["message"] == message
     assert request(admin, "GET", path).status == 200
 
 

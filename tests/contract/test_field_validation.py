@@ -11,7 +11,7 @@ from .kube import MERGE_PATCH, configmap, request
 
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-DIRECTIVES = 'supported values: "Ignore", "Warn", "Strict"'
+DIRECTIVES = 'supported values: "", "Ignore", "Strict", "Warn"'
 
 
 def _warnings(reply: Any) -> list[str]:

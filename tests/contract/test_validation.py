@@ -3,6 +3,7 @@ references, finalizers, ConfigMap and Secret data (keys, sizes, base64), namespa
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -42,7 +43,7 @@ def _invalid(kind: str, name: str, causes: list[tuple[str, str, str]]) -> dict[s
     summary = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
     return {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": f'{kind} "{name}" is invalid: {summary}', "reason": "Invalid",
+        "message": f"{kind} {json.dumps(name)} is invalid: {summary}", "reason": "Invalid",
         "details": {"name": name, "kind": kind, "causes": [
             {"reason": reason, "message": message, "field": field} for reason, field, message in causes
         ]},
@@ -164,7 +165,7 @@ def test_config_map_and_secret_data_at_most_1_mib(admin: kubernetes.client.ApiCl
     assert _create(admin, namespace, configmap("fits", {"k": "v" * MIB})).status == 201
     config_map = _create(admin, namespace, configmap("over", {"k": "v" * (MIB - 2), "l": "vvv"}))
     assert config_map.status == 422
-    assert config_map.body == _invalid("ConfigMap", "over", [("FieldValueTooLong", "", f"Too long: may not be more than {MIB} bytes")])
+    assert config_map.body == _invalid("ConfigMap", "over", [("FieldValueTooLong", "[]", f"Too long: may not be more than {MIB} bytes")])
     secret = _create(admin, namespace, {"metadata": {"name": "over"}, "stringData": {"k": "v" * (MIB + 1)}}, "secrets")
     assert secret.status == 422
     assert secret.body == _invalid("Secret", "over", [("FieldValueTooLong", "data", f"Too long: may not be more than {MIB} bytes")])

@@ -182,7 +182,7 @@ OPTIMISTIC_LOCK_MESSAGE = "the object has been modified; please apply your chang
 def invalid(kind: GroupKind, name: str, errors: list[FieldError]) -> ApiError:
     """422 Invalid with one cause per field error."""
     causes = [{"reason": error.type, "message": error.body(), "field": error.field} for error in errors]
-    message = f'{kind} "{name}" is invalid: {aggregate([str(error) for error in errors])}'
+    message = f"{kind} {json.dumps(name, ensure_ascii=False)} is invalid: {aggregate([str(error) for error in errors])}"
     return ApiError(422, "Invalid", message, _details(kind.group, kind.kind, name, causes=causes))
 
 

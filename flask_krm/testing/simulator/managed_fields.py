@@ -17,7 +17,7 @@ Object = dict[str, Any]
 FieldPath = tuple[str, ...]
 
 SYSTEM_METADATA = frozenset({
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+    "name", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
     "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields",
 })
 ATOMIC: frozenset[FieldPath] = frozenset({("spec", "selector")})

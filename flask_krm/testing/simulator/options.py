@@ -75,7 +75,7 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
     errors += _field_manager_errors(manager) + _dry_run_errors(dry_run)
     validation = (query.get("fieldValidation") or [""])[0]
     if validation and validation not in FIELD_VALIDATION_DIRECTIVES:
-        errors.append(FieldError.not_supported("fieldValidation", validation, list(FIELD_VALIDATION_DIRECTIVES)))
+        errors.append(FieldError.not_supported("fieldValidation", validation, ["", *sorted(FIELD_VALIDATION_DIRECTIVES)]))
     if errors:
         raise invalid(options_kind(kind), "", errors)
     return WriteOptions(dry_run=bool(dry_run), field_manager=manager, field_validation=validation)
@@ -118,7 +118,14 @@ def _typed(body: Mapping[str, Any], key: str, wanted: type, go_type: str, owner:
 
 def _from_body(body: Any) -> tuple[list[str], str | None, bool | None, Preconditions]:
     if not isinstance(body, dict):
-        raise bad_request(f"json: cannot unmarshal {json_type(body)} into Go value of type v1.DeleteOptions")
+        raise bad_request(
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal {json_type(body)} into Go value of type "
+            'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+        )
+    kind = body.get("kind")
+    if kind not in (None, "", "DeleteOptions"):
+        version = body.get("apiVersion") or "v1"
+        raise bad_request(f'no kind "{kind}" is registered for version "{version}" in scheme "pkg/runtime/scheme.go:111"')
     dry_run = _typed(body, "dryRun", list, "[]string") or []
     if not all(isinstance(value, str) for value in dry_run):
         wrong = next(value for value in dry_run if not isinstance(value, str))
@@ -133,15 +140,15 @@ def _from_body(body: Any) -> tuple[list[str], str | None, bool | None, Precondit
 
 
 def _from_query(query: Query) -> tuple[list[str], str | None, bool | None, Preconditions]:
-    def last(key: str) -> str | None:
+    def first(key: str) -> str | None:
         values = query.get(key)
-        return values[-1] if values else None
+        return values[0] if values else None
 
-    grace_text, orphan_text = last("gracePeriodSeconds"), last("orphanDependents")
+    grace_text, orphan_text = first("gracePeriodSeconds"), first("orphanDependents")
     if grace_text is not None and not re.fullmatch(r"[+-]?[0-9]+", grace_text):
         raise bad_request(f'strconv.ParseInt: parsing "{grace_text}": invalid syntax')
-    orphan = None if orphan_text is None else _parse_bool(orphan_text)
-    return list(query.get("dryRun", [])), last("propagationPolicy"), orphan, Preconditions()
+    orphan = None if orphan_text is None else orphan_text != "0" and orphan_text.lower() != "false"  # the query codec's bool
+    return list(query.get("dryRun", [])), first("propagationPolicy"), orphan, Preconditions()
 
 
 def delete_options(query: Query, body: Any) -> DeleteOptions:

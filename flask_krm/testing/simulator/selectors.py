@@ -7,10 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import object_meta
+
 _SPECIAL = "!=,()<> \t\n"
-_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 class SelectorError(ValueError):
@@ -78,17 +77,18 @@ def _tokens(text: str) -> list[str]:
 
 
 def _check_key(key: str) -> str:
-    prefix, _, name = key.rpartition("/")
-    if (prefix and (len(prefix) > 253 or not _PREFIX.match(prefix))) or len(name) > 63 or not _NAME.match(name):
-        raise SelectorError(f'key: Invalid value: "{key}": name part must consist of alphanumeric characters, '
-                            "'-', '_' or '.', and must start and end with an alphanumeric character")
+    """``validateLabelKey`` as the parser calls it (with no field path: ``<nil>``)."""
+    errors = object_meta.qualified_name(key)
+    if errors:
+        raise SelectorError(f'<nil>: Invalid value: "{key}": ' + "; ".join(errors))
     return key
 
 
-def _check_value(value: str) -> str:
-    if len(value) > 63 or not _VALUE.match(value):
-        raise SelectorError(f'values[0][key]: Invalid value: "{value}": a valid label must be an empty string or consist '
-                            "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")
+def _check_value(key: str, value: str, index: int = 0) -> str:
+    """``validateLabelValue``: the value at ``values[index][key]``."""
+    errors = object_meta.label_value(value)
+    if errors:
+        raise SelectorError(f'values[{index}][{key}]: Invalid value: "{value}": ' + "; ".join(errors))
     return value
 
 
@@ -143,7 +143,7 @@ class _Parser:
             return Requirement(key, "!" if negated else "exists")
         operator = self.take()
         if operator in ("in", "notin"):
-            return Requirement(key, operator, self.values())
+            return Requirement(key, operator, self.values(key))
         if operator not in ("=", "==", "!=", "<", ">"):
             raise SelectorError(f"found '{operator}', expected: in, notin, =, ==, !=, gt, lt")
         value = self.take() if self.peek() is not None and _is_word(self.peek() or "") else ""
@@ -151,22 +151,44 @@ class _Parser:
             if not re.fullmatch(r"-?\d+", value):
                 raise SelectorError(f'values[0]: Invalid value: "{value}": for \'Gt\', \'Lt\' operators, the value must be an integer')
             return Requirement(key, "gt" if operator == ">" else "lt", (value,))
-        return Requirement(key, "!=" if operator == "!=" else "=", (_check_value(value),))
+        return Requirement(key, "!=" if operator == "!=" else "=", (_check_value(key, value),))
 
-    def values(self) -> tuple[str, ...]:
+    def values(self, key: str) -> tuple[str, ...]:
+        """``parseValues``: ``()`` is the empty value; the values are checked in sorted order (a Go string set)."""
         opening = self.take()
         if opening != "(":
             raise SelectorError(f"found '{opening}' expected: '('")
-        values: list[str] = []
+        ahead = self.peek() or ""
+        if ahead == ")":
+            self.take()
+            return ("",)
+        if ahead != "," and not _is_word(ahead):
+            raise SelectorError(f"found '{ahead}', expected: ',', ')' or identifier")
+        found = self.identifiers()
+        if self.take() != ")":
+            raise SelectorError(f"found '{ahead}', expected: ')'")
+        ordered = sorted(found)
+        return tuple(_check_value(key, value, index) for index, value in enumerate(ordered))
+
+    def identifiers(self) -> set[str]:
+        """``parseIdentifiersList``: comma-separated, possibly empty identifiers up to (not taking) the ``)``."""
+        found: set[str] = set()
         while True:
-            item = self.take()
-            if item == ")":
-                return tuple(values)
-            if item == "," or (item and _is_word(item)):
-                if item != ",":
-                    values.append(_check_value(item))
-                continue
-            raise SelectorError(f"found '{item}', expected: ',', ')' or identifier")
+            token = self.take()
+            if token == ",":
+                if not found or self.peek() in (",", ")"):
+                    found.add("")
+                if self.peek() == ")":
+                    return found
+            elif token and _is_word(token):
+                found.add(token)
+                ahead = self.peek()
+                if ahead == ")":
+                    return found
+                if ahead != ",":
+                    raise SelectorError(f"found '{ahead or ''}', expected: ',' or ')'")
+            else:
+                raise SelectorError(f"found '{token}', expected: ',', or identifier")
 
 
 def parse_label_selector(text: str) -> LabelSelector:

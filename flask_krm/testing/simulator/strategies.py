@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import re
 from typing import Any
 
 from . import catalog, go_base64, object_meta
@@ -87,6 +88,8 @@ def canonical(resource: ResourceType, obj: Object) -> Object:
     if resource.custom:
         return _sorted(result)  # type: ignore[no-any-return]
     result = {key: value if key == "metadata" else _without_empty_lists(value) for key, value in result.items()}
+    if resource == catalog.DEPLOYMENTS:
+        _deployment_in_struct_order(result)
     for section, keys in ((result.get("metadata"), OMITTED_WHEN_EMPTY_METADATA), (result, OMITTED_WHEN_EMPTY)):
         if not isinstance(section, dict):
             continue
@@ -96,6 +99,37 @@ def canonical(resource: ResourceType, obj: Object) -> Object:
             elif isinstance(section.get(key), dict):
                 section[key] = _sorted(section[key])
     return result
+
+
+DEPLOYMENT_SPEC_ORDER = (
+    "replicas", "selector", "template", "strategy", "minReadySeconds", "revisionHistoryLimit", "paused", "progressDeadlineSeconds",
+)
+DEPLOYMENT_STATUS_ORDER = (
+    "observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas",
+    "terminatingReplicas", "conditions", "collisionCount",
+)
+CONDITION_ORDER = ("type", "status", "lastUpdateTime", "lastTransitionTime", "reason", "message")
+
+
+def _in_order(section: Any, order: tuple[str, ...]) -> Any:
+    if not isinstance(section, dict):
+        return section
+    return {key: section[key] for key in order if key in section} | {key: value for key, value in section.items() if key not in order}
+
+
+def _deployment_in_struct_order(deployment: Object) -> None:
+    """Spec, status and conditions as the Go structs write them (a condition's times are ``null`` when unset)."""
+    if "spec" in deployment:
+        deployment["spec"] = _in_order(deployment["spec"], DEPLOYMENT_SPEC_ORDER)
+    status = deployment.get("status")
+    if isinstance(status, dict):
+        conditions = status.get("conditions")
+        if isinstance(conditions, list):
+            status["conditions"] = [
+                _in_order({"lastUpdateTime": None, "lastTransitionTime": None, **item}, CONDITION_ORDER) if isinstance(item, dict) else item
+                for item in conditions
+            ]
+        deployment["status"] = _in_order(status, DEPLOYMENT_STATUS_ORDER)
 
 
 KEPT_EMPTY_LISTS = frozenset({"rules", "containers"})
@@ -174,6 +208,34 @@ def _typed_list(
                 )
 
 
+METADATA_STRINGS = {"name": "string", "generateName": "string", "namespace": "string", "uid": "types.UID", "resourceVersion": "string"}
+QUANTITY_FORMAT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+QUANTITY_SUFFIXES = frozenset({"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"})
+
+
+def _check_quantities(deployment: Object) -> None:
+    """``resource.ParseQuantity`` on the containers' resource requests and limits (JSON numbers are quantities too)."""
+    pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for group in ("initContainers", "containers"):
+        for container in pod.get(group) or []:
+            resources = container.get("resources") if isinstance(container, dict) else None
+            for amounts in (resources.get(key) for key in ("limits", "requests")) if isinstance(resources, dict) else ():
+                for amount in (amounts or {}).values() if isinstance(amounts, dict) else ():
+                    _parse_quantity(amount)
+
+
+def _parse_quantity(amount: Any) -> None:
+    if isinstance(amount, (int, float)) and not isinstance(amount, bool):
+        amount = repr(amount)
+    if not isinstance(amount, str) or not re.fullmatch(QUANTITY_FORMAT, amount):
+        raise DecodeError(f"quantities must match the regular expression '{QUANTITY_FORMAT}'")
+    number, suffix = re.fullmatch(QUANTITY_FORMAT, amount).groups()  # type: ignore[union-attr]
+    if number.count(".") > 1 or number.strip("+-") in ("", "."):
+        raise DecodeError("unable to parse quantity's numeric part")
+    if suffix not in QUANTITY_SUFFIXES and not re.fullmatch(r"[eE][-+]?[0-9]+", suffix):
+        raise DecodeError("unable to parse quantity's suffix")
+
+
 OWNER_REFERENCE_FIELDS: dict[str, tuple[type, str]] = {
     "apiVersion": (str, "string"), "kind": (str, "string"), "name": (str, "string"), "uid": (str, "types.UID"),
     "controller": (bool, "bool"), "blockOwnerDeletion": (bool, "bool"),
@@ -200,6 +262,10 @@ def check_types(resource: ResourceType, obj: Object) -> None:
             f"json: cannot unmarshal {json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta",
             "struct", obj.get("metadata"),
         )
+    for key, go_type in METADATA_STRINGS.items():
+        value = obj["metadata"].get(key)
+        if value is not None and not isinstance(value, str):
+            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field ObjectMeta.metadata.{key} of type {go_type}", "string", value)
     _string_map(obj, ("metadata", "labels"), "ObjectMeta.metadata.labels")
     _string_map(obj, ("metadata", "annotations"), "ObjectMeta.metadata.annotations")
     _typed_list(obj["metadata"], "finalizers", "ObjectMeta.metadata.finalizers", "[]string")
@@ -213,6 +279,8 @@ def check_types(resource: ResourceType, obj: Object) -> None:
     if resource == catalog.SECRETS:
         _base64_map(obj, "data", "Secret.data")
         _string_map(obj, ("stringData",), "Secret.stringData")
+    if resource == catalog.DEPLOYMENTS:
+        _check_quantities(obj)
     if resource in (catalog.DEPLOYMENTS, SCALE):
         replicas = (obj.get("spec") or {}).get("replicas")
         if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
@@ -373,7 +441,7 @@ def _validate_data(resource: ResourceType, obj: Object) -> list[FieldError]:
         errors += [FieldError.invalid(f"binaryData[{key}]", key, message) for message in object_meta.config_map_key(key)]
         total += len(go_base64.decode(value))
     if total > MAX_DATA_SIZE:
-        errors.append(FieldError.too_long("data" if resource == catalog.SECRETS else "", MAX_DATA_SIZE))
+        errors.append(FieldError.too_long("data" if resource == catalog.SECRETS else "[]", MAX_DATA_SIZE))  # Go prints the empty path so
     return errors
 
 
@@ -469,10 +537,16 @@ def _validate_port(port: Object, path: str) -> list[FieldError]:
 
 
 def _validate_strategy(strategy: Object) -> list[FieldError]:
-    """``ValidateDeploymentStrategy`` for the two known types (``Recreate`` takes no ``rollingUpdate``)."""
-    if strategy.get("type") == "Recreate" and strategy.get("rollingUpdate") is not None:
-        return [FieldError.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")]
-    return []
+    """``ValidateDeploymentStrategy``: ``Recreate`` takes no ``rollingUpdate``; another type shows the internal struct."""
+    kind, rolling = strategy.get("type"), strategy.get("rollingUpdate")
+    if kind == "Recreate":
+        if rolling is not None:
+            return [FieldError.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")]
+        return []
+    if kind == "RollingUpdate":
+        return []
+    internal = None if not isinstance(rolling, dict) else {"MaxUnavailable": rolling.get("maxUnavailable"), "MaxSurge": rolling.get("maxSurge")}
+    return [FieldError.not_supported("spec.strategy", {"Type": kind or "", "RollingUpdate": internal}, ["Recreate", "RollingUpdate"])]
 
 
 def _validate_binding(obj: Object) -> list[FieldError]:
@@ -500,10 +574,14 @@ def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
 
 
 def validate_update(resource: ResourceType, new: Object, old: Object, subresource: str = "") -> list[FieldError]:
-    """Update validation in kube-apiserver's order: the common metadata rules, then the kind's own ``ValidateUpdate``.
+    """Update validation in kube-apiserver's order: the common metadata rules, then the kind's own ``ValidateUpdate``."""
+    unique: dict[str, FieldError] = {}
+    for error in _update_errors(resource, new, old, subresource):
+        unique.setdefault(str(error), error)  # a cause found by several checks is reported once
+    return list(unique.values())
 
-    The kinds' rules repeat some metadata checks, so one bad label is one message but several causes, as on a real server.
-    """
+
+def _update_errors(resource: ResourceType, new: Object, old: Object, subresource: str) -> list[FieldError]:
     new_meta, old_meta = new["metadata"], old["metadata"]
     common = object_meta.object_meta(new_meta, resource.namespaced, object_meta.path_segment_name)
     common += object_meta.object_meta_update(new_meta, old_meta)
