@@ -77,7 +77,7 @@ def patched_object(
             f"error decoding patch: json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}"
         )
     result = apply_merge_patch(copy.deepcopy(existing), patch)
-    return _decoded(resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False, validation)
+    return _decoded(resource, result, lambda: json.dumps(_sorted_along(result, patch), separators=(",", ":")), False, validation)
 
 
 def _merge_failure(error: StrategicMergeError) -> ApiError:
@@ -86,6 +86,14 @@ def _merge_failure(error: StrategicMergeError) -> ApiError:
     if error.code == 422:
         return rejected()
     return unwrapped(error.message)
+
+
+def _sorted_along(value: Any, patch: Any) -> Any:
+    """The merge patch library's output: objects the patch reached are re-encoded (keys sorted), the rest kept as they were."""
+    if not isinstance(value, dict):
+        return value
+    reached = patch if isinstance(patch, dict) else {}
+    return {key: _sorted_along(value[key], reached[key]) if key in reached else value[key] for key in sorted(value)}
 
 
 def _top_sorted(value: Any) -> Any:
