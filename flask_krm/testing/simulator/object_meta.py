@@ -2,7 +2,7 @@
 
 Names, generateName, labels, annotations (keys and total size), owner references and finalizers,
 with kube-apiserver's messages: one cause per failed rule, lengths counted in bytes, Go's anchored
-regular expressions (a trailing newline does not match). Two generations of helpers coexist there:
+regular expressions (a trailing newline does not match). Two generations of its functions coexist there:
 object names and data keys are checked by ``util/validation`` ("must be no more than 253
 characters"), label keys and values by ``api/validate/content`` ("... 63 bytes").
 """
