@@ -55,7 +55,8 @@ class WriteRequest:
 
     ``new`` is the object that will be stored (hooks may modify it in place); ``old`` is the
     stored object for updates and deletes, ``None`` for creates; ``subresource`` is ``"status"``
-    for a write of the status subresource, else empty.
+    or ``"scale"`` for a write through that subresource (a scale write changes the object's
+    replicas), else empty.
     """
 
     verb: str
