@@ -186,10 +186,11 @@ def test_write_hooks_see_a_status_write_as_one(admin: kubernetes.client.ApiClien
         assert request(admin, "POST", path, body=body).status == 201
         status = request(admin, "PATCH", f"{path}/web/status", body={"status": {"readyReplicas": 1}}, content_type=MERGE_PATCH)
         spec = request(admin, "PATCH", f"{path}/web", body={"spec": {"replicas": 2}}, content_type=MERGE_PATCH)
+        scale = request(admin, "PATCH", f"{path}/web/scale", body={"spec": {"replicas": 3}}, content_type=MERGE_PATCH)
     finally:
         remove()
-    assert status.status == 200 and spec.status == 200
-    assert seen == [("create", ""), ("patch", "status"), ("patch", "")]
+    assert status.status == 200 and spec.status == 200 and scale.status == 200
+    assert seen == [("create", ""), ("patch", "status"), ("patch", ""), ("patch", "scale")]
 
 
 def test_refused_streaming_lists(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:

@@ -158,18 +158,6 @@ def test_status_writes_keep_spec_and_labels_but_take_annotations(admin: kubernet
     assert reply.body["metadata"]["generation"] == 1
 
 
-def test_status_counts_are_validated(admin: kubernetes.client.ApiClient, deployment: str) -> None:
-    reply = request(admin, "PATCH", f"{deployment}/status", body={"status": {"replicas": 1, "readyReplicas": 2}}, content_type=MERGE_PATCH)
-    assert reply.status == 422
-    assert _causes(reply) == [("FieldValueInvalid", "status.readyReplicas", "Invalid value: 2: cannot be greater than status.replicas")]
-    negative = request(admin, "PATCH", f"{deployment}/status", body={"status": {"replicas": -1}}, content_type=MERGE_PATCH)
-    assert negative.status == 422
-    assert _causes(negative) == [("FieldValueInvalid", "status.replicas", "Invalid value: -1: must be greater than or equal to 0")] + [
-        ("FieldValueInvalid", f"status.{count}", "Invalid value: 0: cannot be greater than status.replicas")
-        for count in ("updatedReplicas", "readyReplicas", "availableReplicas")
-    ]
-
-
 def test_no_status_subresource_on_config_maps(admin: kubernetes.client.ApiClient, created: dict[str, Any]) -> None:
     reply = request(admin, "PUT", f"{_path(created)}/status", body=configmap("a"))
     assert reply.status == 404
