@@ -30,17 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
-from flask import Flask, current_app
+from flask import Flask
 from flask.cli import AppGroup
 
 from . import config, signals
+from .runtime import KrmRuntime, current_app_object, find_runtime
 from .scope import ANY_NAMESPACE, AllowedResource, Scope, ScopePolicy
 
 if t.TYPE_CHECKING:
     from gevent.server import StreamServer
     from kubernetes.client import ApiClient
 
-    from .extension import KrmStream
     from .principal import Principal
 
 Status: t.TypeAlias = t.Literal["ok", "note", "FAIL"]
@@ -73,12 +73,12 @@ class Section:
         self.findings.append(Finding(status, text))
 
 
-def extension_of(app: Flask) -> KrmStream:
-    """The application's ``KrmStream``. Raises ``click.ClickException`` when there is none."""
-    krm = app.extensions.get("krm")
+def runtime_of(app: Flask) -> KrmRuntime:
+    """The application's flask-krm runtime. Raises ``click.ClickException`` when there is none."""
+    krm = find_runtime(app)
     if krm is None:
         raise click.ClickException("this application does not use flask-krm: create KrmStream(app) first")
-    return t.cast("KrmStream", krm)
+    return krm
 
 
 def _describe(key: str, value: t.Any) -> str:
@@ -98,7 +98,7 @@ def _resource_name(entry: AllowedResource) -> str:
     return f"{entry.resource}.{entry.group}" if entry.group else entry.resource
 
 
-def check_configuration(app: Flask, krm: KrmStream) -> Section:
+def check_configuration(app: Flask, krm: KrmRuntime) -> Section:
     """Every ``KRM_*`` key, the host hooks and the scope policy against the targets."""
     section = Section("Configuration")
     values: dict[str, t.Any] = {}
@@ -114,11 +114,11 @@ def check_configuration(app: Flask, krm: KrmStream) -> Section:
         if not policy.targets or not policy.resources:
             section.add("FAIL", "KRM_SCOPE_POLICY serves nothing: list the targets and resources to serve")
         for target in sorted(policy.targets):
-            if not krm.serves_target(target, app):
+            if not krm.serves_target(target):
                 section.add("FAIL", f"the scope policy serves target {target!r}, which KRM_TARGETS does not configure")
         for target in sorted(set(values["TARGETS"]) - policy.targets):
             section.add("note", f"target {target!r} is configured but the scope policy does not serve it")
-    hooks = krm.registered_hooks()
+    hooks = krm.hooks.registered()
     if hooks.authorizer is None:
         section.add("FAIL", "no authorizer: decorate (principal, scope, projection, verb) -> bool with @krm.authorizer")
     else:
@@ -194,7 +194,7 @@ def _namespaces_of(entry: AllowedResource, policy: ScopePolicy) -> list[str]:
     return named + ([""] if entry.all_namespaces or ANY_NAMESPACE in listed else [])
 
 
-def check_target(app: Flask, krm: KrmStream, target: str, timeout: float) -> Section:
+def check_target(app: Flask, krm: KrmRuntime, target: str, timeout: float) -> Section:
     """Reachability of ``target``, the served resources on it, and its own identity's rights."""
     spec = t.cast(config.TargetSpec, config.get(app, "TARGETS")[target])
     where = "in-cluster service account" if spec.in_cluster else (
@@ -202,7 +202,7 @@ def check_target(app: Flask, krm: KrmStream, target: str, timeout: float) -> Sec
     )
     section = Section(f"Target {target} ({where})")
     try:
-        api = _Api(krm.api_clients(app).service(target), timeout)
+        api = _Api(krm.api_clients().service(target), timeout)
     except Exception as exc:  # the client's configuration loaders raise many types
         section.add("FAIL", f"cannot load the connection settings: {type(exc).__name__}: {exc}")
         return section
@@ -242,7 +242,7 @@ def check_target(app: Flask, krm: KrmStream, target: str, timeout: float) -> Sec
 
 def run_checks(app: Flask, timeout: float = 5.0) -> list[Section]:
     """Every section of ``flask krm check`` for ``app``."""
-    krm = extension_of(app)
+    krm = runtime_of(app)
     sections = [check_configuration(app, krm)]
     try:
         targets = config.get(app, "TARGETS")
@@ -256,7 +256,7 @@ def run_checks(app: Flask, timeout: float = 5.0) -> list[Section]:
 @click.option("--timeout", default=5.0, show_default=True, help="Seconds to wait for each API request.")
 def check_command(timeout: float) -> None:
     """Check the configuration, and each target's reachability and permissions."""
-    app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
+    app = current_app_object()
     sections = run_checks(app, timeout)
     failures = 0
     for section in sections:
@@ -339,9 +339,9 @@ def page_channels(app: Flask) -> list[dict[str, t.Any]]:
     """The open page channels of ``app``: who, and the scopes of the components they carry."""
     from .ui.channel import Channel
 
-    krm = extension_of(app)
+    krm = runtime_of(app)
     out = []
-    for stream in krm.open_streams(app):
+    for stream in list(krm.streams):
         if isinstance(stream, Channel):
             components = [
                 {"scope": c.scope.to_wire(), "projection": c.projection, "kind": c.kind}
@@ -506,8 +506,8 @@ def format_status(status: Mapping[str, t.Any], now: float | None = None) -> Iter
 @click.option("--timeout", default=5.0, show_default=True, help="Seconds to wait for each server.")
 def streams_command(timeout: float) -> None:
     """List the open streams and upstream watches of the running server processes."""
-    app = t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
-    extension_of(app)
+    app = current_app_object()
+    runtime_of(app)
     sockets = status_sockets(app)
     if not sockets:
         raise click.ClickException(

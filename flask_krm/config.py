@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from .projection import PROJECTIONS
+from .save.outcomes import OutcomeKind, OutcomeTexts
 from .scope import ScopeError, check_target_name
 
 PREFIX: t.Final = "KRM_"
@@ -35,6 +36,7 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "RECOVERY_LIFETIME": 3600.0,
     "MAX_REQUEST_BYTES": 3 * 1024 * 1024,
     "MAX_SESSIONS": 10_000,
+    "OUTCOME_TEXTS": {},
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -64,6 +66,9 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
 - ``MAX_SESSIONS``: browser sessions whose drafts the server holds at once; beyond it, the least
   recently used session without unsaved edits is dropped (and when every one has unsaved edits, a
   new session's first draft is refused with 409).
+- ``OUTCOME_TEXTS``: the wording of Save outcomes a host overrides: outcome kind (such as
+  ``"busy"`` or ``OutcomeKind.BUSY``) -> sentence, or a :class:`flask_krm.save.OutcomeTexts`;
+  unnamed outcomes keep their default wording.
 """
 
 STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY"})
@@ -176,6 +181,18 @@ def _projection(key: str, value: t.Any) -> str:
     return t.cast(str, value)
 
 
+def _outcome_texts(key: str, value: t.Any) -> OutcomeTexts:
+    if isinstance(value, OutcomeTexts):
+        return value
+    if not isinstance(value, Mapping) or not all(isinstance(text, str) for text in value.values()):
+        raise ValueError(f"KRM_{key} must map outcome kinds to sentences, got {value!r}")
+    try:
+        return OutcomeTexts(dict(value))
+    except ValueError:
+        unknown = [k for k in value if k not in {kind.value for kind in OutcomeKind} and not isinstance(k, OutcomeKind)]
+        raise ValueError(f"KRM_{key} names unknown outcome kinds: {', '.join(map(repr, unknown))}") from None
+
+
 def _flag(key: str, value: t.Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"KRM_{key} must be True or False, got {value!r}")
@@ -198,6 +215,7 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "RECOVERY_LIFETIME": _positive_number,
     "MAX_REQUEST_BYTES": _positive_int,
     "MAX_SESSIONS": _positive_int,
+    "OUTCOME_TEXTS": _outcome_texts,
 }
 
 

@@ -6,9 +6,9 @@ The token is a random value kept in the host's signed session cookie. A state-ch
 :class:`~flask_krm.errors.CsrfError` (400) before the view runs.
 
 The token belongs to the principal it was issued to: when another principal signs in on the same
-browser (an anonymous visitor signing in included), the token is replaced
-(:meth:`flask_krm.KrmStream.follow_principal`, :func:`flask_krm.sessions.follow_principal`), so a
-token learnt before a sign-in is refused after it.
+browser (an anonymous visitor signing in included), the session calls :func:`revoke`
+(:func:`flask_krm.sessions.follow_principal`), so a token learnt before a sign-in is refused after
+it, with a message saying so. This module calls nothing else of flask-krm.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import hmac
 import secrets
 import typing as t
 
-from flask import current_app, request, session
+from flask import request, session
 
 from .errors import CsrfError
 
@@ -31,13 +31,15 @@ SESSION_KEY: t.Final = "_krm_csrf"
 
 UNSAFE_METHODS: t.Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
+REVOKED_KEY: t.Final = "flask_krm.csrf_revoked"
+"""Marks (in ``request.environ``) a request during which the session's token was revoked."""
+
 
 def csrf_token() -> str:
     """The current session's CSRF token, created on first use. Requires a request context.
 
     Exposed to templates as ``krm_csrf_token()``.
     """
-    _follow_principal()
     token = session.get(SESSION_KEY)
     if not isinstance(token, str) or not token:
         token = secrets.token_urlsafe(32)
@@ -50,8 +52,7 @@ def validate_csrf() -> None:
 
     Raises :class:`~flask_krm.errors.CsrfError` with a message saying what is wrong.
     """
-    issued = session.get(SESSION_KEY)
-    if _follow_principal() and issued:
+    if request.environ.get(REVOKED_KEY):
         raise CsrfError("The CSRF token was issued before the current sign-in: reload the page and retry.")
     expected = session.get(SESSION_KEY)
     if not isinstance(expected, str) or not expected:
@@ -63,13 +64,11 @@ def validate_csrf() -> None:
         raise CsrfError("The CSRF token is invalid: reload the page and retry.")
 
 
-def _follow_principal() -> bool:
-    """Bind the session to the current principal when flask-krm serves this application; whether
-    the principal changed (and the token was dropped)."""
-    from .extension import KrmStream
-
-    krm = current_app.extensions.get("krm")
-    return krm.follow_principal() if isinstance(krm, KrmStream) else False
+def revoke() -> None:
+    """Drop the session's token because another principal signed in; a state-changing request
+    later in this same request is refused as carrying a token issued before the sign-in."""
+    if session.pop(SESSION_KEY, None):
+        request.environ[REVOKED_KEY] = True
 
 
 def protect() -> None:

@@ -15,7 +15,7 @@ policy. A PATCH must be ``application/merge-patch+json`` and carry both precondi
 parameter are refused. The ``watch`` flag is read as Go's ``strconv.ParseBool`` reads it (anything
 else is a 400) and authorized as ``watch`` when true; flags are forwarded as ``true`` or not at
 all, so the API server does what was authorized. A body is bounded by ``KRM_MAX_REQUEST_BYTES``
-(413) and its JSON by :func:`~flask_krm.save.bodies.load_json` (400). Credentials never leave the
+(413) and its JSON by :func:`~flask_krm.bodies.load_json` (400). Credentials never leave the
 server; a write answers 204 with no object.
 
 A native object or response is never fed into a projected editor: native stores are separate.
@@ -39,16 +39,18 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from .bodies import JsonRefused, load_json
 from .csrf import validate_csrf
-from .save.bodies import JsonRefused, load_json
 from .events import Deleted, Event, Identity, Reset, StreamError, Synced, Upsert
+from .guards import bind_session, limit_request_size
+from .hooks import HooksOwner, Verb
+from .principal import Principal
+from .runtime import runtime
+from .save.publish import publish_native_patch
+from .save.writer import KubeWriter, MissingPrecondition
 from .scope import Scope, ScopeError, ScopePolicy
 from .store import PatchRejected, validate_native_merge_patch
 from .upstream.reflector import Backoff, collection_path, iter_json_lines
-from .views import limit_request_size
-
-if TYPE_CHECKING:
-    from .extension import KrmStream
 
 logger = logging.getLogger("flask_krm.native")
 
@@ -421,7 +423,8 @@ def _status(code: int, reason: str, message: str) -> Response:
 class NativeProxy:
     """API-server paths under ``base`` for a browser native client, as the signed-in person.
 
-    :param krm: the extension (principal, authorizer and client loader).
+    :param krm: the extension whose hooks (principal, authorizer and client loader) the proxy uses
+        through the runtime of the application it is registered on.
     :param target: the one target this proxy forwards to.
     :param policy: the collections it serves (deny by default); names are not part of a policy.
     :param base: where the blueprint is mounted (``/k8s``).
@@ -433,7 +436,7 @@ class NativeProxy:
 
     def __init__(
         self,
-        krm: KrmStream,
+        krm: HooksOwner,
         *,
         target: str,
         policy: ScopePolicy,
@@ -450,6 +453,7 @@ class NativeProxy:
         """The proxy's blueprint: ``GET`` and ``PATCH`` on ``<base>/<api path>``; other methods get 405."""
         bp = Blueprint(name, __name__, url_prefix=self.base)
         bp.before_request(limit_request_size)
+        bp.before_request(bind_session)
         bp.register_error_handler(
             RequestEntityTooLarge,
             lambda error: _status(413, "RequestEntityTooLarge", f"the body is larger than {request.max_content_length} bytes"),
@@ -461,7 +465,8 @@ class NativeProxy:
     # -- views -----------------------------------------------------------------------------
 
     def _read(self, api_path: str) -> Response:
-        principal = self.krm.require_principal()
+        krm = runtime()
+        principal = krm.require_principal()
         unknown = sorted(set(request.args) - READ_PARAMETERS)
         if unknown:
             return _status(400, "BadRequest", f"query parameter {unknown[0]!r} is not served by this proxy")
@@ -478,11 +483,11 @@ class NativeProxy:
         watching = flags.get("watch", False)
         if watching and scope.name:
             return _status(400, "BadRequest", "watch a collection (with a name selector), not an object URL")
-        verb = "watch" if watching else "get" if scope.name else "list"
+        verb: Verb = "watch" if watching else "get" if scope.name else "list"
         refused = self._authorize(principal, scope, verb)
         if refused is not None:
             return refused
-        api = self.krm.client_for(self.target, principal)
+        api = krm.client_for(self.target, principal)
         query = [(k, v) for k, v in request.args.items() if k not in FLAG_PARAMETERS]
         query += [(name, "true") for name in sorted(flags) if flags[name]]
         timeout = (self.timeout[0], None) if watching else self.timeout
@@ -523,10 +528,8 @@ class NativeProxy:
         )
 
     def _patch(self, api_path: str) -> Response:
-        from .save.publish import publish_native_patch
-        from .save.writer import KubeWriter, MissingPrecondition
-
-        principal = self.krm.require_principal()
+        krm = runtime()
+        principal = krm.require_principal()
         validate_csrf()
         if request.mimetype != MERGE_PATCH:
             return _status(415, "UnsupportedMediaType", f"only {MERGE_PATCH} is accepted")
@@ -550,7 +553,7 @@ class NativeProxy:
         refused = self._authorize(principal, scope, "patch")
         if refused is not None:
             return refused
-        writer = KubeWriter(self.krm.client_for(self.target, principal), timeout=self.timeout)
+        writer = KubeWriter(krm.client_for(self.target, principal), timeout=self.timeout)
         try:
             answer = writer.send_merge_patch(collection_path(replace(scope, name="")) + "/" + scope.name, patch)
         except MissingPrecondition as exc:  # validated above; kept as a second line of defence
@@ -578,7 +581,7 @@ class NativeProxy:
             return _status(403, "Forbidden", "this collection is not served by this proxy")
         return scope
 
-    def _authorize(self, principal: Any, scope: Scope, verb: str) -> Response | None:
-        if not self.krm.is_authorized(principal, scope, NATIVE, verb):  # type: ignore[arg-type]
+    def _authorize(self, principal: Principal, scope: Scope, verb: Verb) -> Response | None:
+        if not runtime().decide(principal, scope, NATIVE, verb).allowed:
             return _status(403, "Forbidden", f"you may not {verb} this resource")
         return None

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from flask import session
 from gevent.lock import Semaphore
 
-from .csrf import SESSION_KEY as CSRF_SESSION_KEY
+from . import csrf
 from .errors import DraftLimitReached
 
 if t.TYPE_CHECKING:
@@ -302,10 +302,10 @@ def follow_principal(registry: DraftRegistry, principal_name: str | None) -> boo
 
     When ``principal_name`` differs from the principal the session belongs to (or the session
     belongs to nobody yet, as after an anonymous visit), the previous namespace is discarded, the
-    session id dropped (a new one is made when needed) and the CSRF token removed (a new one is made
-    at the next page). Nobody signed in (``None``) changes nothing: a signed-out request is refused
-    as such, and signing in again as the same principal keeps the session. The cookie holds only a
-    digest of the principal name.
+    session id dropped (a new one is made when needed) and the CSRF token revoked
+    (:func:`flask_krm.csrf.revoke`; a new one is made at the next page). Nobody signed in
+    (``None``) changes nothing: a signed-out request is refused as such, and signing in again as
+    the same principal keeps the session. The cookie holds only a digest of the principal name.
     """
     if principal_name is None:
         return False
@@ -315,7 +315,7 @@ def follow_principal(registry: DraftRegistry, principal_name: str | None) -> boo
     session_id = session.pop(SESSION_ID_KEY, None)
     if isinstance(session_id, str) and session_id:
         registry.discard(session_id)
-    session.pop(CSRF_SESSION_KEY, None)
+    csrf.revoke()
     session[OWNER_KEY] = owner
     return True
 

@@ -12,10 +12,10 @@ With I/O:
 
 * :mod:`~flask_krm.save.writer`: conditional merge PATCH, uid-bound DELETE, create, uncached GET,
   and :func:`~flask_krm.save.writer.default_save`, the default save hook;
-* :mod:`~flask_krm.save.actions`: a Save, its confirmation, creates, deletes and the review Save;
+* :mod:`~flask_krm.save.perform`: a Save, its confirmation, creates, deletes and the review Save;
 * :mod:`~flask_krm.save.publish`: the audit log line and the ``write_attempted`` / ``saved`` signals;
-* :mod:`~flask_krm.save.fragments`, :mod:`~flask_krm.save.views` (the ``save`` editor action, registered
-  by the blueprint factory) and :mod:`~flask_krm.save.review` (create/delete/review endpoints of live lists).
+* :mod:`~flask_krm.save.fragments`, :mod:`~flask_krm.save.editor` (the ``save`` editor action, registered
+  by `KrmStream.init_app`) and :mod:`~flask_krm.save.review` (create/delete/review endpoints of live lists).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The Save editor action and its outcome fragments.
 
-:func:`save` is the ``save`` editor action (:mod:`flask_krm.ui.actions`), which the blueprint
-factory registers on every extension (:func:`register_save`): every live editor gets a Save button
-posting to ``/ui/components/<id>/actions/save``. A Save:
+:func:`save` is the ``save`` editor action (:mod:`flask_krm.ui.actions`), which
+:meth:`KrmStream.init_app <flask_krm.KrmStream.init_app>` registers: every live editor gets a Save
+button posting to ``/ui/components/<id>/actions/save``. A Save:
 
 1. is refused without I/O unless the principal may ``patch`` the editor's scope (host authorizer),
    the stream is live and no field conflict is open;
@@ -28,18 +28,17 @@ import typing as t
 from dataclasses import dataclass, field, replace
 
 import gevent.event
-from flask import Flask, Response, request, url_for
+from flask import Response, request, url_for
 from markupsafe import Markup
 
-from .. import config
+from ..runtime import KrmRuntime
 from ..store import RecoveryCopy
-from ..ui import EditorActions, EditorContext
-from ..ui.binding import current_app_object
+from ..ui.actions import EditorContext
 from ..ui.page import Component
 from ..ui.recovery import recovery_copy
 from ..ui.render import EditedObject, render_template_fragment
 from ..ui.state import store_policy
-from .actions import Confirmation, EditorTarget, save_edit
+from .perform import Confirmation, EditorTarget, save_edit
 from .flow import Phase, SaveFlow
 from .fragments import outcome_fragment
 from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
@@ -51,8 +50,6 @@ ACTION_NAME: t.Final = "save"
 ACTION_LABEL: t.Final = "Save"
 SAVE_STATE: t.Final = "krm.save"
 CONFIRM_FIELD: t.Final = "krm_confirm"
-EXTENSION_KEY: t.Final = "krm.save"
-CONFIRM_TIMEOUT_KEY: t.Final = "SAVE_CONFIRM_TIMEOUT"
 COPY_SHOWN: t.Final = "Your unsaved changes are shown above, to copy out."
 
 
@@ -62,36 +59,17 @@ class SaveSettings:
 
     :param confirm_timeout: seconds to wait for an accepted write's echo before a guarded read
         (``KRM_SAVE_CONFIRM_TIMEOUT``).
-    :param texts: outcome wording (defaults from the saving guide; override any outcome).
+    :param texts: outcome wording (``KRM_OUTCOME_TEXTS`` over the defaults).
     """
 
     confirm_timeout: float = 5.0
     texts: OutcomeTexts = field(default_factory=OutcomeTexts)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.confirm_timeout, (int, float)) or not 0 < self.confirm_timeout <= 300:
-            raise ValueError(f"confirm_timeout must be between 0 and 300 seconds, got {self.confirm_timeout!r}")
 
-
-def configure(app: Flask, *, texts: OutcomeTexts | None = None, confirm_timeout: float | None = None) -> SaveSettings:
-    """Set ``app``'s outcome wording; returns the settings now in force.
-
-    ``confirm_timeout``, when given, is written to ``KRM_SAVE_CONFIRM_TIMEOUT`` (the configuration
-    key is the one place the timeout lives). Raises ``ValueError`` for a bad timeout.
-    """
-    if texts is not None:
-        app.extensions[EXTENSION_KEY] = texts
-    if confirm_timeout is not None:
-        app.config[config.PREFIX + CONFIRM_TIMEOUT_KEY] = confirm_timeout
-    return settings_of(app)
-
-
-def settings_of(app: Flask) -> SaveSettings:
-    """``app``'s save settings now: ``KRM_SAVE_CONFIRM_TIMEOUT`` (validated at each call) and the
-    wording set with :func:`configure` (the defaults otherwise)."""
-    found = app.extensions.get(EXTENSION_KEY)
-    texts = found if isinstance(found, OutcomeTexts) else OutcomeTexts()
-    return SaveSettings(config.get(app, CONFIRM_TIMEOUT_KEY), texts)
+def settings_of(krm: KrmRuntime) -> SaveSettings:
+    """The application's save settings now: ``KRM_SAVE_CONFIRM_TIMEOUT`` and ``KRM_OUTCOME_TEXTS``
+    (both validated at each call)."""
+    return SaveSettings(krm.setting("SAVE_CONFIRM_TIMEOUT"), krm.outcome_texts())
 
 
 @dataclass(eq=False)
@@ -119,18 +97,13 @@ def _target(ctx: EditorContext) -> EditorTarget:
         scope=scope,
         projection=ctx.component.projection,
         api=ctx.krm.client_for(scope.target, ctx.principal),
-        hook=ctx.krm.saver,
+        hook=ctx.krm.hooks.saver,
     )
-
-
-def register_save(actions: EditorActions) -> None:
-    """Register :func:`save` as the ``save`` action in ``actions`` (idempotent)."""
-    actions.add(ACTION_NAME, save, label=ACTION_LABEL)
 
 
 def save(ctx: EditorContext) -> Response:
     """The Save action (or, with ``krm_confirm``, the wait for a pending save's confirmation)."""
-    settings = settings_of(current_app_object())
+    settings = settings_of(ctx.krm)
     edited = ctx.edited
     uid = edited.removed.identity.uid if edited.removed is not None else edited.uid
     if uid is None:
@@ -142,7 +115,7 @@ def save(ctx: EditorContext) -> Response:
         gone = Outcome(OutcomeKind.UNAVAILABLE, replacement_uid=edited.replacement)
         return _respond(ctx, state, gone if edited.replacement else replace(gone, http_status=404), settings)
     scope = ctx.component.scope
-    if not ctx.krm.is_authorized(ctx.principal, scope, ctx.component.projection, "patch"):
+    if not ctx.krm.decide(ctx.principal, scope, ctx.component.projection, "patch").allowed:
         return _respond(ctx, state, Outcome(OutcomeKind.ACCESS_DENIED), settings)
     outcome = save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live, newest=ctx.feed.newest_known)
     return _respond(ctx, state, outcome, settings)

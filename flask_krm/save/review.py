@@ -29,24 +29,23 @@ from collections.abc import Mapping
 from flask import Blueprint, Response, request, url_for
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from ..bodies import JsonRefused, NotFinite, load_json
 from ..csrf import validate_csrf
 from ..errors import CsrfError
-from ..ui.binding import Binding, Refusal, bind, current_app_object
-from ..ui.live import PAGE_HEADER
+from ..guards import bind_session, limit_request_size, too_large
+from ..hooks import HooksOwner, Verb
+from ..htmx import PAGE_HEADER
+from ..runtime import runtime
+from ..ui.binding import Binding, Refusal, bind
 from ..ui.page import ListSpec
-from ..ui.state import ui_state
-from ..views import limit_request_size, too_large
-from .actions import EditorTarget, create_scope, delete_scope, save_review
-from .bodies import JsonRefused, NotFinite, load_json
 from .flow import SaveFlow
 from .fragments import review_fragment
 from .outcomes import Outcome, OutcomeKind
 from .staging import CreatePolicy, CreateRejected, Staging, StagingError
-from .views import editor_state, settings_of
+from .editor import editor_state, settings_of
+from .perform import EditorTarget, create_scope, delete_scope, save_review
 from .writer import object_scope
 
-if t.TYPE_CHECKING:
-    from ..extension import KrmStream, Verb
 
 STAGING_STATE: t.Final = "krm.staging"
 
@@ -61,7 +60,7 @@ class ReviewViews:
     """
 
     def __init__(
-        self, krm: KrmStream, *, policies: Mapping[tuple[str, str], CreatePolicy] | None = None, url_prefix: str = "/krm/review"
+        self, krm: HooksOwner, *, policies: Mapping[tuple[str, str], CreatePolicy] | None = None, url_prefix: str = "/krm/review"
     ) -> None:
         self.krm = krm
         self.policies = dict(policies or {})
@@ -70,6 +69,7 @@ class ReviewViews:
     def blueprint(self, name: str = "krm_review") -> Blueprint:
         bp = Blueprint(name, __name__, url_prefix=self.url_prefix)
         bp.before_request(limit_request_size)
+        bp.before_request(bind_session)
         bp.register_error_handler(RequestEntityTooLarge, too_large)
         bp.add_url_rule("/<component_id>", "show", self._show, methods=["GET"])
         bp.add_url_rule("/<component_id>/create", "create", self._create, methods=["POST"])
@@ -133,9 +133,13 @@ class ReviewViews:
     def _save(self, component_id: str) -> Response:
         def save_all(binding: Binding, staging: Staging) -> tuple[int, dict[str, Outcome]]:
             component, principal = binding.component, binding.principal
+            krm = runtime()
             target = EditorTarget(
-                principal, component.scope, component.projection,
-                self.krm.client_for(component.scope.target, principal), self.krm.saver,
+                principal,
+                component.scope,
+                component.projection,
+                krm.client_for(component.scope.target, principal),
+                self.krm.hooks.saver,
             )
             denied = self._denied(binding, staging)
             if denied:
@@ -164,7 +168,7 @@ class ReviewViews:
         try:
             if write:
                 validate_csrf()
-            binding = bind(ui_state(), request.headers.get(PAGE_HEADER), component_id)
+            binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
         except CsrfError as error:
             return Response(str(error.description), status=400, mimetype="text/plain")
         except Refusal as refusal:
@@ -178,7 +182,7 @@ class ReviewViews:
             staging = states["staging"] = Staging()
         status, outcomes = act(binding, staging)
         staging.forget_missing(binding.store)
-        settings = settings_of(current_app_object())
+        settings = settings_of(runtime())
         fragment = review_fragment(
             f"{component.id}-review",
             staging.review(binding.store),
@@ -196,6 +200,7 @@ class ReviewViews:
         component, principal, store = binding.component, binding.principal, binding.store
         creates = {c.draft_id: c for c in staging.creates()}
         deletes = {d.uid: d for d in staging.deletes()}
+        krm = runtime()
         denied = []
         for item in staging.review(store):
             verb: Verb
@@ -205,7 +210,7 @@ class ReviewViews:
                 verb, scope = "delete", delete_scope(component.scope, deletes[item.key])
             else:
                 verb, scope = "patch", object_scope(component.scope, store.server(item.key) or {})
-            if not self.krm.is_authorized(principal, scope, component.projection, verb):
+            if not krm.decide(principal, scope, component.projection, verb).allowed:
                 denied.append(item.key)
         return denied
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, Protocol
 
-from .bodies import MAX_DEPTH, nests_too_deep
+from ..bodies import MAX_DEPTH, nests_too_deep
 from .outcomes import Outcome, Path
 
 MACHINERY: Final[tuple[Path, ...]] = (
@@ -72,7 +72,7 @@ class CreatePolicy:
 
         Raises :class:`CreateRejected` for anything else: a non-object body, a leaf outside the
         allowed fields, a server-owned field, a ``null``, a non-JSON value (``NaN`` and infinite
-        numbers included), nesting deeper than :data:`~flask_krm.save.bodies.MAX_DEPTH`, another
+        numbers included), nesting deeper than :data:`~flask_krm.bodies.MAX_DEPTH`, another
         kind, version or namespace, a missing required field or an invalid name.
         """
         if not isinstance(body, Mapping):

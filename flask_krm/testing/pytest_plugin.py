@@ -142,9 +142,11 @@ def krm_app(request: pytest.FixtureRequest, krm_config: dict[str, t.Any]) -> Ite
         raise pytest.UsageError("set krm_app_factory = 'package.module:create_app' in the pytest configuration")
     app = load_factory(spec)(krm_config)
     yield app
-    krm = app.extensions.get("krm")
+    from ..runtime import find_runtime  # not at import: the plugin loads before gevent patches
+
+    krm = find_runtime(app)
     if krm is not None:
-        krm.shutdown(app, timeout=2.0)
+        krm.shutdown(timeout=2.0)
 
 
 def sign_in_with_flask_login(client: LiveClient, user_id: str) -> None:

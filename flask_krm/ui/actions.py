@@ -25,41 +25,29 @@ it is False. :meth:`EditorContext.outcome` answers into the editor's outcome reg
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from flask import Response
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
+from ..hooks import EditorAction, EditorActions, check_action_name
+from ..htmx import html_response, partial
+from ..runtime import KrmRuntime
 from .page import Component, EditorSpec, Page
 from .render import EditedObject, edited_object
 
 if t.TYPE_CHECKING:
-    from ..extension import KrmStream
     from ..principal import Principal
     from ..sessions import SessionDrafts
     from ..store import LiveResourceStore
     from .feeds import Feed
 
-ActionView: t.TypeAlias = Callable[["EditorContext"], Response]
-
-T_action_view = t.TypeVar("T_action_view", bound=ActionView)
-
-
-@dataclass(frozen=True, slots=True)
-class EditorAction:
-    """A registered action: its name (URL segment), button label and view."""
-
-    name: str
-    label: str
-    view: ActionView
-
-
 @dataclass(frozen=True, slots=True)
 class EditorContext:
     """Everything an action needs about the editor it was invoked on."""
 
-    krm: KrmStream
+    krm: KrmRuntime
+    """The application's runtime (settings, access decisions, clients, the save hook)."""
     principal: Principal
     drafts: SessionDrafts
     page: Page
@@ -94,59 +82,7 @@ class EditorContext:
 
     def outcome(self, message: str | Markup, status: int = 200) -> Response:
         """A response showing ``message`` (escaped unless it is ``Markup``) in the outcome region."""
-        body = f'<hx-partial hx-target="#{self.outcome_id}">{escape(message)}</hx-partial>'
-        return Response(body, status=status, mimetype="text/html")
+        return html_response(partial(self.outcome_id, message), status)
 
 
-def check_action_name(name: str) -> None:
-    """Raise ``ValueError`` unless ``name`` is a lowercase URL segment (letters, digits, ``-``)."""
-    if not name or not name.isascii() or not all(c.isalnum() or c == "-" for c in name) or name.lower() != name:
-        raise ValueError(f"an editor action name is a lowercase word such as 'save', got {name!r}")
-
-
-class EditorActions:
-    """The editor actions of one :class:`~flask_krm.KrmStream`, in registration order.
-
-    Reached as ``krm.editor_actions``; :meth:`KrmStream.editor_action
-    <flask_krm.KrmStream.editor_action>` is the decorator hosts use.
-    """
-
-    def __init__(self) -> None:
-        self._actions: dict[str, EditorAction] = {}
-
-    def add(self, name: str, view: ActionView, *, label: str) -> EditorAction:
-        """Register ``view`` as the action ``name`` with button ``label``; returns the action.
-
-        Registering the same view under the same name again only updates its label (an extension
-        serving several applications registers Save once per blueprint). Raises ``ValueError`` for
-        a name that is not a lowercase URL segment, or one another view already has.
-        """
-        check_action_name(name)
-        existing = self._actions.get(name)
-        if existing is not None and existing.view is not view:
-            raise ValueError(f"an editor action named {name!r} is already registered")
-        action = self._actions[name] = EditorAction(name, label, view)
-        return action
-
-    def register(self, name: str, *, label: str) -> Callable[[T_action_view], T_action_view]:
-        """Decorator form of :meth:`add`; returns the view unchanged. The name is checked at once."""
-        check_action_name(name)
-
-        def decorate(view: T_action_view) -> T_action_view:
-            self.add(name, view, label=label)
-            return view
-
-        return decorate
-
-    def get(self, name: str) -> EditorAction | None:
-        """The action ``name``, or ``None``."""
-        return self._actions.get(name)
-
-    def __iter__(self) -> Iterator[EditorAction]:
-        return iter(list(self._actions.values()))
-
-    def __len__(self) -> int:
-        return len(self._actions)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._actions
+__all__ = ["EditorAction", "EditorActions", "EditorContext", "check_action_name"]

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 import gevent.event
 from flask import Response, stream_with_context
 
+from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message
 from .binding import Refusal, attach, authorize, page_of, session_of
 from .page import Component, Page
 from .render import StreamStatus, body_partial, render_body
-from .state import UiState, store_policy
+from .state import store_policy
 
 if t.TYPE_CHECKING:
     from ..principal import Principal
@@ -73,7 +74,7 @@ class _Link:
 class Channel:
     """One open connection of one page."""
 
-    state: UiState
+    krm: KrmRuntime
     principal: Principal
     drafts: SessionDrafts
     page: Page
@@ -99,8 +100,8 @@ class Channel:
         undo: list[Callable[[], None]] = []
         for component in self.page.components.values():
             try:
-                authorize(self.state.krm, self.principal, component)
-                store, feed = attach(self.state, self.principal, self.drafts, component)
+                authorize(self.krm, self.principal, component)
+                store, feed = attach(self.krm, self.principal, self.drafts, component)
             except Refusal as refusal:
                 self.links.append(_Link(component, None, None, StreamStatus("terminal", refusal.message)))
                 continue
@@ -119,7 +120,7 @@ class Channel:
 
     def stream(self) -> Iterator[bytes]:
         """The SSE byte chunks of this connection (ends only with a close event or disconnect)."""
-        krm = self.state.krm
+        krm = self.krm
         undo = self._link_components()
         undo.append(krm.track_stream(self))
         heartbeat = heartbeat_interval(krm.setting("HEARTBEAT_INTERVAL"))
@@ -129,7 +130,7 @@ class Channel:
         try:
             yield b": connected\n\n"
             while True:
-                if self._closing is not None or krm.is_shut_down():
+                if self._closing is not None or krm.shut_down:
                     yield close_frame(self._closing or SHUTDOWN_REASON)
                     return
                 self._wake.clear()
@@ -138,7 +139,7 @@ class Channel:
                 for link in self.links:
                     if link.component.id not in changed:
                         continue
-                    body = render_body(link.component, link.store, link.status, self.state.cache, self.page)
+                    body = render_body(link.component, link.store, link.status, krm.cache, self.page)
                     digest = hashlib.sha256(body.encode()).hexdigest()
                     if sent.get(link.component.id) != digest:
                         sent[link.component.id] = digest
@@ -157,15 +158,16 @@ class Channel:
                 step()
 
 
-def channel_response(state: UiState, page_id: str) -> Response:
+def channel_response(page_id: str) -> Response:
     """The SSE response for page ``page_id`` of the caller's session."""
+    krm = runtime()
     try:
-        principal, drafts = session_of(state.krm)
+        principal, drafts = session_of(krm)
         page = page_of(drafts, page_id)
     except Refusal as refusal:
         return event_stream(iter([close_frame(refusal.message)]))
-    if state.krm.is_shut_down():
+    if krm.shut_down:
         return event_stream(iter([close_frame(SHUTDOWN_REASON)]))
     resend_all = page.connected_once
-    channel = Channel(state, principal, drafts, page, resend_all)
+    channel = Channel(krm, principal, drafts, page, resend_all)
     return event_stream(stream_with_context(channel.stream()))

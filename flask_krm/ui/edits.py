@@ -22,9 +22,10 @@ import re
 import typing as t
 
 from flask import Response, request
-from markupsafe import escape
 
-from ..save.bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
+from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
+from ..htmx import PAGE_HEADER, html_response, partial
+from ..runtime import runtime
 from ..store import (
     MISSING,
     InvalidValueError,
@@ -37,10 +38,8 @@ from ..store import (
 )
 from ..store.paths import Path, as_path, get_at, text_path
 from .binding import Binding, Refusal, bind
-from .live import PAGE_HEADER
 from .page import Component, EditorSpec
 from .render import edited_object, render_template_fragment
-from .state import UiState
 from .widgets import path_json, widget_for
 
 OPERATIONS: t.Final = frozenset({"set", "add_key", "remove_key", "rename_key", "revert", "take_theirs", "keep_mine"})
@@ -58,11 +57,6 @@ class EditRefused(Exception):
         self.path = path
 
 
-def _partial(target: str, content: str = "", swap: str | None = None) -> str:
-    swap_attr = f' hx-swap="{swap}"' if swap else ""
-    return f'<hx-partial hx-target="#{target}"{swap_attr}>{content}</hx-partial>'
-
-
 def _error_slot(component: Component, path: Path | None) -> str:
     if path is None:
         return f"{component.id}-outcome"
@@ -70,8 +64,7 @@ def _error_slot(component: Component, path: Path | None) -> str:
 
 
 def _answer(component: Component, path: Path | None, message: str = "", status: int = 200, extra: str = "") -> Response:
-    body = _partial(_error_slot(component, path), str(escape(message))) + extra
-    return Response(body, status=status, mimetype="text/html")
+    return html_response(partial(_error_slot(component, path), message) + extra, status)
 
 
 def _path(name: str = "path") -> Path:
@@ -199,19 +192,16 @@ def _fresh_add_row(component: Component, map_path: Path) -> str:
         "krm/map_add_row.html", fid=fid, map_path_json=path_json(map_path), label=" › ".join(map(str, map_path)),
         edit_url=request.path,
     )
-    return _partial(f"{fid}-add", str(row), swap="outerHTML")
+    return partial(f"{fid}-add", row, swap="outerHTML")
 
 
-def edit_response(state: UiState, component_id: str) -> Response:
+def edit_response(component_id: str) -> Response:
     """Handle one field edit (see the module doc)."""
     try:
-        binding = bind(state, request.headers.get(PAGE_HEADER), component_id)
+        binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
     except Refusal as refusal:
-        return Response(
-            _partial(f"{component_id}-outcome", str(escape(refusal.message))) if _safe_id(component_id) else "",
-            status=refusal.status,
-            mimetype="text/html",
-        )
+        body = partial(f"{component_id}-outcome", refusal.message) if _safe_id(component_id) else ""
+        return html_response(body, refusal.status)
     component = binding.component
     try:
         path, extra = apply_edit(binding)

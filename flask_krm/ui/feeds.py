@@ -27,7 +27,7 @@ from ..events import Event, Reset, StreamError, Synced
 from .render import CONNECTING, StreamStatus
 
 if t.TYPE_CHECKING:
-    from ..extension import Subscription
+    from ..subscriptions import Subscription
     from ..store import LiveResourceStore
 
 log = logging.getLogger("flask_krm")

@@ -14,11 +14,13 @@ import hashlib
 import typing as t
 from collections.abc import Mapping
 
-from flask import g, render_template, request, url_for
+from flask import render_template, request, url_for
 from markupsafe import Markup
 from werkzeug.routing import BuildError
 
 from .. import csrf
+from ..htmx import PAGE_HEADER
+from ..runtime import krm_csrf_token, runtime
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
 from .page import (
@@ -37,12 +39,10 @@ from .page import (
     store_page,
 )
 from .render import StreamStatus, render_body
-from .state import FIRST_PAINT_WAIT, RENDER_HOLD, ui_state
+from .state import FIRST_PAINT_WAIT, RENDER_HOLD
 
-PAGE_KEY: t.Final = "_krm_ui_page"
+PAGE_KEY: t.Final = "flask_krm.page"
 
-PAGE_HEADER: t.Final = "X-KRM-Page"
-"""Request header naming the page of a field edit or an action (set once on the component root)."""
 
 
 def _scope(value: t.Any) -> Scope:
@@ -54,8 +54,7 @@ def _scope(value: t.Any) -> Scope:
 
 
 def _projection(projection: str | None) -> str:
-    state = ui_state()
-    return projection or t.cast(str, state.krm.setting("PROJECTION"))
+    return projection or t.cast(str, runtime().setting("PROJECTION"))
 
 
 def live_list(
@@ -138,13 +137,11 @@ def live_editor(
 
 def current_page() -> Page:
     """The page the current request renders (made on the first call of the request)."""
-    # Keyed by the request: an outer application context (a test's) shares ``g`` between requests.
-    current = request._get_current_object()  # type: ignore[attr-defined]
-    held = g.get(PAGE_KEY)
-    if held is not None and held[0] is current:
-        return t.cast(Page, held[1])
-    page = Page(new_page_id())
-    setattr(g, PAGE_KEY, (current, page))
+    # Kept in the request's environ: an outer application context (a test's) shares ``g`` between requests.
+    held = request.environ.get(PAGE_KEY)
+    if isinstance(held, Page):
+        return held
+    page = request.environ[PAGE_KEY] = Page(new_page_id())
     return page
 
 
@@ -153,7 +150,7 @@ def body_digest(body: str) -> str:
 
 
 def _live(component: Component, template: str) -> Markup:
-    state = ui_state()
+    krm = runtime()
     spec = component.spec
     title = spec.title or component.id
     context: dict[str, t.Any] = {
@@ -162,15 +159,15 @@ def _live(component: Component, template: str) -> Markup:
         "title": title,
         "actions": [],
         "channel": False,
-        "headers": {csrf.HEADER: csrf.csrf_token()},
+        "headers": {csrf.HEADER: krm_csrf_token()},
     }
     try:
-        principal, drafts = session_of(state.krm)
-        authorize(state.krm, principal, component)
-        store, feed = attach(state, principal, drafts, component)
+        principal, drafts = session_of(krm)
+        authorize(krm, principal, component)
+        store, feed = attach(krm, principal, drafts, component)
     except Refusal as refusal:
         status = StreamStatus("terminal", refusal.message)
-        context["body"] = render_body(component, None, status, state.cache)
+        context["body"] = render_body(component, None, status, krm.cache)
         return Markup(render_template(template, **context))
 
     page = current_page()
@@ -184,21 +181,21 @@ def _live(component: Component, template: str) -> Markup:
     feed.hold_for(RENDER_HOLD)
     if feed.status.state != "live" and not store.snapshot_complete:
         feed.wait_live(FIRST_PAINT_WAIT)
-    body = render_body(component, store, feed.status, state.cache, page)
+    body = render_body(component, store, feed.status, krm.cache, page)
     page.painted[component.id] = body_digest(body)
     store_page(drafts, page)
     context.update(
         body=body,
         channel=first,
         channel_url=url_for("krm.ui_channel", page_id=page.id),
-        headers={csrf.HEADER: csrf.csrf_token(), PAGE_HEADER: page.id},
+        headers={csrf.HEADER: krm_csrf_token(), PAGE_HEADER: page.id},
         actions=[
             {
                 "name": action.name,
                 "label": action.label,
                 "url": url_for("krm.ui_action", component_id=component.id, name=action.name),
             }
-            for action in state.krm.editor_actions
+            for action in krm.hooks.editor_actions
         ]
         if isinstance(spec, EditorSpec)
         else [],

@@ -28,6 +28,7 @@ from flask import current_app, url_for
 from markupsafe import Markup
 
 from ..events import Redaction
+from ..htmx import partial
 from ..store import RecoveryCopy
 from ..store.paths import MISSING, Path, get_at_pointer, pointer_to_path, text_path
 from .page import Component, EditorSpec, ListSpec, Page
@@ -364,4 +365,4 @@ def render_body(
 
 def body_partial(component: Component, body: Markup) -> str:
     """The HTML that morphs ``body`` into the component on the page."""
-    return f'<hx-partial hx-target="#{component.body_id}" hx-swap="innerMorph">{body}</hx-partial>'
+    return partial(component.body_id, body, swap="innerMorph")

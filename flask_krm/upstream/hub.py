@@ -48,13 +48,14 @@ from gevent.hub import Waiter
 from gevent.pool import Group
 from kubernetes.client import ApiClient
 
+from ..access import decide
 from ..events import Event, Reset, Upsert, encode_body, frame
 from ..ops import Change, ContinuityLost, Failure, Snapshot, SourceOp
 from ..scope import Scope
 from ..sse import HEARTBEAT, heartbeat_interval
 from ..stream import Pair, SharedChange, SharedProjections, StreamEngine
 from ..versions import Ordering
-from .authz import AccessDenied, Authorizer
+from .authz import Authorizer
 from .clients import SERVICE_IDENTITY, ActingApiClient, ApiClients
 from .collector import Collector
 from .reflector import Reflector, StreamingListMemory, WatchSettings
@@ -69,8 +70,6 @@ HEARTBEAT_TICKS: Final = 4
 PUMP_SLICE: Final = 0.01
 """Seconds a watch fans out buffered events before its readers write (at most half a queue)."""
 SHUTDOWN_FAILURE: Final = Failure("INTERNAL", "the server is shutting down", terminal=True)
-_REFUSED: Final = Failure("FORBIDDEN", "access to this stream is not permitted", terminal=True)
-_AUTHORIZATION_FAILED: Final = Failure("INTERNAL", "authorization could not be completed", terminal=True)
 _WATCH_CRASHED: Final = Failure("INTERNAL", "the upstream watch failed", terminal=True)
 
 
@@ -168,6 +167,7 @@ class Hub:
         *,
         client: ApiClient | None = None,
         ordering: Ordering | str = Ordering.STRICT,
+        authorized: bool = False,
     ) -> Subscriber:
         """A new subscriber of ``scope`` under ``projection``, acting for ``principal``.
 
@@ -177,7 +177,8 @@ class Hub:
         :meth:`~flask_krm.upstream.clients.ApiClients.acting_as` (shared by that identity), or any
         other ``ApiClient`` (shared by subscribers passing the same client object).
 
-        Blocks while the authorizer decides. A refused subscriber is returned already ended with a
+        ``authorized`` says the caller has just decided access for exactly this subscriber (see
+        :mod:`flask_krm.access`); otherwise this blocks while the authorizer decides. A refused subscriber is returned already ended with a
         terminal error and touches no watch. Raises :class:`HubClosed` after :meth:`shutdown`,
         :class:`~flask_krm.projection.UnknownProjection` for an unknown projection and
         :class:`~flask_krm.upstream.clients.UnknownTargetError` for an unconfigured target.
@@ -194,7 +195,7 @@ class Hub:
         else:
             identity, api = ("client", id(client)), client
         subscriber = Subscriber(self, engine, principal)
-        refusal = self._authorize(subscriber)
+        refusal = None if authorized else self._authorize(subscriber)
         if refusal is not None:
             subscriber._end(refusal)
             return subscriber
@@ -229,14 +230,15 @@ class Hub:
 
     def _authorize(self, subscriber: Subscriber) -> Failure | None:
         engine = subscriber.engine
-        try:
-            allowed = self.authorizer(subscriber.principal, engine.scope, engine.projection)
-        except AccessDenied as denied:
-            return Failure(denied.code, denied.message, terminal=True)
-        except Exception as exc:
-            log.warning("authorization failed with %s; the stream ends", type(exc).__name__)
-            return _AUTHORIZATION_FAILED
-        return None if allowed is True else _REFUSED
+        authorizer = self.authorizer
+        decision = decide(
+            lambda principal, scope, projection, verb: authorizer(principal, scope, projection),
+            subscriber.principal,
+            engine.scope,
+            engine.projection,
+            "watch",
+        )
+        return None if decision.allowed else decision.failure()
 
     def _forget(self, watch: _Watch) -> None:
         if self._watches.get(watch.key) is watch:

@@ -1,6 +1,6 @@
 """The host application of the browser tests: sign-in, a live list and live editors.
 
-It uses flask-krm the way a host does: ``KrmStream(app)``, an authorizer, a client loader, and
+It uses flask-krm the way a host does: ``KrmStream()``, an authorizer, a client loader, and
 templates that extend ``krm/base.html`` and call the ``krm.list`` / ``krm.editor`` macros. The
 Kubernetes target ``sim`` is the simulator named by ``kubeconfig``. It comes in two flavours:
 
@@ -126,7 +126,7 @@ def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> 
     def deployment(name: str) -> str:
         return render_template_string(EDITOR_PAGE, scope=DEPLOYMENTS, name=name, projection=deployment_projection, title=name)
 
-    krm = KrmStream(app)
+    krm = KrmStream()
 
     @krm.authorizer
     def authorize(principal: Principal, scope: Scope, projection: str, verb: str) -> bool:
@@ -138,6 +138,7 @@ def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> 
             return None  # the target's own identity; the authorizer is the boundary
         return krm.api_clients().acting_as(target, Impersonation(principal.name))
 
+    krm.init_app(app)
     if saving:
         creates = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
         app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): creates}).blueprint())

@@ -14,31 +14,39 @@ from flask_krm.events import Redaction, Upsert
 from flask_krm.projection import project
 from flask_krm.scope import parse_scope
 from flask_krm.save.outcomes import OutcomeKind, OutcomeTexts
-from flask_krm.save.views import configure, settings_of
+from flask_krm.runtime import runtime
+from flask_krm.save.editor import settings_of
 from flask_krm.sessions import DraftRegistry, Limits
 from flask_krm.store import DEFAULT_POLICY, LiveResourceStore, RecoveryCopies, RecoveryCopy, identity_of
 from flask_krm.ui.page import EditorSpec, make_component
 from flask_krm.ui.recovery import copy_out
-from flask_krm.ui.state import ui_state
 
 
 def make_app(tmp_path: Path, **config: t.Any) -> Flask:
     app = Flask(__name__, instance_path=str(tmp_path))
     app.config.update(SECRET_KEY="settings test secret", **config)
-    KrmStream(app)
+    KrmStream(app, authorizer=lambda principal, scope, projection, verb: True)
     return app
 
 
 def test_the_confirmation_timeout_is_a_configuration_key_read_at_use_time(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    assert app.config["KRM_SAVE_CONFIRM_TIMEOUT"] == 5.0 and settings_of(app).confirm_timeout == 5.0
+    krm = runtime(app)
+    assert app.config["KRM_SAVE_CONFIRM_TIMEOUT"] == 5.0 and settings_of(krm).confirm_timeout == 5.0
     app.config["KRM_SAVE_CONFIRM_TIMEOUT"] = 0.25
-    assert settings_of(app).confirm_timeout == 0.25
-    configure(app, confirm_timeout=2)
-    assert app.config["KRM_SAVE_CONFIRM_TIMEOUT"] == 2 and settings_of(app).confirm_timeout == 2.0
-    configure(app, texts=OutcomeTexts({"busy": "Hold on."}))
-    settings = settings_of(app)
+    assert settings_of(krm).confirm_timeout == 0.25
+    app.config["KRM_SAVE_CONFIRM_TIMEOUT"] = 2
+    assert settings_of(krm).confirm_timeout == 2.0
+    app.config["KRM_OUTCOME_TEXTS"] = {"busy": "Hold on."}
+    settings = settings_of(krm)
     assert settings.confirm_timeout == 2.0 and settings.texts.message(OutcomeKind.BUSY) == "Hold on."
+    app.config["KRM_OUTCOME_TEXTS"] = OutcomeTexts({OutcomeKind.BUSY: "Wait."})
+    assert settings_of(krm).texts.message(OutcomeKind.BUSY) == "Wait."
+
+
+def test_outcome_texts_naming_no_outcome_are_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="KRM_OUTCOME_TEXTS names unknown outcome kinds: 'bussy'"):
+        make_app(tmp_path, KRM_OUTCOME_TEXTS={"bussy": "Hold on."})
 
 
 @pytest.mark.parametrize("value", [0, -1, 300.5, "5", True, None])
@@ -48,7 +56,7 @@ def test_a_bad_confirmation_timeout_is_refused_by_name(tmp_path: Path, value: t.
     app = make_app(tmp_path)
     app.config["KRM_SAVE_CONFIRM_TIMEOUT"] = value
     with pytest.raises(ValueError, match="KRM_SAVE_CONFIRM_TIMEOUT must be"):
-        settings_of(app)
+        settings_of(runtime(app))
 
 
 @pytest.mark.parametrize("value", [0, -3, "1h"])
@@ -63,7 +71,7 @@ def test_the_stores_the_ui_makes_keep_recovery_copies_for_the_configured_lifetim
     component = make_component(EditorSpec(scope, "krm-full/v1", DEFAULT_POLICY))
     drafts = DraftRegistry().namespace("session", "editor", Limits(1800.0, 3600.0, 4))
     with app.app_context():
-        store = ui_state(app).store_for(drafts, component)
+        store = runtime(app).store_for(drafts, component)
     assert store.recovery is not None and store.recovery.lifetime == 42.0
 
 

@@ -55,6 +55,11 @@ class AuthorizerLog:
         return principal.name not in self.denied_users
 
 
+def allow(principal: Principal, scope: Scope, projection: str, verb: str) -> bool:
+    """An authorizer that allows everything: for tests about something else."""
+    return True
+
+
 def make_app(tmp_path: Path, **config: t.Any) -> Flask:
     """A Flask app with Flask-Login sign-in routes and flask-krm configuration (not registered)."""
     app = Flask(__name__, instance_path=str(tmp_path))
@@ -91,14 +96,14 @@ def authorizer() -> AuthorizerLog:
 
 
 @pytest.fixture
-def app(tmp_path: Path, authorizer: AuthorizerLog) -> Iterator[Flask]:
-    app = make_app(tmp_path)
-    krm = KrmStream(app, authorizer=authorizer)
-    yield app
-    krm.shutdown(app)
-    assert not krm._get_state(app).group, "greenlets outlived shutdown"
+def krm(authorizer: AuthorizerLog) -> KrmStream:
+    return KrmStream(authorizer=authorizer)
 
 
 @pytest.fixture
-def krm(app: Flask) -> KrmStream:
-    return t.cast(KrmStream, app.extensions["krm"])
+def app(tmp_path: Path, krm: KrmStream) -> Iterator[Flask]:
+    app = make_app(tmp_path)
+    krm.init_app(app)
+    yield app
+    krm.shutdown(app)
+    assert not krm.runtime(app).group, "greenlets outlived shutdown"

@@ -39,7 +39,7 @@ def main() -> int:
             login_user(User(name))
             return "ok"
 
-        krm = KrmStream(app)
+        krm = KrmStream()
         asked: list[tuple[str, str]] = []
 
         @krm.authorizer
@@ -52,6 +52,8 @@ def main() -> int:
             if principal.name == "admin":
                 raise LookupError("no token stored for admin")
             return None  # the target's own identity, shared
+
+        krm.init_app(app)
 
         for name in ("watch_started", "watch_stopped", "stream_opened", "stream_closed"):
             getattr(signals, name).connect(
@@ -74,12 +76,12 @@ def main() -> int:
             seen["first_cycle"] = [e["type"] for e in events]
             seen["names"] = sorted(e["object"]["metadata"]["name"] for e in events if e["type"] == "added")
             seen["seqs"] = [e["seq"] for e in events]
-            seen["watches_open"] = krm._get_state(app).hub.watch_count  # type: ignore[union-attr]
+            seen["watches_open"] = krm.runtime(app).hub.watch_count  # type: ignore[union-attr]
             krm.shutdown(app)
             rest = decode_events(b"".join(chunks))
         seen["after_shutdown"] = [(e["type"], e.get("code"), e.get("terminal"), e["seq"]) for e in rest]
         seen["asked"] = asked
-        seen["greenlets_left"] = len(krm._get_state(app).group) + len(krm._get_state(app).hub.group)  # type: ignore[union-attr]
+        seen["greenlets_left"] = len(krm.runtime(app).group) + len(krm.runtime(app).hub.group)  # type: ignore[union-attr]
     print(json.dumps(seen))
     return 0
 

@@ -11,12 +11,12 @@ from flask import Flask
 from flask_krm import KrmStream, ScopePolicy
 from flask_krm import config
 
-from .conftest import make_app
+from .conftest import allow, make_app
 
 
 def test_defaults_are_written_with_the_prefix(tmp_path: Path) -> None:
     app = Flask("bare", instance_path=str(tmp_path))
-    KrmStream(app)
+    KrmStream(app, authorizer=allow)
     for key, default in config.DEFAULTS.items():
         assert app.config["KRM_" + key] == default
     assert config.get(app, "SCOPE_POLICY") == ScopePolicy()
@@ -25,7 +25,7 @@ def test_defaults_are_written_with_the_prefix(tmp_path: Path) -> None:
 
 def test_host_values_are_kept(tmp_path: Path) -> None:
     app = make_app(tmp_path, KRM_QUEUE_DEPTH=8, KRM_PROJECTION="krm-spec/v1")
-    KrmStream(app)
+    KrmStream(app, authorizer=allow)
     assert app.config["KRM_QUEUE_DEPTH"] == 8
     assert config.get(app, "PROJECTION") == "krm-spec/v1"
 
@@ -33,7 +33,7 @@ def test_host_values_are_kept(tmp_path: Path) -> None:
 def test_unknown_keys_are_refused_by_name(tmp_path: Path) -> None:
     app = make_app(tmp_path, KRM_HEARTBEAT=5, KRM_SCOPES=())
     with pytest.raises(ValueError, match=r"unknown flask-krm configuration keys: KRM_HEARTBEAT, KRM_SCOPES"):
-        KrmStream(app)
+        KrmStream(app, authorizer=allow)
     assert "krm" not in app.extensions
 
 
@@ -75,7 +75,7 @@ def test_unknown_keys_are_refused_by_name(tmp_path: Path) -> None:
 def test_invalid_values_are_refused_at_init(tmp_path: Path, key: str, value: t.Any, message: str) -> None:
     app = make_app(tmp_path, **{key: value})
     with pytest.raises(ValueError, match=message):
-        KrmStream(app)
+        KrmStream(app, authorizer=allow)
 
 
 def test_target_specs_are_parsed(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_target_specs_are_parsed(tmp_path: Path) -> None:
             "prod": {"in_cluster": True},
         },
     )
-    KrmStream(app)
+    KrmStream(app, authorizer=allow)
     assert config.get(app, "TARGETS") == {
         "demo": config.TargetSpec(kubeconfig="/etc/kube/config", context="kind"),
         "prod": config.TargetSpec(in_cluster=True),

@@ -8,16 +8,16 @@ import pytest
 from flask import Flask
 
 from flask_krm import KrmStream, Scope, ScopeInvalid
-from flask_krm.extension import _State
+from flask_krm.runtime import KrmRuntime
 
-from .conftest import make_app
+from .conftest import allow, make_app
 
 
 def test_factory_pattern_registers_under_krm(tmp_path: Path) -> None:
-    krm = KrmStream()
+    krm = KrmStream(authorizer=allow)
     app = make_app(tmp_path)
     krm.init_app(app)
-    assert app.extensions["krm"] is krm
+    assert app.extensions["krm"] is krm.runtime(app)
     assert "krm" in app.blueprints
     assert {r.rule for r in app.url_map.iter_rules() if r.endpoint == "krm.resource_stream"} == {
         "/krm/resource-stream/v1"
@@ -27,45 +27,45 @@ def test_factory_pattern_registers_under_krm(tmp_path: Path) -> None:
 
 def test_url_prefix_is_configurable(tmp_path: Path) -> None:
     app = make_app(tmp_path, KRM_URL_PREFIX="/live")
-    KrmStream(app)
+    KrmStream(app, authorizer=allow)
     rules = {r.rule for r in app.url_map.iter_rules() if r.endpoint == "krm.resource_stream"}
     assert rules == {"/live/resource-stream/v1"}
 
 
 def test_registering_twice_on_one_app_is_an_error(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    KrmStream(app)
+    KrmStream(app, authorizer=allow)
     with pytest.raises(RuntimeError, match="already been registered"):
-        KrmStream(app)
+        KrmStream(app, authorizer=allow)
 
 
 def test_one_instance_serves_two_apps_with_separate_state(tmp_path: Path) -> None:
-    krm = KrmStream()
+    krm = KrmStream(authorizer=allow)
     first = make_app(tmp_path / "a", KRM_URL_PREFIX="/one")
     second = make_app(tmp_path / "b", KRM_URL_PREFIX="/two")
     krm.init_app(first)
     krm.init_app(second)
-    assert krm._get_state(first) is not krm._get_state(second)
-    assert krm._get_state(first).url_prefix == "/one"
+    assert krm.runtime(first) is not krm.runtime(second)
+    assert krm.runtime(first).url_prefix == "/one"
     with second.app_context():
-        assert krm._get_state().url_prefix == "/two"
+        assert krm.runtime().url_prefix == "/two"
     assert first.test_client().get("/two/resource-stream/v1").status_code == 404
     assert second.test_client().get("/two/resource-stream/v1").status_code == 200
 
 
 def test_unregistered_app_is_a_clear_error(tmp_path: Path) -> None:
-    krm = KrmStream()
+    krm = KrmStream(authorizer=allow)
     app = Flask("other", instance_path=str(tmp_path))
     with app.app_context(), pytest.raises(RuntimeError, match="forget to call 'init_app'"):
-        krm._get_state()
+        krm.runtime()
     with pytest.raises(RuntimeError, match="application context"):
-        krm._get_state()
+        krm.runtime()
 
 
 def test_init_app_spawns_nothing(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    krm = KrmStream(app)
-    state: _State = krm._get_state(app)
+    krm = KrmStream(app, authorizer=allow)
+    state: KrmRuntime = krm.runtime(app)
     assert len(state.group) == 0
     assert len(state.drafts) == 0
 
@@ -73,7 +73,7 @@ def test_init_app_spawns_nothing(tmp_path: Path) -> None:
 def test_shutdown_is_idempotent_and_refuses_later_streams(app: Flask, krm: KrmStream) -> None:
     krm.shutdown(app)
     krm.shutdown(app)
-    assert krm._get_state(app).shut_down
+    assert krm.runtime(app).shut_down
     client = app.test_client()
     client.get("/login/admin")
     response = client.get("/krm/resource-stream/v1?target=demo&version=v1&resource=configmaps&namespace=app")
@@ -99,7 +99,7 @@ def test_scope_from_refuses_with_a_400(app: Flask, krm: KrmStream, query: str, m
 
 def test_scope_from_refuses_a_target_that_is_not_configured(tmp_path: Path) -> None:
     app = make_app(tmp_path, KRM_TARGETS={})
-    krm = KrmStream(app)
+    krm = KrmStream(app, authorizer=allow)
     with app.app_context(), pytest.raises(ScopeInvalid, match="target 'demo' is not served here"):
         krm.scope_from("target=demo&version=v1&resource=configmaps&namespace=app")
     krm.plug_source("demo", lambda scope, projection, principal: [], app)
@@ -112,7 +112,7 @@ def test_scope_from_refuses_a_target_that_is_not_configured(tmp_path: Path) -> N
 def test_init_app_adds_the_krm_command_group(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     assert "krm" not in app.cli.commands
-    KrmStream(app)
+    KrmStream(app, authorizer=allow)
     result = app.test_cli_runner().invoke(args=["krm", "--help"])
     assert result.exit_code == 0
     assert "check" in result.output and "streams" in result.output

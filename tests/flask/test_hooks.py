@@ -10,8 +10,9 @@ import pytest
 from flask import Flask
 
 from flask_krm import KrmStream, Principal, Scope, Unauthenticated
+from flask_krm.hooks import MissingHook
 
-from .conftest import make_app
+from .conftest import allow, make_app
 
 SCOPE = Scope(target="demo", version="v1", resource="configmaps", namespace="app")
 
@@ -38,20 +39,26 @@ def test_decorators_return_the_function_unchanged() -> None:
     assert krm.saver is save
 
 
-def test_missing_authorizer_names_the_decorator(tmp_path: Path) -> None:
+def test_missing_authorizer_fails_init_app_naming_the_decorator(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    krm = KrmStream(app)
-    with pytest.raises(RuntimeError, match=r"@krm\.authorizer"):
-        krm.is_authorized(Principal("admin"), SCOPE, "krm-full/v1", "watch")
+    with pytest.raises(MissingHook, match=r"@krm\.authorizer") as caught:
+        KrmStream(app)
+    assert isinstance(caught.value, RuntimeError)
+    assert "krm" not in app.extensions and "krm" not in app.blueprints
 
 
-def test_missing_authorizer_fails_a_stream_request_loudly(tmp_path: Path) -> None:
+def test_an_authorizer_registered_before_init_app_satisfies_it(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    KrmStream(app)
-    client = app.test_client()
-    client.get("/login/admin")
-    with pytest.raises(RuntimeError, match=r"@krm\.authorizer"):
-        client.get("/krm/resource-stream/v1?target=demo&version=v1&resource=configmaps&namespace=app")
+    krm = KrmStream()
+
+    @krm.authorizer
+    def authorize(principal: Principal, scope: Scope, projection: str, verb: str) -> bool:
+        return principal.name == "admin"
+
+    krm.init_app(app)
+    with app.app_context():
+        assert krm.is_authorized(Principal("admin"), SCOPE, "krm-full/v1", "watch")
+        assert not krm.is_authorized(Principal("viewer"), SCOPE, "krm-full/v1", "watch")
 
 
 def test_missing_client_loader_names_the_decorator(app: Flask, krm: KrmStream) -> None:
@@ -92,7 +99,7 @@ def test_default_principal_comes_from_flask_login(app: Flask, krm: KrmStream) ->
 
 def test_without_flask_login_nobody_is_signed_in(tmp_path: Path) -> None:
     app = Flask("plain", instance_path=str(tmp_path))
-    krm = KrmStream(app)
+    krm = KrmStream(app, authorizer=allow)
     with app.test_request_context():
         assert krm.current_principal() is None
         with pytest.raises(Unauthenticated):
@@ -152,7 +159,7 @@ current-context: ctx
 def test_a_client_loader_answering_none_means_the_target_service_client(tmp_path: Path) -> None:
     (tmp_path / "kubeconfig").write_text(KUBECONFIG)
     app = make_app(tmp_path, KRM_TARGETS={"demo": {"kubeconfig": str(tmp_path / "kubeconfig"), "context": "ctx"}})
-    krm = KrmStream(app, client_loader=lambda target, principal: None)
+    krm = KrmStream(app, authorizer=allow, client_loader=lambda target, principal: None)
     with app.app_context():
         client = krm.client_for("demo", Principal("editor"))
     assert client is krm.api_clients(app).service("demo")

@@ -77,12 +77,12 @@ class Held:
 
 
 @pytest.fixture
-def app(tmp_path: Path, authorizer: AuthorizerLog) -> Iterator[Flask]:
+def app(tmp_path: Path, krm: KrmStream) -> Iterator[Flask]:
     app = make_app(tmp_path, KRM_SCOPE_POLICY=CORPUS_POLICY, KRM_TARGETS={})
-    krm = KrmStream(app, authorizer=authorizer)
+    krm.init_app(app)
     yield app
     krm.shutdown(app)
-    assert not krm._get_state(app).group, "greenlets outlived shutdown"
+    assert not krm.runtime(app).group, "greenlets outlived shutdown"
 
 
 @pytest.mark.parametrize("fixture", corpus.fixture_params("gateway"))
@@ -153,13 +153,13 @@ def test_client_disconnect_closes_the_subscription(app: Flask, krm: KrmStream) -
         response = client.get(f"{URL}?{QUERY}")
         with gevent.Timeout(5):
             next(response.iter_encoded())
-        assert len(krm._get_state(app).streams) == 1
+        assert len(krm.runtime(app).streams) == 1
         response.close()
         gevent.sleep(0)
     assert reasons == ["client-closed"]
     assert held.closed == 1
-    assert not krm._get_state(app).streams
-    assert not krm._get_state(app).group
+    assert not krm.runtime(app).streams
+    assert not krm.runtime(app).group
 
 
 def test_a_response_closed_before_iteration_still_unsubscribes(app: Flask, krm: KrmStream) -> None:
@@ -172,8 +172,8 @@ def test_a_response_closed_before_iteration_still_unsubscribes(app: Flask, krm: 
         client.get(f"{URL}?{QUERY}").close()
         gevent.sleep(0)
     assert reasons == ["client-closed"]
-    assert not krm._get_state(app).streams
-    assert not krm._get_state(app).group
+    assert not krm.runtime(app).streams
+    assert not krm.runtime(app).group
 
 
 def test_shutdown_ends_open_streams_with_a_terminal_event(app: Flask, krm: KrmStream) -> None:
@@ -195,7 +195,7 @@ def test_shutdown_ends_open_streams_with_a_terminal_event(app: Flask, krm: KrmSt
     )
     assert reasons == ["shutdown"]
     assert held.closed == 1
-    assert not krm._get_state(app).group
+    assert not krm.runtime(app).group
 
 
 def test_a_failing_source_ends_the_stream_with_internal(app: Flask, krm: KrmStream) -> None:
@@ -269,7 +269,7 @@ def test_streaming_without_a_pushed_request_context(tmp_path: Path) -> None:
     assert [e["type"] for e in events] == ["reset", "added", "synced"]
     assert events[0]["projection"] == "krm-raw/v1"
     krm.shutdown(app)
-    assert not krm._get_state(app).group
+    assert not krm.runtime(app).group
 
 
 def test_kubernetes_targets_need_a_monkey_patched_process(tmp_path: Path) -> None:

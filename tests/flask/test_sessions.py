@@ -251,10 +251,20 @@ def drafts_app(tmp_path: Path) -> tuple[Flask, KrmStream]:
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Iterator[Flask]:
+def served(tmp_path: Path) -> Iterator[tuple[Flask, KrmStream]]:
     app, krm = drafts_app(tmp_path)
-    yield app
+    yield app, krm
     krm.shutdown(app)
+
+
+@pytest.fixture
+def app(served: tuple[Flask, KrmStream]) -> Flask:
+    return served[0]
+
+
+@pytest.fixture
+def krm(served: tuple[Flask, KrmStream]) -> KrmStream:
+    return served[1]
 
 
 def signed_in(app: Flask, name: str) -> FlaskClient:
@@ -297,7 +307,7 @@ def test_a_principal_change_on_the_same_browser_gets_fresh_drafts(app: Flask, kr
     browser.get("/logout")
     browser.get("/login/editor")
     assert browser.get("/drafts").data == b"none", "drafts of an earlier sign-in were reused"
-    assert all(key[0] != editor_sid for key in krm._get_state(app).drafts._namespaces)
+    assert all(key[0] != editor_sid for key in krm.runtime(app).drafts._namespaces)
 
 
 def test_a_replayed_session_id_is_useless_to_another_principal(app: Flask) -> None:
@@ -366,7 +376,7 @@ def test_another_user_cannot_edit_a_draft_through_guessed_identifiers(tmp_path: 
     assert json.loads(owner.get("/drafts?name=app-config").data)["data"]["log-level"] == "debug"
     assert json.loads(intruder.get("/drafts?name=app-config").data)["data"]["log-level"] == "info"
     krm.shutdown(app)
-    assert not krm._get_state(app).group
+    assert not krm.runtime(app).group
 
 
 def test_looking_up_unknown_pages_never_evicts_a_real_one(registry: DraftRegistry) -> None:
@@ -400,7 +410,7 @@ def cookieless_app(tmp_path: Path, **config: t.Any) -> tuple[Flask, KrmStream]:
 
 def test_requests_that_only_look_hold_nothing_for_a_client_without_cookies(tmp_path: Path) -> None:
     app, krm = cookieless_app(tmp_path)
-    registry = krm._get_state(app).drafts
+    registry = krm.runtime(app).drafts
     headers = {"X-User": "editor"}
     for n in range(50):
         client = app.test_client(use_cookies=False)
@@ -413,7 +423,7 @@ def test_requests_that_only_look_hold_nothing_for_a_client_without_cookies(tmp_p
 
 def test_pages_rendered_for_a_client_without_cookies_stay_within_max_sessions(tmp_path: Path) -> None:
     app, krm = cookieless_app(tmp_path, KRM_MAX_SESSIONS=3)
-    registry = krm._get_state(app).drafts
+    registry = krm.runtime(app).drafts
     for _ in range(6):
         with gevent.Timeout(5):
             page = app.test_client(use_cookies=False).get("/editor", headers={"X-User": "editor"})

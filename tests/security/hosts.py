@@ -41,7 +41,7 @@ from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import ANY_NAMESPACE
 from flask_krm.sse import SSEDecoder, SSEMessage
 from flask_krm.testing.simulator import KubeSimulator, namespace_rbac_objects
-from flask_krm.ui.live import PAGE_HEADER
+from flask_krm.htmx import PAGE_HEADER
 from flask_krm.upstream.clients import Impersonation
 
 TARGET: t.Final = "cluster"

@@ -22,7 +22,7 @@ from werkzeug.test import TestResponse
 from flask_krm import Scope
 from flask_krm.csrf import HEADER
 from flask_krm.testing.simulator import KubeSimulator
-from flask_krm.ui.live import PAGE_HEADER
+from flask_krm.htmx import PAGE_HEADER
 
 from .conftest import CapturedLogs
 from .hosts import (

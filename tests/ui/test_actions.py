@@ -10,7 +10,8 @@ from flask import Flask, Response
 from flask.testing import FlaskClient
 
 from flask_krm import KrmStream
-from flask_krm.save.views import save
+from flask_krm.runtime import runtime
+from flask_krm.save.editor import save
 from flask_krm.ui import EditorActions, EditorContext
 from tests.ui.conftest import CONFIGMAPS, PageHandle, Upstream, configmap, make_app, open_page
 from tests.ui.test_rendering import editor_url
@@ -20,9 +21,9 @@ from tests.ui.test_rendering import editor_url
 def calls(app: Flask) -> list[EditorContext]:
     """A ``probe`` action registered on the test application's extension."""
     seen: list[EditorContext] = []
-    krm: KrmStream = app.extensions["krm"]
+    krm = runtime(app)
 
-    @krm.editor_action("probe", label="Probe <now>")
+    @krm.hooks.editor_actions.register("probe", label="Probe <now>")
     def probe(ctx: EditorContext) -> Response:
         seen.append(ctx)
         return ctx.outcome(f"uid {ctx.uid}, live {ctx.live}, <b>{ctx.spec.scope.name}</b>")

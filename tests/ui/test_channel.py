@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from flask_krm.ui import ui_state
+from flask_krm.runtime import runtime
 from tests.ui.conftest import (
     CONFIGMAPS,
     ChannelReader,
@@ -149,7 +149,7 @@ def test_shutdown_closes_the_channel_with_a_reason(app: Flask, client: FlaskClie
     page = open_page(client, editor_url())
     reader = connect(page)
     assert nothing_more(reader, 0.1)
-    stopping = gevent.spawn(app.extensions["krm"].shutdown, app)
+    stopping = gevent.spawn(runtime(app).shutdown)
     close = reader.next()
     assert close.event == "krm-close" and "restarting" in close.data
     with pytest.raises(EOFError):
@@ -170,7 +170,7 @@ def test_an_idle_channel_sends_heartbeats(app: Flask, client: FlaskClient, upstr
 
 def test_a_clean_object_is_rendered_once_for_every_session(app: Flask, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
-    cache = ui_state(app).cache
+    cache = runtime(app).cache
     pages: list[PageHandle] = []
     for _ in range(3):
         session = app.test_client()
@@ -203,7 +203,7 @@ def test_the_upstream_subscription_ends_when_no_page_holds_it(
     with gevent.Timeout(2):
         while upstream.connections:
             gevent.sleep(0.01)
-    assert not next(iter(ui_state(app).feeds.values())).running
+    assert not next(iter(runtime(app).feeds.values())).running
 
 
 def test_a_feed_does_not_keep_its_store_alive() -> None:

@@ -10,9 +10,9 @@ import pytest
 from flask import Flask, render_template_string, request
 
 from flask_krm.scope import parse_scope
-from flask_krm.ui import ui_state
+from flask_krm.runtime import runtime
 from flask_krm.ui.binding import Refusal, bind
-from flask_krm.ui.live import PAGE_HEADER
+from flask_krm.htmx import PAGE_HEADER
 from flask_krm.ui.page import ComponentSpecError, ListSpec, RowAction, make_component, parse_columns, parse_row_actions
 from tests.ui.conftest import CONFIGMAPS, PageHandle, Upstream, configmap, connect, open_page
 
@@ -32,7 +32,7 @@ def serve_rows(app: Flask, actions: object) -> None:
     @app.post("/archive/<component_id>")
     def archive(component_id: str) -> tuple[str, int]:
         try:
-            binding = bind(ui_state(), request.headers.get(PAGE_HEADER), component_id)
+            binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
         except Refusal as refusal:
             return refusal.message, refusal.status
         server = binding.store.server(request.form["uid"])

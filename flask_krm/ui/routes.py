@@ -1,0 +1,69 @@
+"""The live UI's routes and template globals on the ``krm`` blueprint.
+
+- ``GET  /ui/pages/<page_id>/channel``: the page's one SSE connection (:mod:`.channel`)
+- ``POST /ui/components/<component_id>/edit``: field edits (:mod:`.edits`)
+- ``POST /ui/components/<component_id>/actions/<name>``: editor actions such as Save (:mod:`.actions`)
+- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request
+from markupsafe import escape
+
+from ..htmx import PAGE_HEADER
+from ..runtime import runtime
+from .actions import EditorContext
+from .assets import krm_script
+from .binding import Refusal, bind
+from .channel import channel_response
+from .edits import edit_response
+from .live import live_editor, live_list
+from .page import EditorSpec
+
+
+def register(blueprint: Blueprint) -> None:
+    """Add the live UI's routes and template globals to the ``krm`` blueprint.
+
+    Session stores are fed by :meth:`KrmRuntime.subscribe <flask_krm.runtime.KrmRuntime.subscribe>`:
+    the shared hub for Kubernetes targets, or a source plugged with ``plug_source``.
+    """
+    blueprint.add_app_template_global(krm_script, "krm_script")
+    blueprint.add_app_template_global(live_list, "krm_live_list")
+    blueprint.add_app_template_global(live_editor, "krm_live_editor")
+
+    @blueprint.get("/ui/pages/<page_id>/channel", endpoint="ui_channel")
+    def channel(page_id: str) -> Response:
+        return channel_response(page_id)
+
+    @blueprint.post("/ui/components/<component_id>/edit", endpoint="ui_edit")
+    def edit(component_id: str) -> Response:
+        return edit_response(component_id)
+
+    @blueprint.post("/ui/components/<component_id>/actions/<name>", endpoint="ui_action")
+    def action(component_id: str, name: str) -> Response:
+        return action_response(component_id, name)
+
+
+def action_response(component_id: str, name: str) -> Response:
+    """Run the editor action ``name`` on one editor of the caller's page (see :mod:`.actions`)."""
+    krm = runtime()
+    found = krm.hooks.editor_actions.get(name)
+    if found is None:
+        return Response(f"No editor action named {escape(name)}.", status=404, mimetype="text/plain")
+    try:
+        binding = bind(krm, request.headers.get(PAGE_HEADER), component_id)
+    except Refusal as refusal:
+        return Response(escape(refusal.message), status=refusal.status, mimetype="text/plain")
+    if not isinstance(binding.component.spec, EditorSpec):
+        return Response("Actions apply to editors only.", status=400, mimetype="text/plain")
+    context = EditorContext(
+        krm=krm,
+        principal=binding.principal,
+        drafts=binding.drafts,
+        page=binding.page,
+        component=binding.component,
+        store=binding.store,
+        feed=binding.feed,
+    )
+    return found.view(context)
