@@ -40,7 +40,7 @@ def worker_exit(server: t.Any, worker: t.Any) -> None:
     """End every stream with a terminal event and stop the watches."""
     app = _app(worker)
     if app is not None:
-        app.extensions["krm"].shutdown(app)
+        app.extensions["krm"].extension.shutdown(app)
     status = getattr(worker, STATUS_ATTRIBUTE, None)
     if isinstance(status, StatusServer):
         status.stop()

@@ -140,7 +140,7 @@ def serve(cluster: Cluster, host: str, port: int) -> None:
         "EXAMPLE_IMPERSONATE": cluster.impersonate,
         "EXAMPLE_CLUSTER_DESCRIPTION": cluster.description,
     })
-    krm = app.extensions["krm"]
+    krm = app.extensions["krm"].extension
     status = StatusServer(app).start()  # for `flask --app example_app krm streams`
     server = WSGIServer((host, port), app, log=None)
     server.start()

@@ -34,7 +34,8 @@ from flask import Flask
 from flask.cli import AppGroup
 
 from . import config, signals
-from .runtime import KrmRuntime, current_app_object, find_runtime
+from .proxies import current_app_object
+from .runtime import KrmRuntime, find_runtime
 from .scope import ANY_NAMESPACE, AllowedResource, Scope, ScopePolicy
 
 if t.TYPE_CHECKING:

@@ -34,7 +34,8 @@ from .hooks import (
     Verb,
 )
 from .principal import Principal
-from .runtime import NOT_REGISTERED, KrmRuntime, current_app_object, find_runtime, install, krm_csrf_token
+from .proxies import current_app_object
+from .runtime import NOT_REGISTERED, KrmRuntime, find_runtime, install, krm_csrf_token
 from .save import editor as save_editor
 from .scope import Scope, ScopePolicy
 from .sessions import SessionDrafts
@@ -113,7 +114,7 @@ class KrmStream:
         self.hooks.check()
         runtime = KrmRuntime(
             weakref.ref(app),
-            self.hooks,
+            self,
             url_prefix=config.get(app, "URL_PREFIX"),
             targets=config.get(app, "TARGETS"),
             policy=config.get(app, "SCOPE_POLICY"),
@@ -149,7 +150,7 @@ class KrmStream:
         with this instance.
         """
         found = find_runtime(app if app is not None else current_app_object())
-        if found is None or found.hooks is not self.hooks:
+        if found is None or found.extension is not self:
             raise RuntimeError(NOT_REGISTERED)
         return found
 
@@ -344,7 +345,7 @@ class KrmStream:
         subscriptions) and runs them through its own stream engine. A plugged target needs no
         ``KRM_TARGETS`` entry, but the scope policy must still list it.
         """
-        self.runtime(app).sources[target] = source
+        self.runtime(app).plug_source(target, source)
 
     def subscribe(
         self,

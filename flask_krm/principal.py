@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from flask import current_app, has_request_context
 
+from .proxies import unwrap
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:
@@ -42,7 +44,7 @@ def flask_login_principal() -> Principal | None:
         return None
     from flask_login import current_user
 
-    user = current_user._get_current_object()
+    user = unwrap(current_user)
     if user is None or not user.is_authenticated:
         return None
     return Principal(name=str(user.get_id()), user=user)

@@ -1,7 +1,6 @@
 """The three named projections, Secret redaction with revisions, and the visible-content key.
 
-A projection is a fixed, named set of removal rules applied to every object a stream delivers
-(inventory section B):
+A projection is a fixed, named set of removal rules applied to every object a stream delivers:
 
 ``krm-raw/v1``
     machinery removed, nothing else.
@@ -239,7 +238,7 @@ last observed and its revision. Never mutated: each step makes a new one."""
 def next_revisions(
     previous: Revisions | None, projected: Projected
 ) -> tuple[Revisions | None, tuple[Redaction, ...]]:
-    """One revision step (inventory B11): the state after observing ``projected`` and its
+    """One revision step: the state after observing ``projected`` and its
     redaction records. ``None`` is the state of a uid with nothing withheld.
 
     Per withheld path: rev 1 on first sighting; +1 each time the withheld value differs from the
@@ -264,7 +263,7 @@ def next_revisions(
 
 
 class RedactionRevisions:
-    """Per-connection revisions of withheld values (inventory B11), by uid: :func:`next_revisions`
+    """Per-connection revisions of withheld values, by uid: :func:`next_revisions`
     for each uid, the value never kept. State survives snapshot cycles of one connection;
     :meth:`forget` a deleted uid and :meth:`retain` the uids a cycle delivered.
     """

@@ -16,15 +16,16 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from flask import Flask, current_app, has_app_context, request
+from flask import Flask, request
 from gevent.pool import Group
 
 from . import config, csrf, sessions, signals
 from .access import Decision, decide
 from .errors import ScopeInvalid, Unauthenticated
-from .hooks import Hooks, OpsSource, Verb
+from .hooks import Hooks, HooksOwner, OpsSource, Verb
 from .ops import Failure
 from .principal import Principal
+from .proxies import current_app_object
 from .save.outcomes import OutcomeTexts
 from .scope import Scope, ScopeError, ScopePolicy, parse_scope
 from .sse import heartbeat_interval
@@ -60,7 +61,9 @@ class KrmRuntime:
     """flask-krm's state and request-time operations for one application."""
 
     app_ref: weakref.ref[Flask]
-    hooks: Hooks
+    extension: HooksOwner
+    """The :class:`~flask_krm.KrmStream` that registered the application (for hosts that reach it
+    through ``app.extensions["krm"].extension``)."""
     url_prefix: str
     targets: Mapping[str, config.TargetSpec]
     policy: ScopePolicy
@@ -76,6 +79,11 @@ class KrmRuntime:
     """Rendered fragments shared across sessions."""
     feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
     """The feed keeping each session store current."""
+
+    @property
+    def hooks(self) -> Hooks:
+        """The host's hooks (shared with the extension: a hook registered later is seen here)."""
+        return self.extension.hooks
 
     @property
     def app(self) -> Flask:
@@ -142,6 +150,10 @@ class KrmRuntime:
         return self.drafts.namespace(session_id, principal.name, limits)
 
     # -- what may be asked for -----------------------------------------------------------------
+
+    def plug_source(self, target: str, source: OpsSource) -> None:
+        """Serve ``target`` from ``source`` (see :meth:`KrmStream.plug_source <flask_krm.KrmStream.plug_source>`)."""
+        self.sources[target] = source
 
     def serves_target(self, target: str) -> bool:
         """Whether ``target`` is configured in ``KRM_TARGETS`` or plugged."""
@@ -333,13 +345,6 @@ def install(app: Flask, runtime: KrmRuntime) -> None:
             " use that instance instead."
         )
     app.extensions[EXTENSION_KEY] = runtime
-
-
-def current_app_object() -> Flask:
-    """The current application object itself (not the proxy). Requires an application context."""
-    if not has_app_context():
-        raise RuntimeError("Working outside of application context: pass the app, or push an app context.")
-    return t.cast(Flask, current_app._get_current_object())  # type: ignore[attr-defined]
 
 
 def runtime(app: Flask | None = None) -> KrmRuntime:

@@ -62,7 +62,7 @@ FIELDS: Final = ("target", "group", "version", "resource", "namespace", "name", 
 
 REFUSED_PARAMETERS: Final[frozenset[str]] = frozenset(
     {
-        # the reference gateway's list (inventory A4)
+        # the reference gateway's list
         "server",
         "apiserver",
         "url",

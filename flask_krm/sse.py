@@ -1,6 +1,6 @@
 """Server-Sent Events: response headers, framing, heartbeats, coalescing, and a decoder.
 
-Writing (inventory section I):
+Writing:
 
 * :data:`HEADERS` for every stream response, refusals included (a browser ``EventSource`` cannot
   read a non-200 body, so a refusal is a 200 carrying one terminal ``error`` event).

@@ -4,7 +4,7 @@
 the shared hub) calls :meth:`StreamEngine.feed` with each :mod:`flask_krm.ops` operation and writes
 the events it returns, in order. Sequence numbers are the writer's job (see :mod:`flask_krm.sse`).
 
-What it guarantees (inventory sections C, D and E):
+What it guarantees:
 
 * Framing. Every cycle is ``reset``, the snapshot's members as ``added``, ``synced``; live deltas
   follow. A named scope whose object is absent is ``reset``, ``synced``. Pruning is the consumer's

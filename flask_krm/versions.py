@@ -1,4 +1,4 @@
-"""resourceVersion ordering (inventory section E).
+"""resourceVersion ordering.
 
 Kubernetes: "Resource versions are compared as arbitrary bitsize decimal integers ... If they are
 not of equal length, the longer one is greater. If they are of equal length, the lexicographically

@@ -61,7 +61,7 @@ class OutcomeKind(str, Enum):
     """A pending delete was accepted by Kubernetes."""
 
 
-#: Default wording, from the saving guide's outcome table where it has one. Hosts override any key.
+#: Default wording of every outcome. Hosts override any key (``KRM_OUTCOME_TEXTS``).
 DEFAULT_TEXTS: Final[Mapping[OutcomeKind, str]] = {
     OutcomeKind.SAVED_PENDING: "Saved to Kubernetes; waiting for live confirmation.",
     OutcomeKind.SAVED: "Saved. The live view shows your change.",

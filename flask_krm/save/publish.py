@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from blinker import Namespace
-from flask import current_app, has_app_context
+
 
 from ..principal import Principal
+from ..proxies import current_app_or_none
 from ..scope import Scope
 from ..signals import saved
 from .audit import AuditRecord, ObjectIdentity, Operation, merge_patch_ops, secret_value_paths
@@ -33,7 +34,7 @@ write_attempted = _signals.signal("krm-write-attempted")
 
 def publish(record: AuditRecord, *, principal: Principal, scope: Scope) -> None:
     """Log ``record`` (one line, no values) and send it to the signals' receivers."""
-    sender = current_app._get_current_object() if has_app_context() else None  # type: ignore[attr-defined]
+    sender = current_app_or_none()
     logger.info("%s", record.log_line())
     write_attempted.send(sender, record=record)
     if record.resource_version is not None or record.outcome in (OutcomeKind.CREATED, OutcomeKind.DELETED):

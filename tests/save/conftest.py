@@ -20,7 +20,7 @@ from flask_login import UserMixin
 
 from flask_krm.events import StreamError
 from flask_krm.principal import Principal
-from flask_krm.save.actions import EditorTarget
+from flask_krm.save.perform import EditorTarget
 from flask_krm.save.writer import KubeWriter, SaveHook, default_save
 from flask_krm.scope import Scope
 from flask_krm.store import LiveResourceStore, RecoveryCopies

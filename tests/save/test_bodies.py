@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flask_krm.save.bodies import MAX_DEPTH, NotFinite, NotJson, TooDeep, check_json_value, load_json, nests_too_deep
+from flask_krm.bodies import MAX_DEPTH, NotFinite, NotJson, TooDeep, check_json_value, load_json, nests_too_deep
 
 
 def nested(levels: int, leaf: t.Any = 1) -> t.Any:

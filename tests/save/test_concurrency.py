@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from flask_krm.save.actions import save_edit
+from flask_krm.save.perform import save_edit
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
 from flask_krm.save.writer import KubeWriter

@@ -15,7 +15,7 @@ from flask.testing import FlaskClient
 from flask_login import LoginManager, login_user
 
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
-from flask_krm.csrf import HEADER, csrf_token
+from flask_krm.csrf import HEADER
 from flask_krm.native import NativeProxy, native_collection_url, native_object_url, parse_native_path, NativePathError
 from flask_krm.save.publish import write_attempted
 from flask_krm.save.writer import KubeWriter
@@ -38,7 +38,7 @@ def app(tmp_path: Path, kube: KubeSimulator, namespace: str) -> Iterator[Flask]:
     @app.get("/login/<name>")
     def sign_in(name: str) -> str:
         login_user(User(name))
-        return csrf_token()
+        return krm.csrf_token()
 
     krm = KrmStream(app, authorizer=lambda *_: True, client_loader=lambda target, principal: kube.api_client(principal.name))
     policy = ScopePolicy(

@@ -126,7 +126,7 @@ def test_an_unreachable_server_exhausts_the_bounded_retries(kube, namespace, run
 def test_a_native_editor_saves_with_native_validation_and_recovers_with_a_native_read(kube, namespace, runners, caplog) -> None:
     import logging
 
-    from flask_krm.save.actions import save_edit
+    from flask_krm.save.perform import save_edit
     from flask_krm.save.flow import SaveFlow
     from flask_krm.save.outcomes import OutcomeKind
     from flask_krm.save.publish import write_attempted

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from flask_krm.save.actions import confirm_now, save_edit
+from flask_krm.save.perform import confirm_now, save_edit
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
 from flask_krm.save.writer import KubeWriter, MissingPrecondition, SaveRefused, WriteRequest, WriteResult, default_save

@@ -17,7 +17,7 @@ from flask_login import LoginManager, login_user
 
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
 from flask_krm.principal import Principal
-from flask_krm.save.actions import EditorTarget, save_review
+from flask_krm.save.perform import EditorTarget, save_review
 from flask_krm.save.flow import SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
 from flask_krm.save.review import ReviewViews
@@ -162,7 +162,7 @@ def test_a_rows_delete_button_stages_the_delete_of_that_rows_object(app, kube, n
 
 
 def test_the_review_links_to_the_blueprint_it_is_served_by(app, kube, namespace, upstream) -> None:
-    views = ReviewViews(app.extensions["krm"], url_prefix="/other")
+    views = ReviewViews(app.extensions["krm"].extension, url_prefix="/other")
     app.register_blueprint(views.blueprint("other_review"))
     app.register_blueprint(views.blueprint("third_review"), url_prefix="/third")
     uid = create_configmap(kube, namespace, "cm", {"a": "1"})["metadata"]["uid"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from flask_krm.principal import Principal
-from flask_krm.save.actions import save_edit
+from flask_krm.save.perform import save_edit
 from flask_krm.save.flow import SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
 from flask_krm.save.publish import write_attempted

@@ -20,7 +20,6 @@ from flask import Flask, render_template_string
 from flask.testing import FlaskClient
 from flask_login import LoginManager, login_user
 
-import flask_krm.save.views as save_views
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
 from flask_krm.save.outcomes import OutcomeTexts
 from flask_krm.save.writer import KubeWriter
@@ -71,7 +70,7 @@ def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Fla
         client_loader=lambda target, principal: kube.api_client(principal.name),
     )
     krm.plug_source("dev", upstream.source, app)
-    save_views.configure(app, confirm_timeout=0.3)
+    app.config["KRM_SAVE_CONFIRM_TIMEOUT"] = 0.3
     yield app
     krm.shutdown(app)
 
@@ -201,7 +200,7 @@ def test_no_save_while_the_stream_is_not_live(app: Flask, kube, namespace, upstr
 
 
 def test_host_wording_replaces_the_defaults(app: Flask, kube, namespace, upstream, configmap) -> None:
-    save_views.configure(app, confirm_timeout=0.3, texts=OutcomeTexts({"nothing-to-save": "Nothing changed."}))
+    app.config.update(KRM_SAVE_CONFIRM_TIMEOUT=0.3, KRM_OUTCOME_TEXTS=OutcomeTexts({"nothing-to-save": "Nothing changed."}))
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     assert "Nothing changed." in post_save(page).get_data(as_text=True)
 
@@ -241,7 +240,7 @@ def test_an_echo_arriving_while_waiting_confirms_at_once(app: Flask, kube, names
 
     import gevent
 
-    save_views.configure(app, confirm_timeout=10.0)
+    app.config["KRM_SAVE_CONFIRM_TIMEOUT"] = 10.0
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     set_field(page, ["data", "a"], "mine")
     assert outcome_kind(post_save(page)) == "saved-pending"

@@ -194,7 +194,7 @@ def make_example(kube: KubeSimulator, **config: t.Any) -> Flask:
 
 
 def shut_down(app: Flask) -> None:
-    app.extensions["krm"].shutdown(app, timeout=2.0)
+    app.extensions["krm"].extension.shutdown(app, timeout=2.0)
 
 
 # ----------------------------------------------------------------------------- the cluster --

@@ -389,7 +389,7 @@ def test_a_revocation_ends_the_stream_at_its_next_snapshot_cycle(browser: Browse
 def test_a_watch_shared_under_the_service_identity_never_serves_a_refused_principal(kube: KubeSimulator, host: Flask) -> None:
     recorder = Recorder(deny=lambda call: call.principal == "viewer")
     shared = make_host(kube, recorder)
-    shared.extensions["krm"].client_loader(lambda target, principal: None)  # one watch per scope, for everyone
+    shared.extensions["krm"].extension.client_loader(lambda target, principal: None)  # one watch per scope, for everyone
     try:
         allowed, refused = Browser(shared, "editor"), Browser(shared, "viewer")
         open_stream = stream(allowed, scope()).until(synced)

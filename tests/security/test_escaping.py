@@ -184,7 +184,7 @@ def upstream() -> HostileUpstream:
 @pytest.fixture(scope="module")
 def host(kube: KubeSimulator, upstream: HostileUpstream) -> Iterator[Flask]:
     app = make_host(kube, Recorder(), KRM_SCOPE_POLICY=POLICY)
-    app.extensions["krm"].plug_source(EVIL, upstream.source, app)
+    app.extensions["krm"].extension.plug_source(EVIL, upstream.source, app)
     yield app
     shut_down(app)
 
@@ -260,7 +260,7 @@ def test_hostile_values_cannot_break_the_json_stream_framing(host: Flask, upstre
 def test_the_example_templates_render_hostile_objects_as_text(kube: KubeSimulator) -> None:
     upstream = HostileUpstream()
     app = make_example(kube, EXAMPLE_NAMESPACES=(NAMESPACE,))
-    app.extensions["krm"].plug_source(TARGET, upstream.source, app)  # the example's target, served hostile
+    app.extensions["krm"].extension.plug_source(TARGET, upstream.source, app)  # the example's target, served hostile
     try:
         browser = Browser(app, "editor")
         overview = browser.open(f"/namespaces/{NAMESPACE}")
@@ -306,7 +306,7 @@ def test_errors_that_echo_hostile_values_render_as_text(host: Flask, cluster_nam
     assert "onerror=alert" in shown  # the quoted value, as text
 
     # a host's save hook refusing with a hostile reason, and one answering a hostile Status
-    krm = host.extensions["krm"]
+    krm = host.extensions["krm"].extension
     original = krm.saver
     answers = []
     try:
@@ -348,7 +348,7 @@ REVIEWED_MARKUP: t.Final = {
     ("flask_krm/ui/render.py", "template.render(context)"): "an autoescaped .html template's output",
     ("flask_krm/ui/live.py", "render_template(template, **context)"): "an autoescaped .html template's output",
     ("flask_krm/save/fragments.py", "template.render(**context)"): "an autoescaped .html template's output",
-    ("flask_krm/save/views.py", "template.render(target_id=ctx.outcome_id, url=url, field=CONFIRM_FIELD)"): "an autoescaped .html template's output",
+    ("flask_krm/save/editor.py", "template.render(target_id=ctx.outcome_id, url=url, field=CONFIRM_FIELD)"): "an autoescaped .html template's output",
     ("flask_krm/ui/assets.py", "' nonce=\"{}\"'"): "a literal; .format() escapes the nonce",
     ("flask_krm/ui/assets.py", '""'): "a literal",
     ("flask_krm/ui/assets.py", "'<link rel=\"stylesheet\" href=\"{}\"{}>'"): "a literal; .format() escapes the URL",

@@ -142,7 +142,7 @@ class HookSwitch:
 @pytest.fixture(scope="module")
 def example(kube: KubeSimulator, secret: dict[str, t.Any]) -> Iterator[Flask]:
     app = make_example(kube)
-    krm = app.extensions["krm"]
+    krm = app.extensions["krm"].extension
     krm.save_hook(HookSwitch(krm.saver))
     yield app
     shut_down(app)
@@ -150,7 +150,7 @@ def example(kube: KubeSimulator, secret: dict[str, t.Any]) -> Iterator[Flask]:
 
 @pytest.fixture
 def hook(example: Flask) -> Iterator[HookSwitch]:
-    switch = t.cast(HookSwitch, example.extensions["krm"].saver)
+    switch = t.cast(HookSwitch, example.extensions["krm"].extension.saver)
     yield switch
     switch.before = None
 

@@ -62,7 +62,7 @@ def writes() -> Writes:
 def host(kube: KubeSimulator, writes: Writes) -> Iterator[Flask]:
     make_namespace(kube, NAMESPACE)
     app = make_host(kube, Recorder())
-    krm = app.extensions["krm"]
+    krm = app.extensions["krm"].extension
     inner = krm.saver
 
     def recording(request: WriteRequest) -> WriteResult:

@@ -22,4 +22,4 @@ def krm_app(krm_config: dict[str, Any]) -> Iterator[Flask]:
     require_patched()
     app = create_app(krm_config)
     yield app
-    app.extensions["krm"].shutdown(app, timeout=2.0)
+    app.extensions["krm"].extension.shutdown(app, timeout=2.0)

@@ -1,0 +1,135 @@
+"""Imports point one way: no module of flask_krm imports a module of a layer above its own.
+
+Every import counts, at module level, under ``TYPE_CHECKING`` and inside a function, since a
+function-local import is still a dependency. The layers, bottom to top, are the ones
+``docs/internals.md`` opens with; a new module must be placed in one here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "flask_krm"
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "core",
+        (
+            "events", "ops", "scope", "projection", "versions", "stream", "sse", "bodies",
+            "store.*", "upstream.scripted",
+            "save.__init__", "save.outcomes", "save.flow", "save.staging", "save.audit",
+        ),
+    ),
+    (
+        "services",
+        (
+            "proxies", "errors", "principal", "signals", "config", "csrf", "sessions",
+            "upstream.__init__", "upstream.clients", "upstream.reflector", "upstream.authz",
+            "access", "upstream.hub", "subscriptions",
+            "save.writer", "save.publish", "save.perform", "hooks",
+        ),
+    ),
+    (
+        "rendering",
+        (
+            "htmx", "ui.widgets", "ui.page", "ui.recovery", "ui.render", "ui.feeds", "ui.state",
+            "ui.assets", "save.fragments",
+        ),
+    ),
+    ("runtime", ("runtime",)),
+    (
+        "web",
+        (
+            "guards", "stream_view", "ui.binding", "ui.actions", "ui.edits", "ui.channel", "ui.live",
+            "ui.routes", "save.editor", "save.review", "native", "cli",
+        ),
+    ),
+    ("extension", ("extension",)),
+    ("surface", ("__init__", "ui.__init__", "testing.*")),
+)
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+def layer_of(module: str) -> int:
+    for rank, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if member == module or (member.endswith(".*") and module.startswith(member[:-1])):
+                return rank
+    raise LookupError(module)
+
+
+MODULES = sorted(module_name(path) for path in PACKAGE.rglob("*.py"))
+KNOWN = {name.removesuffix(".__init__") for name in MODULES}
+
+
+def imported(path: Path, module: str | None = None) -> list[tuple[int, str]]:
+    """``(line, module)`` for every flask_krm module ``path`` (the module ``module``, by default
+    the one at ``path``) imports, wherever the import is."""
+    package = (module or module_name(path)).split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("flask_krm."):
+                    found.append((node.lineno, alias.name.removeprefix("flask_krm.")))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith("flask_krm"):
+                target = node.module.removeprefix("flask_krm").lstrip(".")
+            else:
+                continue
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}" if target else alias.name
+                found.append((node.lineno, candidate if candidate in KNOWN else target or "__init__"))
+    return found
+
+
+def as_module(name: str) -> str:
+    return name if name in MODULES else f"{name}.__init__"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if not m.startswith("testing.simulator")])
+def test_no_module_imports_a_layer_above_its_own(module: str) -> None:
+    path = PACKAGE.joinpath(*module.split(".")).with_suffix(".py")
+    own = layer_of(module)
+    backward = [
+        f"line {line}: {target} ({LAYERS[layer_of(as_module(target))][0]})"
+        for line, target in imported(path)
+        if layer_of(as_module(target)) > own
+    ]
+    assert not backward, f"{module} ({LAYERS[own][0]}) imports upward: " + "; ".join(backward)
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = []
+    for module in MODULES:
+        try:
+            layer_of(module)
+        except LookupError:
+            unplaced.append(module)
+    assert not unplaced, f"place these modules in a layer: {unplaced}"
+
+
+@pytest.mark.parametrize(
+    ("module", "statement", "target"),
+    [
+        ("access", "def late() -> None:\n    from .runtime import runtime\n", "runtime"),
+        ("ui.render", "if TYPE_CHECKING:\n    from ..extension import KrmStream\n", "extension"),
+        ("save.perform", "def late() -> None:\n    from ..ui import routes\n", "ui.routes"),
+        ("sessions", "import flask_krm.guards\n", "guards"),
+    ],
+)
+def test_the_check_sees_every_kind_of_import(tmp_path: Path, module: str, statement: str, target: str) -> None:
+    copy = tmp_path / "sample.py"
+    copy.write_text(PACKAGE.joinpath(*module.split(".")).with_suffix(".py").read_text() + "\n\n" + statement)
+    found = [name for _, name in imported(copy, module)]
+    assert target in found
+    assert layer_of(as_module(target)) > layer_of(module)
