@@ -5,7 +5,7 @@ native merge patch) parses it with :func:`load_json`. It refuses, before any oth
 value, what would exhaust the server's recursion (nesting deeper than :data:`MAX_DEPTH`) and what
 JSON cannot carry although Python's parser accepts it (``NaN``, ``Infinity``, numbers overflowing
 to infinity). The size of a request is bounded before it is parsed, by the request size limit
-(``KRM_MAX_REQUEST_BYTES``, :func:`flask_krm.views.limit_request_size`).
+(``KRM_MAX_REQUEST_BYTES``, :func:`flask_krm.guards.limit_request_size`).
 
 Pure: no Flask, no gevent, no network.
 """

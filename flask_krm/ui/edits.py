@@ -17,13 +17,12 @@ that vanished, 422 for a value the field cannot hold.
 
 from __future__ import annotations
 
-import math
 import re
 import typing as t
 
 from flask import Response, request
 
-from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
+from ..bodies import JsonRefused, TooDeep, load_json
 from ..htmx import PAGE_HEADER, html_response, partial
 from ..runtime import runtime
 from ..store import (
@@ -40,11 +39,10 @@ from ..store.paths import Path, as_path, get_at, text_path
 from .binding import Binding, Refusal, bind
 from .page import Component, EditorSpec
 from .render import edited_object, render_template_fragment
-from .widgets import path_json, widget_for
+from .widgets import WIDGETS, ValueRefused, normalized_lines, path_json, widget_for
 
 OPERATIONS: t.Final = frozenset({"set", "add_key", "remove_key", "rename_key", "revert", "take_theirs", "keep_mine"})
 READ_ONLY_MESSAGE: t.Final = "This field is read-only."
-_INTEGER = re.compile(r"[+-]?\d+\Z")
 
 
 class EditRefused(Exception):
@@ -88,50 +86,20 @@ def _text(name: str, *, required: bool = True) -> str:
     return value
 
 
-def _normalized_lines(text: str, server_value: t.Any) -> str:
-    """Browsers submit text-area line breaks as CRLF; keep CR only where the object had it."""
-    if isinstance(server_value, str) and "\r" in server_value:
-        return text
-    return text.replace("\r\n", "\n")
-
-
 def read_value(path: Path, draft: t.Any, server: t.Any) -> t.Any:
-    """The submitted ``value`` for the field at ``path``, as the widget that shows it reads it.
+    """The submitted ``value`` for the field at ``path``, read by the widget that shows it
+    (:data:`~flask_krm.ui.widgets.WIDGETS`).
 
-    Raises :class:`EditRefused` (422) for text the widget cannot turn into a value.
+    Raises :class:`EditRefused` (400 or 422) for text the widget cannot turn into a value.
     """
-    current = get_at(draft, path)
     server_value = get_at(server, path)
-    kind = widget_for(path, current, server_value)
-    if kind == "boolean":
-        return request.form.get("value") is not None
-    raw = _text("value")
-    if kind == "number":
-        text = raw.strip()
-        if _INTEGER.match(text):
-            return int(text)
-        try:
-            number = float(text)
-        except ValueError:
-            raise EditRefused(422, "Enter a number.", path) from None
-        if not math.isfinite(number):
-            raise EditRefused(422, "Enter a finite number.", path)
-        return number
-    if kind == "structured":
-        try:
-            parsed = load_json(raw, what="the value")
-        except NotJson as exc:
-            raise EditRefused(422, f"Not valid JSON: {exc.detail}.", path) from None
-        except NotFinite:
-            raise EditRefused(422, "Enter finite numbers: JSON has no NaN or Infinity.", path) from None
-        except TooDeep as exc:
-            raise EditRefused(400, f"{str(exc).capitalize()}.", path) from None
-        if not isinstance(parsed, list):
-            raise EditRefused(422, "Enter a JSON array, such as [\"a\", \"b\"].", path)
-        return parsed
-    if kind in ("text", "multiline"):
-        return _normalized_lines(raw, server_value)
-    raise EditRefused(400, "This field is not edited as one value.", path)
+    widget = WIDGETS.get(widget_for(path, get_at(draft, path), server_value))
+    if widget is None or widget.parse is None:
+        raise EditRefused(400, "This field is not edited as one value.", path)
+    try:
+        return widget.parse(request.form.get("value"), server_value)
+    except ValueRefused as refused:
+        raise EditRefused(refused.status, refused.message, path if refused.about_value else None) from None
 
 
 def _check_policy(spec: EditorSpec, path: Path) -> None:
@@ -164,7 +132,7 @@ def apply_edit(binding: Binding) -> tuple[Path, str]:
         entry = path + (key,)
         if op == "add_key":
             _check_policy(spec, entry)
-            store.add_key(uid, entry, _normalized_lines(_text("value", required=False), MISSING))
+            store.add_key(uid, entry, normalized_lines(_text("value", required=False), MISSING))
             extra = _fresh_add_row(binding.component, path)
             return path, extra
         new_key = _text("new_key")

@@ -15,6 +15,11 @@ Widgets:
 - ``masked``: a value the projection withholds (a Secret key): the key and its revision, no value
 - ``bytes``: a ``binaryData`` value, shown as its size only
 - ``absent``: a selected field the object does not have
+
+:data:`WIDGETS` is the one table of the widgets that show a single value: for each kind its
+template (``krm/widgets/<kind>.html``, which a host overrides alone by path), how a submitted value
+is read back (:attr:`Widget.parse`) and when the browser sends an edit (:attr:`Widget.trigger`).
+``map`` and ``group`` hold other fields and are laid out by ``krm/_fields.html``.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ import base64
 import binascii
 import json
 import math
+import re
 import typing as t
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..bodies import NotFinite, NotJson, TooDeep, load_json
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
 
 WidgetKind: t.TypeAlias = t.Literal[
@@ -49,6 +56,108 @@ DEFAULT_ROOTS: t.Final[tuple[Path, ...]] = (("metadata", "labels"), ("metadata",
 identity follows (see :func:`default_roots`)."""
 
 _IDENTITY_KEYS: t.Final = frozenset({"apiVersion", "kind", "metadata"})
+
+
+class ValueRefused(ValueError):
+    """Submitted text a widget cannot turn into a value: the HTTP status, what to tell the person
+    and whether it is about the field's value (``False``: about the request as a whole)."""
+
+    def __init__(self, status: int, message: str, *, about_value: bool = True) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.about_value = about_value
+
+
+TYPING_TRIGGER: t.Final = "input changed delay:400ms, krm-flush"
+"""Send the edit a moment after the person stops typing (and before a Save)."""
+
+CHANGE_TRIGGER: t.Final = "change, krm-flush"
+"""Send the edit when the control changes (and before a Save)."""
+
+_INTEGER: t.Final = re.compile(r"[+-]?\d+\Z")
+
+
+def _required(submitted: str | None) -> str:
+    if submitted is None:
+        raise ValueRefused(400, "The request has no value.", about_value=False)
+    return submitted
+
+
+def normalized_lines(text: str, server_value: t.Any) -> str:
+    """Browsers submit text-area line breaks as CRLF; keep CR only where the object had it."""
+    if isinstance(server_value, str) and "\r" in server_value:
+        return text
+    return text.replace("\r\n", "\n")
+
+
+def parse_text(submitted: str | None, server_value: t.Any) -> str:
+    """``text`` and ``multiline``: the text, line breaks as the object writes them."""
+    return normalized_lines(_required(submitted), server_value)
+
+
+def parse_boolean(submitted: str | None, server_value: t.Any) -> bool:
+    """``boolean``: a checked box sends its value, an unchecked one nothing."""
+    return submitted is not None
+
+
+def parse_number(submitted: str | None, server_value: t.Any) -> int | float:
+    """``number``: an integer when written as one, else a finite float."""
+    text = _required(submitted).strip()
+    if _INTEGER.match(text):
+        return int(text)
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueRefused(422, "Enter a number.") from None
+    if not math.isfinite(number):
+        raise ValueRefused(422, "Enter a finite number.")
+    return number
+
+
+def parse_structured(submitted: str | None, server_value: t.Any) -> list[t.Any]:
+    """``structured``: a JSON array."""
+    try:
+        parsed = load_json(_required(submitted), what="the value")
+    except NotJson as exc:
+        raise ValueRefused(422, f"Not valid JSON: {exc.detail}.") from None
+    except NotFinite:
+        raise ValueRefused(422, "Enter finite numbers: JSON has no NaN or Infinity.") from None
+    except TooDeep as exc:
+        raise ValueRefused(400, f"{str(exc).capitalize()}.") from None
+    if not isinstance(parsed, list):
+        raise ValueRefused(422, 'Enter a JSON array, such as ["a", "b"].')
+    return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class Widget:
+    """How one kind of single value is shown and edited."""
+
+    kind: WidgetKind
+    parse: Callable[[str | None, t.Any], t.Any] | None = None
+    """``parse(submitted, server_value)``: the submitted ``value`` field (``None`` when absent)
+    as a value; raises :class:`ValueRefused`. ``None``: the widget is never edited."""
+    trigger: str = TYPING_TRIGGER
+    """The ``hx-trigger`` of the control's edit request."""
+
+    @property
+    def template(self) -> str:
+        """The template that renders the control (``krm/widgets/<kind>.html``)."""
+        return f"krm/widgets/{self.kind}.html"
+
+
+WIDGETS: t.Final[Mapping[str, Widget]] = {
+    "text": Widget("text", parse_text),
+    "multiline": Widget("multiline", parse_text),
+    "number": Widget("number", parse_number),
+    "boolean": Widget("boolean", parse_boolean, trigger=CHANGE_TRIGGER),
+    "structured": Widget("structured", parse_structured),
+    "masked": Widget("masked"),
+    "bytes": Widget("bytes"),
+    "absent": Widget("absent"),
+}
+"""Every widget that shows one value, by kind."""
 
 
 class FieldSelectionError(ValueError):
@@ -114,6 +223,11 @@ class Field:
     def key(self) -> str:
         """The last segment as text (the key of a map entry)."""
         return str(self.path[-1]) if self.path else ""
+
+    @property
+    def widget(self) -> Widget | None:
+        """The widget showing this field's value (``None`` for a ``map`` or ``group``)."""
+        return WIDGETS.get(self.kind)
 
 
 @dataclass(frozen=True, slots=True)

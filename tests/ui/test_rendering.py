@@ -225,3 +225,33 @@ def test_list_column_pointers_index_into_arrays(client: FlaskClient, upstream: U
     )
     page = open_page(client, f"/configmaps?{query}")
     assert re.findall(r"<td>([^<]*)</td>", page.html) == ["nginx", "", ""]
+
+
+def test_every_single_value_widget_has_its_parser_entry_and_its_own_template() -> None:
+    from flask_krm.ui.widgets import WIDGETS, WidgetKind
+
+    kinds = set(t.get_args(WidgetKind))
+    assert set(WIDGETS) == kinds - {"map", "group"}
+    templates = Path(__file__).resolve().parents[2] / "flask_krm" / "templates"
+    for kind, widget in WIDGETS.items():
+        assert widget.kind == kind and (templates / widget.template).is_file(), kind
+    editable = {kind for kind, widget in WIDGETS.items() if widget.parse is not None}
+    assert editable == {"text", "multiline", "number", "boolean", "structured"}
+
+
+def test_one_widget_template_is_overridden_alone(tmp_path: Path, app: Flask, client: FlaskClient, upstream: Upstream) -> None:
+    override = tmp_path / "templates" / "krm" / "widgets"
+    override.mkdir(parents=True)
+    (override / "boolean.html").write_text(
+        '<select class="krm-input custom-boolean" id="{{ fid }}" name="value" {{ attrs }}>'
+        '<option{% if f.checked %} selected{% endif %}>on</option></select>'
+    )
+    from jinja2 import ChoiceLoader, FileSystemLoader
+
+    app.jinja_loader = ChoiceLoader([FileSystemLoader(str(tmp_path / "templates")), app.jinja_loader])  # type: ignore[list-item]
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    page = open_page(client, editor_url(DEPLOYMENTS, "web"))
+    assert re.search(r'<select class="krm-input custom-boolean" id="[^"]+" name="value" hx-post="[^"]+" hx-trigger="change, krm-flush"', page.html)
+    assert 'type="checkbox"' not in page.html
+    assert re.search(r'<input type="number"[^>]*name="value" value="2"', page.html)
+    assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="web"', page.html)
