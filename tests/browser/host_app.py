@@ -39,8 +39,9 @@ CONFIRM_TIMEOUT: t.Final = 1.0
 
 LIST_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
-{% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Greeting", "/data/greeting")], link="/configmaps/{name}",
-                                title="ConfigMaps", row_actions=row_actions) }}{% endblock %}"""
+{% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Greeting", "/data/greeting")],
+                                link="/configmaps/{name}", title="ConfigMaps", row_actions=row_actions) }}
+{% endblock %}"""
 
 EDITOR_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
@@ -48,7 +49,8 @@ EDITOR_PAGE: t.Final = """{% extends "krm/base.html" %}
 
 MANAGED_LIST: t.Final = """{% if channel %}{% include "krm/_channel.html" %}{% endif %}
 <section id="{{ component.id }}" class="krm-component krm-list" data-krm-component data-krm-kind="list"
-         data-krm-connection="connecting" hx-headers:inherited='{{ headers|tojson }}' aria-labelledby="{{ component.id }}-title">
+         data-krm-connection="connecting" hx-headers:inherited='{{ headers|tojson }}'
+         aria-labelledby="{{ component.id }}-title">
   {% include "krm/_component_header.html" %}
   <div id="{{ component.body_id }}" class="krm-body">{{ body }}</div>
   <form hx-post="{{ url_for('krm_review.create', component_id=component.id) }}" hx-swap="none">

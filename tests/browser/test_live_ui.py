@@ -261,7 +261,8 @@ def set_hidden(page: Page, hidden: bool) -> None:
     page.evaluate(
         """hidden => {
             Object.defineProperty(document, "hidden", {value: hidden, configurable: true});
-            Object.defineProperty(document, "visibilityState", {value: hidden ? "hidden" : "visible", configurable: true});
+            Object.defineProperty(
+                document, "visibilityState", {value: hidden ? "hidden" : "visible", configurable: true});
             document.dispatchEvent(new Event("visibilitychange"));
         }""",
         hidden,

@@ -20,9 +20,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import gevent
 import gevent.monkey
@@ -31,8 +31,12 @@ import pytest
 from _pytest.reports import TestReport
 
 from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.upstream.authz import allow_all
+from flask_krm.upstream.clients import ApiClients, Kubeconfig
+from flask_krm.upstream.hub import Hub
+from flask_krm.upstream.reflector import Backoff, WatchSettings
 
-from .cluster import Cluster
+from .cluster import Cluster, kubeconfig_via
 from .proxy import Proxy
 
 PATCHED: Final = gevent.monkey.is_module_patched("socket")
@@ -45,6 +49,11 @@ _CHILD_MAIN: Final = (
     "sys.exit(pytest.main(sys.argv[1:]))\n"
 )
 _results: dict[str, list[TestReport]] | None = None
+
+FAST: Final = WatchSettings(backoff=Backoff(initial=0.05, maximum=0.3))
+"""Watch settings that retry quickly."""
+
+HubFactory = Callable[..., Hub]
 
 
 def _ours(item: pytest.Item) -> bool:
@@ -158,3 +167,24 @@ def proxy(kube: KubeSimulator) -> Iterator[Proxy]:
     """A recording, fault-injecting proxy in front of ``kube``."""
     with Proxy(kube.url) as running:
         yield running
+
+
+@pytest.fixture
+def make_hub(kube: KubeSimulator) -> Iterator[HubFactory]:
+    """Hubs on the simulator (``via``: a proxy URL; ``context``: the service identity)."""
+    hubs: list[Hub] = []
+
+    def make(*, via: str | None = None, context: str = "admin", tmp: Path | None = None, **options: Any) -> Hub:
+        path = kube.kubeconfig_path if via is None else kubeconfig_via(kube, via, tmp or Path(kube.kubeconfig_path).parent)
+        clients = ApiClients({"sim": Kubeconfig(path, context=context)}, pool_maxsize=16)
+        options.setdefault("authorizer", allow_all)
+        options.setdefault("settings", FAST)
+        options.setdefault("linger", 0)
+        hub = Hub(clients, options.pop("authorizer"), **options)
+        hubs.append(hub)
+        return hub
+
+    yield make
+    for hub in hubs:
+        hub.shutdown(timeout=1)
+        hub.clients.close()

@@ -31,7 +31,9 @@ STREAMING_LIST_REFUSAL = {
         "causes": [
             {
                 "reason": "FieldValueForbidden",
-                "message": "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+                "message": (
+                    "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+                ),
                 "field": "sendInitialEvents",
             }
         ],

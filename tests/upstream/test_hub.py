@@ -3,9 +3,7 @@ linger, authorization, outages and shutdown."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 import gevent
 import pytest
@@ -14,21 +12,16 @@ from flask_krm.events import Event, StreamError, Upsert
 from flask_krm.principal import Principal
 from flask_krm.scope import Scope
 from flask_krm.sse import HEARTBEAT, decode_events
-from flask_krm.testing.simulator import KubeSimulator
-from flask_krm.upstream.authz import ReviewFailed, SubjectAccessReviewAuthorizer, allow_all
-from flask_krm.upstream.clients import ApiClients, Impersonation, Kubeconfig
+from flask_krm.upstream.authz import ReviewFailed, SubjectAccessReviewAuthorizer
+from flask_krm.upstream.clients import Impersonation
 from flask_krm.ops import Failure
-from flask_krm.upstream.hub import Hub, HubClosed, HubObserver, Subscriber
-from flask_krm.upstream.reflector import Backoff, WatchSettings
+from flask_krm.upstream.hub import HubClosed, HubObserver, Subscriber
 
-from .cluster import APP, Cluster, kubeconfig_via, names, types
+from .cluster import APP, Cluster, names, types
 from .conftest import live_greenlets
 from .proxy import Proxy
 
-FAST = WatchSettings(backoff=Backoff(initial=0.05, maximum=0.3))
 FULL = "krm-full/v1"
-
-HubFactory = Callable[..., Hub]
 
 
 class Recorder(HubObserver):
@@ -46,27 +39,6 @@ class Recorder(HubObserver):
 
     def subscriber_overflowed(self, scope: Scope) -> None:
         self.calls.append(f"overflowed {scope.resource}")
-
-
-@pytest.fixture
-def make_hub(kube: KubeSimulator) -> Iterator[HubFactory]:
-    """Hubs on the simulator (``via``: a proxy URL; ``context``: the service identity)."""
-    hubs: list[Hub] = []
-
-    def make(*, via: str | None = None, context: str = "admin", tmp: Path | None = None, **options: Any) -> Hub:
-        path = kube.kubeconfig_path if via is None else kubeconfig_via(kube, via, tmp or Path(kube.kubeconfig_path).parent)
-        clients = ApiClients({"sim": Kubeconfig(path, context=context)}, pool_maxsize=16)
-        options.setdefault("authorizer", allow_all)
-        options.setdefault("settings", FAST)
-        options.setdefault("linger", 0)
-        hub = Hub(clients, options.pop("authorizer"), **options)
-        hubs.append(hub)
-        return hub
-
-    yield make
-    for hub in hubs:
-        hub.shutdown(timeout=1)
-        hub.clients.close()
 
 
 def read(subscriber: Subscriber, done: Callable[[list[Event]], bool], timeout: float = 10.0) -> list[Event]:

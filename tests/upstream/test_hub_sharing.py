@@ -16,7 +16,8 @@ from flask_krm.scope import Scope
 from flask_krm.upstream.hub import Subscriber
 
 from .cluster import APP, Cluster, names
-from .test_hub import FULL, HubFactory, make_hub, read, until_type  # noqa: F401 (make_hub: a fixture)
+from .conftest import HubFactory
+from .test_hub import FULL, read, until_type
 
 SPEC = "krm-spec/v1"
 SECRETS = Scope(target="sim", version="v1", resource="secrets", namespace="app")

@@ -1,7 +1,7 @@
 """The fixtures of the saving browser tests: the saving host app (``host_app.create_app(saving=True)``)
 on its server, and the simulator it saves to.
 
-It holds no tests. The tests in ``test_save_*.py`` import its fixtures. Unlike the live UI tests'
+It holds no tests; the tests next to it use its fixtures. Unlike the live UI tests'
 server, the Kubernetes simulator runs in the test process (its own thread and hub), so a test can
 inject faults (a lost response, a webhook-style mutation, dropped watches) and count the writes
 that reach it; the application runs in a gevent-patched child process (``serve.py`` given the

@@ -31,18 +31,7 @@ from tests.browser.conftest import (
     wait_live,
 )
 from tests.browser.host_app import NAMESPACE
-from tests.browser.test_save_host import (  # noqa: F401 (fixtures)
-    SaveServer,
-    SignedIn,
-    WriteCounter,
-    apps,
-    configmap_uid,
-    core,
-    count_writes,
-    kube,
-    save_server,
-    signed_in,
-)
+from tests.browser.save.conftest import SaveServer, SignedIn, WriteCounter, configmap_uid
 
 pytestmark = pytest.mark.browser
 

@@ -16,14 +16,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.conftest import create_configmap, goto_live, new_configmap, row, unique
 from tests.browser.host_app import NAMESPACE
-from tests.browser.test_save_host import (  # noqa: F401 (fixtures)
-    SignedIn,
-    configmap_uid,
-    core,
-    kube,
-    save_server,
-    signed_in,
-)
+from tests.browser.save.conftest import SignedIn, configmap_uid
 
 pytestmark = pytest.mark.browser
 
