@@ -49,7 +49,9 @@ class UsageError(Exception):
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m example_app",
-        description="Serve the flask-krm example application (embedded Kubernetes simulator unless a cluster is given).",
+        description=(
+            "Serve the flask-krm example application (embedded Kubernetes simulator unless a cluster is given)."
+        ),
     )
     parser.add_argument("--port", type=int, default=5000, help="port to listen on (default 5000; 0 picks a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -79,7 +81,8 @@ def simulated_cluster(tick: float) -> Iterator[Cluster]:
             description=f"the embedded Kubernetes simulator at {kube.url} (demo objects, demo controller)",
             hints=(
                 "Change it from a terminal while you watch:",
-                f"  kubectl --kubeconfig {kube.kubeconfig_path} --context admin -n {DEMO_NAMESPACES[0]} get deployments",
+                f"  kubectl --kubeconfig {kube.kubeconfig_path} --context admin"
+                f" -n {DEMO_NAMESPACES[0]} get deployments",
             ),
         )
 

@@ -500,7 +500,8 @@ def format_status(status: Mapping[str, t.Any], now: float | None = None) -> Iter
         yield f"    {page['principal']}: {parts or 'no components'}"
     yield f"  JSON streams: {len(streams)}"
     for stream in streams:
-        yield f"    {stream['principal']}: {_scope_text(stream['scope'])} [{stream['projection']}] (open {_age(stream['since'], now)})"
+        opened = _age(stream["since"], now)
+        yield f"    {stream['principal']}: {_scope_text(stream['scope'])} [{stream['projection']}] (open {opened})"
 
 
 @krm_cli.command("streams")

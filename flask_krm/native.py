@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import gevent
 import urllib3
@@ -411,9 +411,6 @@ def parse_flag(name: str, value: str) -> bool:
     if value in FALSE_SPELLINGS:
         return False
     raise FlagError(f"query parameter {name!r} must be true or false")
-
-FORWARDED_HEADERS: Final = frozenset({"content-type"})
-
 
 def _status(code: int, reason: str, message: str) -> Response:
     body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": message}

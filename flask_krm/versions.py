@@ -40,9 +40,6 @@ class Ordering(enum.Enum):
     """Order what can be ordered; pass through (never drop) what cannot."""
 
 
-_DIGITS: Final = frozenset("0123456789")
-
-
 def is_decimal(rv: object) -> bool:
     """True for a string of digits with no leading zero (and at most the maximum length)."""
     return (

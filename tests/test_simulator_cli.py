@@ -1,4 +1,5 @@
-"""``python -m flask_krm.testing.simulator``: serves, writes a kubeconfig the official client loads, stops on SIGTERM."""
+"""``python -m flask_krm.testing.simulator``: serves, writes a kubeconfig the official client loads,
+stops on SIGTERM."""
 
 from __future__ import annotations
 

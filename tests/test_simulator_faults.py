@@ -1,4 +1,5 @@
-"""Simulator-only fault injection: these break the server on purpose, which a real kube-apiserver cannot be asked to do."""
+"""Simulator-only fault injection: these break the server on purpose, which a real kube-apiserver
+cannot be asked to do."""
 
 from __future__ import annotations
 
@@ -204,7 +205,9 @@ def test_refused_streaming_lists(admin: kubernetes.client.ApiClient, namespace: 
         assert refused.value.status == 422 and status["reason"] == "Invalid"
         assert status["details"]["causes"] == [{
             "reason": "FieldValueForbidden", "field": "sendInitialEvents",
-            "message": "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            "message": (
+                "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+            ),
         }]
         with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", **streaming) as events:
             assert events.next()["type"] == "BOOKMARK"  # other group versions still stream

@@ -16,15 +16,17 @@ SCRIPT = textwrap.dedent(
     from flask_krm.testing.simulator import KubeSimulator
     from tests.contract.kube import configmap, request, watch
 
+    CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
     with KubeSimulator() as kube, kube.api_client() as admin:
-        start = request(admin, "GET", "/api/v1/namespaces/default/configmaps").body["metadata"]["resourceVersion"]
+        start = request(admin, "GET", CONFIGMAPS).body["metadata"]["resourceVersion"]
 
         def watch_one():
-            with watch(admin, "/api/v1/namespaces/default/configmaps", resourceVersion=start, timeoutSeconds=5) as events:
+            with watch(admin, CONFIGMAPS, resourceVersion=start, timeoutSeconds=5) as events:
                 return events.next()["object"]["metadata"]["name"]
 
         watcher = gevent.spawn(watch_one)
-        assert request(admin, "POST", "/api/v1/namespaces/default/configmaps", body=configmap("from-a-greenlet")).status == 201
+        assert request(admin, "POST", CONFIGMAPS, body=configmap("from-a-greenlet")).status == 201
         print(watcher.get(timeout=5))
     """
 )

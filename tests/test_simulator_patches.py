@@ -1,4 +1,5 @@
-"""The simulator's patch engines directly (the contract suite checks them against kube-apiserver), and apply's refusal."""
+"""The simulator's patch engines directly (the contract suite checks them against kube-apiserver),
+and apply's refusal."""
 
 from __future__ import annotations
 

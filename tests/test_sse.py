@@ -285,5 +285,6 @@ def test_envelopes_keep_the_protocol_order() -> None:
     )
     error = StreamError("UPSTREAM_UNAVAILABLE", "down & out", False, 250)
     assert encode_body(error) == (
-        b'"type":"error","code":"UPSTREAM_UNAVAILABLE","message":"down \\u0026 out","retryAfterMs":250,"terminal":false}'
+        b'"type":"error","code":"UPSTREAM_UNAVAILABLE","message":"down \\u0026 out",'
+        b'"retryAfterMs":250,"terminal":false}'
     )

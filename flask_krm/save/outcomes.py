@@ -115,12 +115,6 @@ HTTP_STATUS: Final[Mapping[OutcomeKind, int]] = {
     OutcomeKind.DELETED: 200,
 }
 
-#: Outcomes after which the next Save must be a guarded read, never a write.
-READ_BEFORE_WRITE: Final[frozenset[OutcomeKind]] = frozenset(
-    {OutcomeKind.UNKNOWN, OutcomeKind.RECOVERING, OutcomeKind.SAVED_PENDING}
-)
-
-
 @dataclass(frozen=True, slots=True)
 class FieldCause:
     """One 422 cause, placed at its field when the field could be parsed.

@@ -1,9 +1,10 @@
 """Server-side rendering of live components into HTML fragments.
 
 A component's *body* is the part live updates replace (by morphing): the list's rows (each
-carrying its object's uid, and the list's row actions), or the editor's fields. Bodies are rendered from the session's store with the templates
-``krm/list_body.html``, ``krm/list_row.html`` and ``krm/editor_body.html`` (hosts override them by
-path). Rendering goes straight through the application's Jinja environment, not
+carrying its object's uid, and the list's row actions), or the editor's fields. Bodies are rendered
+from the session's store with the templates ``krm/list_body.html``, ``krm/list_row.html`` and
+``krm/editor_body.html`` (hosts override them by path). Rendering goes straight through the
+application's Jinja environment, not
 ``render_template``: a body depends only on the store, never on the request, which is what lets
 a fragment be shared.
 

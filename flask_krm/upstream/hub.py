@@ -178,9 +178,10 @@ class Hub:
         other ``ApiClient`` (shared by subscribers passing the same client object).
 
         ``authorized`` says the caller has just decided access for exactly this subscriber (see
-        :mod:`flask_krm.access`); otherwise this blocks while the authorizer decides. A refused subscriber is returned already ended with a
-        terminal error and touches no watch. Raises :class:`HubClosed` after :meth:`shutdown`,
-        :class:`~flask_krm.projection.UnknownProjection` for an unknown projection and
+        :mod:`flask_krm.access`); otherwise this blocks while the authorizer decides. A refused
+        subscriber is returned already ended with a terminal error and touches no watch. Raises
+        :class:`HubClosed` after :meth:`shutdown`, :class:`~flask_krm.projection.UnknownProjection`
+        for an unknown projection and
         :class:`~flask_krm.upstream.clients.UnknownTargetError` for an unconfigured target.
         """
         if self._closed:

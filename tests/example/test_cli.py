@@ -53,7 +53,10 @@ def test_check_passes_for_the_example_on_the_simulator(kube: KubeSimulator, tmp_
     assert "Everything needed is in place." in output
     assert "KRM_SCOPE_POLICY = targets cluster; resources configmaps, secrets, deployments.apps," in output
     assert "ok   the API server answers (HTTP 200, Kubernetes v" in output
-    assert "ok   flunders.wardle.example.com (wardle.example.com/v1alpha1) in demo: the target's identity may list and watch" in output
+    assert (
+        "ok   flunders.wardle.example.com (wardle.example.com/v1alpha1) in demo:"
+        " the target's identity may list and watch"
+    ) in output
     assert "note the target's identity may impersonate users" in output
     assert "FAIL" not in output
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 from flask_krm.save.perform import save_edit
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
-from flask_krm.save.writer import KubeWriter
 from flask_krm.testing.simulator import WriteRequest as SimulatorWrite
 
 from .conftest import editor_target, new_store, wait_for

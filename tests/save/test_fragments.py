@@ -50,7 +50,10 @@ def test_invalid_causes_go_to_their_fields_and_old_errors_are_cleared(app: Flask
         ),
     )
     html = outcome_fragment("o", outcome, OutcomeTexts(), field_id, cleared=[("data", "b"), ("data", "a")])
-    assert '<hx-partial hx-target="#f-data-a-error" hx-swap="innerHTML"><span class="krm-cause">Invalid value: &#34;&lt;script&gt;&#34;</span></hx-partial>' in html
+    assert (
+        '<hx-partial hx-target="#f-data-a-error" hx-swap="innerHTML">'
+        '<span class="krm-cause">Invalid value: &#34;&lt;script&gt;&#34;</span></hx-partial>'
+    ) in html
     assert '<hx-partial hx-target="#f-data-b-error" hx-swap="innerHTML"></hx-partial>' in html
     assert html.count('hx-target="#f-data-a-error"') == 1
     assert "FieldValueRequired" in html and "<script>" not in html

@@ -154,7 +154,7 @@ def test_paths_methods_and_parameters_outside_the_proxy_are_refused(app, kube, n
     client, headers = signed_in(app)
     patch = conditional(configmap, {"data": {"a": "x"}})
     merge = {**headers, "Content-Type": MERGE}
-    assert client.patch(f"/k8s/api/v1/namespaces/other/configmaps/app", data=patch, headers=merge).status_code == 403
+    assert client.patch("/k8s/api/v1/namespaces/other/configmaps/app", data=patch, headers=merge).status_code == 403
     assert client.patch(f"/k8s/apis/apps/v1/namespaces/{namespace}/deployments/app", data=patch, headers=merge).status_code == 403
     assert client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app/status", data=patch, headers=merge).status_code == 404
     assert client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps", data=patch, headers=merge).status_code == 405
@@ -163,7 +163,7 @@ def test_paths_methods_and_parameters_outside_the_proxy_are_refused(app, kube, n
     assert client.delete(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", headers=headers).status_code == 405
     assert client.post(f"/k8s/api/v1/namespaces/{namespace}/configmaps", data=patch, headers=merge).status_code == 405
     assert client.get(f"/k8s/api/v1/namespaces/{namespace}/configmaps?server=evil").status_code == 400
-    assert client.get(f"/k8s/api/v1/namespaces/kube-system/configmaps").status_code == 403
+    assert client.get("/k8s/api/v1/namespaces/kube-system/configmaps").status_code == 403
     assert client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=patch, headers={"Content-Type": MERGE}).status_code == 400  # no CSRF token
     assert current(kube, namespace)["metadata"]["resourceVersion"] == configmap["metadata"]["resourceVersion"]
 

@@ -164,7 +164,6 @@ def test_422_causes_are_shown_at_their_fields_never_as_a_conflict(kube, namespac
 
 def test_revoked_access_is_explained_not_retried_and_not_a_conflict(kube, namespace, feeds) -> None:
     uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
-    admin = KubeWriter(kube.api_client("admin"))
     assert admin_delete(kube, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/krm-demo-edit-editor")
     flow = SaveFlow(uid)
     outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)

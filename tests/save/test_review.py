@@ -12,7 +12,6 @@ from urllib.parse import quote
 
 import pytest
 from flask import Flask, render_template_string
-from flask.testing import FlaskClient
 from flask_login import LoginManager, login_user
 
 from flask_krm import AllowedResource, KrmStream, ScopePolicy

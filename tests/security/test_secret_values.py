@@ -209,7 +209,8 @@ def test_the_json_stream_carries_no_value_and_a_rotation_bumps_the_revision(
         {"path": "/data/extra", "rev": 1}, {"path": "/data/password", "rev": 2}, {"path": "/data/token", "rev": 1}
     ]
     wire.stream(stream)
-    listing = browser.stream(f"{STREAM_URL}?{Scope(target=TARGET, version='v1', resource='secrets', namespace=NAMESPACE).canonical_query(projection)}")
+    secrets = Scope(target=TARGET, version="v1", resource="secrets", namespace=NAMESPACE)
+    listing = browser.stream(f"{STREAM_URL}?{secrets.canonical_query(projection)}")
     wire.stream(listing.until(lambda s: "synced" in event_types(s)))
     raw = browser.stream(f"{STREAM_URL}?{scope.canonical_query('krm-raw/v1')}").until_end()
     assert event_types(raw) == ["error"]  # the example never sends values: raw is refused

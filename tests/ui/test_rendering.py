@@ -87,7 +87,11 @@ def test_every_value_type_gets_its_widget(client: FlaskClient, upstream: Upstrea
     page = open_page(client, editor_url(DEPLOYMENTS, "web"))
     assert re.search(r'<input type="number"[^>]*name="value" value="2"', page.html)
     assert re.search(r'<input type="checkbox"[^>]*name="value" value="true"(?! checked)', page.html)
-    assert re.search(r'<textarea class="krm-input krm-structured"[^>]*>\n\[\n  \{\n    &#34;name&#34;: &#34;web&#34;,\n    &#34;image&#34;: &#34;nginx&#34;', page.html)
+    assert re.search(
+        r'<textarea class="krm-input krm-structured"[^>]*>\n\[\n  \{\n'
+        r"    &#34;name&#34;: &#34;web&#34;,\n    &#34;image&#34;: &#34;nginx&#34;",
+        page.html,
+    )
     assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="web"', page.html)
     assert 'hx-trigger="input changed delay:400ms, krm-flush" hx-sync="this:queue last"' in page.html
 
@@ -251,7 +255,11 @@ def test_one_widget_template_is_overridden_alone(tmp_path: Path, app: Flask, cli
     app.jinja_loader = ChoiceLoader([FileSystemLoader(str(tmp_path / "templates")), app.jinja_loader])  # type: ignore[list-item]
     upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
     page = open_page(client, editor_url(DEPLOYMENTS, "web"))
-    assert re.search(r'<select class="krm-input custom-boolean" id="[^"]+" name="value" hx-post="[^"]+" hx-trigger="change, krm-flush"', page.html)
+    assert re.search(
+        r'<select class="krm-input custom-boolean" id="[^"]+" name="value" hx-post="[^"]+"'
+        r' hx-trigger="change, krm-flush"',
+        page.html,
+    )
     assert 'type="checkbox"' not in page.html
     assert re.search(r'<input type="number"[^>]*name="value" value="2"', page.html)
     assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="web"', page.html)
