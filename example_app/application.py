@@ -66,12 +66,14 @@ def create_app(config: Mapping[str, t.Any] | None = None) -> Flask:
         "KRM_SCOPE_POLICY", kinds.scope_policy(app.config["EXAMPLE_TARGET"], app.config["EXAMPLE_NAMESPACES"])
     )
 
-    krm = KrmStream(authorizer=access.authorize, save_hook=limit_replicas(int(app.config["EXAMPLE_MAX_REPLICAS"])))
+    krm = KrmStream(
+        authorizer=access.authorize,
+        save_hook=limit_replicas(int(app.config["EXAMPLE_MAX_REPLICAS"])),
+        # Creates and deletes from live lists, reviewed and saved together (see templates/krm/list.html).
+        review=ReviewViews(policies={("", "configmaps"): CONFIGMAP_CREATES}),
+    )
     krm.client_loader(access.client_loader(krm, impersonate=bool(app.config["EXAMPLE_IMPERSONATE"])))
     krm.init_app(app)
-
-    # Creates and deletes from live lists, reviewed and saved together (see templates/krm/list.html).
-    app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): CONFIGMAP_CREATES}).blueprint())
 
     init_accounts(app)
     init_audit(app)

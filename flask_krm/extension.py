@@ -36,7 +36,9 @@ from .hooks import (
 from .principal import Principal
 from .proxies import current_app_object
 from .runtime import NOT_REGISTERED, KrmRuntime, find_runtime, install, krm_csrf_token
+from .native import NativeProxy
 from .save import editor as save_editor
+from .save.review import ReviewViews
 from .scope import Scope, ScopePolicy
 from .sessions import SessionDrafts
 from .subscriptions import ShutdownAware, Subscription
@@ -69,6 +71,9 @@ class KrmStream:
     :param authorizer: see :meth:`authorizer` (required).
     :param client_loader: see :meth:`client_loader` (required for Kubernetes targets).
     :param save_hook: see :meth:`save_hook`.
+    :param review: :class:`~flask_krm.save.review.ReviewViews` to register (create and delete
+        through live lists), or ``None``.
+    :param native: a :class:`~flask_krm.native.NativeProxy` to register, or ``None``.
     """
 
     def __init__(
@@ -79,7 +84,13 @@ class KrmStream:
         authorizer: Authorizer | None = None,
         client_loader: ClientLoader | None = None,
         save_hook: SaveHook | None = None,
+        review: ReviewViews | None = None,
+        native: NativeProxy | None = None,
     ) -> None:
+        self.review = review
+        """The create/delete/review views, registered by :meth:`init_app` when given (opt-in)."""
+        self.native = native
+        """The native proxy, registered by :meth:`init_app` when given (opt-in)."""
         self.hooks = Hooks(authorizer=authorizer, client_loader=client_loader, save_hook=save_hook)
         """The host's hooks, shared by the runtime of every application this instance serves."""
         if principal_loader is not None:
@@ -102,7 +113,8 @@ class KrmStream:
         Validates every ``KRM_*`` key (``ValueError`` naming the key), then the hooks: raises
         :class:`~flask_krm.hooks.MissingHook` (a ``RuntimeError``) naming ``@krm.authorizer`` when
         no authorizer is registered. Mounts the
-        ``krm`` blueprint at ``KRM_URL_PREFIX`` and adds the ``flask krm`` command group. Starts
+        ``krm`` blueprint at ``KRM_URL_PREFIX``, then the review views and the native proxy given to
+        the constructor, and adds the ``flask krm`` command group. Starts
         nothing. Raises ``RuntimeError`` if ``app`` already has a flask-krm extension registered.
         """
         if find_runtime(app) is not None:
@@ -122,6 +134,9 @@ class KrmStream:
         install(app, runtime)
         self.hooks.editor_actions.add(save_editor.ACTION_NAME, save_editor.save, label=save_editor.ACTION_LABEL)
         app.register_blueprint(self._blueprint(), url_prefix=runtime.url_prefix)
+        for opted_in in (self.review, self.native):
+            if opted_in is not None:
+                app.register_blueprint(opted_in.blueprint())
         app.add_template_global(krm_csrf_token, "krm_csrf_token")
         app.cli.add_command(krm_cli)
         self._apps.add(app)

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "proxies", "errors", "principal", "signals", "config", "csrf", "sessions",
             "upstream.__init__", "upstream.clients", "upstream.reflector", "upstream.authz",
-            "access", "upstream.hub", "subscriptions",
+            "access", "upstream.hub", "upstream.native", "subscriptions",
             "save.writer", "save.publish", "save.perform", "hooks",
         ),
     ),

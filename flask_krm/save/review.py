@@ -1,9 +1,11 @@
 """Create and delete through a live list: pending entries, one review list, one Save.
 
-:class:`ReviewViews` is a blueprint a host registers next to the extension (its routes bind to a
-live list of the caller's own page, exactly like editor actions do)::
+:class:`ReviewViews` is an opt-in blueprint (its routes bind to a live list of the caller's own
+page, exactly like editor actions do); the extension registers it with the others::
 
-    app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): CreatePolicy(...)}).blueprint())
+    KrmStream(app, authorizer=..., review=ReviewViews(policies={("", "configmaps"): CreatePolicy(...)}))
+
+(``app.register_blueprint(ReviewViews(...).blueprint())`` after ``init_app`` does the same.)
 
 A list gets a Delete button on every row with the ``row_actions`` argument of ``krm.list``, and the
 review list with an element that loads ``GET <prefix>/<component_id>`` inside the list's section
@@ -33,7 +35,7 @@ from ..bodies import JsonRefused, NotFinite, load_json
 from ..csrf import validate_csrf
 from ..errors import CsrfError
 from ..guards import bind_session, limit_request_size, too_large
-from ..hooks import HooksOwner, Verb
+from ..hooks import Verb
 from ..htmx import PAGE_HEADER
 from ..runtime import runtime
 from ..ui.binding import Binding, Refusal, bind
@@ -53,16 +55,17 @@ STAGING_STATE: t.Final = "krm.staging"
 class ReviewViews:
     """The create, delete and review endpoints of live lists.
 
-    :param krm: the extension.
     :param policies: ``(group, resource)`` -> what a create of that resource may contain; a list
         whose resource has no policy refuses creates (deletes and edits still work).
     :param url_prefix: where the blueprint is mounted.
     """
 
     def __init__(
-        self, krm: HooksOwner, *, policies: Mapping[tuple[str, str], CreatePolicy] | None = None, url_prefix: str = "/krm/review"
+        self,
+        *,
+        policies: Mapping[tuple[str, str], CreatePolicy] | None = None,
+        url_prefix: str = "/krm/review",
     ) -> None:
-        self.krm = krm
         self.policies = dict(policies or {})
         self.url_prefix = url_prefix
 
@@ -139,7 +142,7 @@ class ReviewViews:
                 component.scope,
                 component.projection,
                 krm.client_for(component.scope.target, principal),
-                self.krm.hooks.saver,
+                krm.hooks.saver,
             )
             denied = self._denied(binding, staging)
             if denied:

@@ -20,7 +20,6 @@ import typing as t
 
 import kubernetes.client
 from flask import Flask, Response, render_template_string
-from flask_login import LoginManager, UserMixin, login_user, logout_user
 from jinja2 import ChoiceLoader, DictLoader
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
@@ -28,6 +27,7 @@ from flask_krm.save.review import ReviewViews
 from flask_krm.save.staging import CreatePolicy
 from flask_krm.ui import EditorContext
 from flask_krm.upstream.clients import Impersonation
+from tests.users import add_sign_in
 
 NAMESPACE: t.Final = "demo"
 CONFIGMAPS: t.Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
@@ -71,11 +71,6 @@ def show_draft(ctx: EditorContext) -> Response:
     return ctx.outcome(json.dumps((draft or {}).get("data", {}), sort_keys=True))
 
 
-class User(UserMixin):  # type: ignore[misc]
-    def __init__(self, name: str) -> None:
-        self.id = name
-
-
 def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> tuple[Flask, KrmStream]:
     """The host app, serving the simulator's ``demo`` namespace as target ``sim``."""
     app = Flask(__name__, instance_path=instance_path)
@@ -96,21 +91,10 @@ def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> 
     )
     if saving:
         app.config["KRM_SAVE_CONFIRM_TIMEOUT"] = CONFIRM_TIMEOUT
-    login = LoginManager(app)
-    login.user_loader(lambda name: User(name) if name in USERS else None)
+    add_sign_in(app, USERS)
     row_actions = [("Delete", "krm_review.delete")] if saving else None
     # The spec projection: a status-only change is invisible, so the held version can go stale.
     deployment_projection = "krm-spec/v1" if saving else None
-
-    @app.get("/login/<name>")
-    def sign_in(name: str) -> str:
-        login_user(User(name))
-        return "signed in"
-
-    @app.get("/logout")
-    def sign_out() -> str:
-        logout_user()
-        return "signed out"
 
     @app.get("/configmaps")
     def configmaps() -> str:
@@ -143,7 +127,7 @@ def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> 
     krm.init_app(app)
     if saving:
         creates = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
-        app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): creates}).blueprint())
+        app.register_blueprint(ReviewViews(policies={("", "configmaps"): creates}).blueprint())
         app.jinja_env.loader = ChoiceLoader([DictLoader({"krm/list.html": MANAGED_LIST}), t.cast(t.Any, app.jinja_env.loader)])
     else:
         krm.editor_action("show-draft", label="Show draft")(show_draft)

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask_login import LoginManager, UserMixin, login_user, logout_user
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
+from tests.users import add_sign_in
 
 USERS: t.Final = ("admin", "editor", "viewer")
 
@@ -36,11 +36,6 @@ POLICY: t.Final = ScopePolicy(
     ),
     namespaces=frozenset({"app"}),
 )
-
-
-class User(UserMixin):  # type: ignore[misc]
-    def __init__(self, name: str) -> None:
-        self.id = name
 
 
 class AuthorizerLog:
@@ -71,21 +66,7 @@ def make_app(tmp_path: Path, **config: t.Any) -> Flask:
         KRM_HEARTBEAT_INTERVAL=30.0,
     )
     app.config.update(config)
-    login = LoginManager(app)
-
-    @login.user_loader  # type: ignore[untyped-decorator]
-    def load_user(name: str) -> User | None:
-        return User(name) if name in USERS else None
-
-    @app.get("/login/<name>")
-    def sign_in(name: str) -> str:
-        login_user(User(name))
-        return "signed in"
-
-    @app.get("/logout")
-    def sign_out() -> str:
-        logout_user()
-        return "signed out"
+    add_sign_in(app, USERS)
 
     return app
 

@@ -14,30 +14,19 @@ import sys  # noqa: E402
 import typing as t  # noqa: E402
 
 import gevent  # noqa: E402
-from flask_login import LoginManager, UserMixin, login_user  # noqa: E402
 
 from flask_krm import KrmStream, Principal, Scope, signals  # noqa: E402
 from flask_krm.sse import decode_events  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
 from tests.flask.probes import demo_app  # noqa: E402
-
-
-class User(UserMixin):  # type: ignore[misc]
-    def __init__(self, name: str) -> None:
-        self.id = name
+from tests.users import add_sign_in  # noqa: E402
 
 
 def main() -> int:
     seen: dict[str, t.Any] = {"signals": []}
     with KubeSimulator(demo=True, demo_tick=None) as kube:
         app = demo_app(kube.kubeconfig_path)
-        login = LoginManager(app)
-        login.user_loader(User)
-
-        @app.get("/login/<name>")
-        def sign_in(name: str) -> str:
-            login_user(User(name))
-            return "ok"
+        add_sign_in(app)
 
         krm = KrmStream()
         asked: list[tuple[str, str]] = []

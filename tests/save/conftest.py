@@ -16,7 +16,6 @@ from typing import Any
 
 import kubernetes.client
 import pytest
-from flask_login import UserMixin
 
 from flask_krm.events import StreamError
 from flask_krm.principal import Principal
@@ -149,13 +148,6 @@ def editor_target(
     kube: KubeSimulator, scope: Scope, *, user: str = "editor", projection: str | None = "krm-full/v1", hook: SaveHook = default_save
 ) -> EditorTarget:
     return EditorTarget(Principal(user), scope, projection, kube.api_client(user), hook)
-
-
-class User(UserMixin):
-    """A Flask-Login user named ``name``, for the save tests' host apps."""
-
-    def __init__(self, name: str) -> None:
-        self.id = name
 
 
 @pytest.fixture

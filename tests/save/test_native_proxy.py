@@ -16,13 +16,16 @@ from flask_login import LoginManager, login_user
 
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
 from flask_krm.csrf import HEADER
-from flask_krm.native import NativeProxy, native_collection_url, native_object_url, parse_native_path, NativePathError
+from flask_krm.native import NativeProxy
+from flask_krm.upstream.native import NativePathError, native_collection_url, native_object_url, parse_native_path
 from flask_krm.save.publish import write_attempted
 from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 
-from .conftest import User, unconditional_patch
+from tests.users import User
+
+from .conftest import unconditional_patch
 
 PLAIN = "n4tive-s3cret"
 ENCODED = base64.b64encode(PLAIN.encode()).decode()
@@ -46,7 +49,7 @@ def app(tmp_path: Path, kube: KubeSimulator, namespace: str) -> Iterator[Flask]:
         resources=(AllowedResource(group="", resource="configmaps"), AllowedResource(group="", resource="secrets")),
         namespaces=frozenset({namespace}),
     )
-    app.register_blueprint(NativeProxy(krm, target="dev", policy=policy).blueprint())
+    app.register_blueprint(NativeProxy(target="dev", policy=policy).blueprint())
     yield app
     krm.shutdown(app)
 

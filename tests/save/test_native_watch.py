@@ -9,7 +9,7 @@ import typing as t
 import pytest
 
 from flask_krm.events import Reset, StreamError, Synced, Upsert
-from flask_krm.native import ConnectionState, NativeItem, NativeWatch, StateChange
+from flask_krm.upstream.native import ConnectionState, NativeItem, NativeWatch, StateChange
 from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import Scope
 from flask_krm.store import LiveResourceStore

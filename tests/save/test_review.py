@@ -26,7 +26,9 @@ from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, open_page
 
-from .conftest import User, admin_delete, new_store
+from tests.users import User
+
+from .conftest import admin_delete, new_store
 from .test_races import create_configmap
 
 LIST_PAGE = (
@@ -66,7 +68,7 @@ def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Fla
         client_loader=lambda target, principal: kube.api_client(principal.name),
     )
     krm.plug_source("dev", upstream.source, app)
-    app.register_blueprint(ReviewViews(krm, policies={("", "configmaps"): CONFIGMAP_POLICY}).blueprint())
+    app.register_blueprint(ReviewViews(policies={("", "configmaps"): CONFIGMAP_POLICY}).blueprint())
     yield app
     krm.shutdown(app)
 
@@ -161,7 +163,7 @@ def test_a_rows_delete_button_stages_the_delete_of_that_rows_object(app, kube, n
 
 
 def test_the_review_links_to_the_blueprint_it_is_served_by(app, kube, namespace, upstream) -> None:
-    views = ReviewViews(app.extensions["krm"].extension, url_prefix="/other")
+    views = ReviewViews(url_prefix="/other")
     app.register_blueprint(views.blueprint("other_review"))
     app.register_blueprint(views.blueprint("third_review"), url_prefix="/third")
     uid = create_configmap(kube, namespace, "cm", {"a": "1"})["metadata"]["uid"]

@@ -26,7 +26,9 @@ from flask_krm.save.writer import KubeWriter
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, field_id, open_page
 
-from .conftest import User, admin_delete, unconditional_patch
+from tests.users import User
+
+from .conftest import admin_delete, unconditional_patch
 
 EDITOR_PAGE = (
     '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'

@@ -29,7 +29,7 @@ import gevent.event
 import gevent.queue
 from flask import Flask, abort, render_template_string, request
 from flask.testing import FlaskClient
-from flask_login import LoginManager, UserMixin
+from flask_login import LoginManager
 from werkzeug.test import TestResponse
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
@@ -43,6 +43,7 @@ from flask_krm.sse import SSEDecoder, SSEMessage
 from flask_krm.testing.simulator import KubeSimulator, namespace_rbac_objects
 from flask_krm.htmx import PAGE_HEADER
 from flask_krm.upstream.clients import Impersonation
+from tests.users import User
 
 TARGET: t.Final = "cluster"
 HOST_USERS: t.Final = ("admin", "editor", "viewer", "outsider")
@@ -127,11 +128,6 @@ class Recorder:
 # -------------------------------------------------------------------------------------- hosts --
 
 
-class HostUser(UserMixin):  # type: ignore[misc]
-    def __init__(self, name: str) -> None:
-        self.id = name
-
-
 def base_config(kube: KubeSimulator) -> dict[str, t.Any]:
     """What both hosts share: production error handling and the simulator as ``cluster``."""
     return {
@@ -150,19 +146,22 @@ def make_host(kube: KubeSimulator, recorder: Recorder, **config: t.Any) -> Flask
     app.config.update(base_config(kube), KRM_SCOPE_POLICY=HOST_POLICY, KRM_WATCH_LINGER=0.5)
     app.config.update(config)
     login = LoginManager(app)
-    login.user_loader(lambda name: HostUser(name) if name in HOST_USERS else None)
+    login.user_loader(lambda name: User(name) if name in HOST_USERS else None)
 
     for path, template in HOST_PAGES.items():
         app.add_url_rule(path, path.strip("/"), _page_view(template))
 
-    krm = KrmStream(app, authorizer=recorder)
+    krm = KrmStream(
+        authorizer=recorder,
+        review=ReviewViews(policies=CREATE_POLICIES),
+        native=NativeProxy(target=TARGET, policy=NATIVE_POLICY),
+    )
 
     @krm.client_loader
     def impersonate(target: str, principal: Principal) -> t.Any:
         return krm.api_clients().acting_as(target, Impersonation(principal.name))
 
-    app.register_blueprint(ReviewViews(krm, policies=CREATE_POLICIES).blueprint())
-    app.register_blueprint(NativeProxy(krm, target=TARGET, policy=NATIVE_POLICY).blueprint())
+    krm.init_app(app)
     return app
 
 

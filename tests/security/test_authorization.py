@@ -19,7 +19,7 @@ import pytest
 from flask import Flask
 
 from flask_krm import Scope
-from flask_krm.native import NATIVE, native_collection_url
+from flask_krm.upstream.native import NATIVE, native_collection_url
 from flask_krm.testing.simulator import KubeSimulator
 from flask_krm.ui.page import EditorSpec, ListSpec, make_component, parse_columns
 from flask_krm.store.policy import DEFAULT_POLICY

@@ -21,11 +21,11 @@ import gevent.queue
 import pytest
 from flask import Flask, render_template_string
 from flask.testing import FlaskClient
-from flask_login import LoginManager, UserMixin, login_user, logout_user
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
 from flask_krm.ops import Change, ContinuityLost, Failure, Snapshot, SourceOp
 from flask_krm.sse import SSEDecoder
+from tests.users import add_sign_in
 
 USERS: t.Final = ("admin", "editor", "viewer")
 
@@ -42,11 +42,6 @@ POLICY: t.Final = ScopePolicy(
 CONFIGMAPS: t.Final = "target=demo&version=v1&resource=configmaps&namespace=app"
 SECRETS: t.Final = "target=demo&version=v1&resource=secrets&namespace=app"
 DEPLOYMENTS: t.Final = "target=demo&group=apps&version=v1&resource=deployments&namespace=app"
-
-
-class User(UserMixin):
-    def __init__(self, name: str) -> None:
-        self.id = name
 
 
 class Upstream:
@@ -159,21 +154,7 @@ def make_app(tmp_path: Path, upstream: Upstream) -> tuple[Flask, KrmStream]:
         KRM_HEARTBEAT_INTERVAL=30.0,
         KRM_WATCH_LINGER=0.0,
     )
-    login = LoginManager(app)
-
-    @login.user_loader
-    def load_user(name: str) -> User | None:
-        return User(name) if name in USERS else None
-
-    @app.get("/login/<name>")
-    def sign_in(name: str) -> str:
-        login_user(User(name))
-        return "signed in"
-
-    @app.get("/logout")
-    def sign_out() -> str:
-        logout_user()
-        return "signed out"
+    add_sign_in(app, USERS)
 
     def page(template: str) -> t.Callable[[], str]:
         def view() -> str:
