@@ -1,9 +1,6 @@
-"""The security suite runs in a gevent-patched process; an ordinary pytest run starts one.
-
-Every test here drives whole applications whose Kubernetes targets are served by the shared hub,
-which needs a patched process. An unpatched pytest collects only :data:`RUNNER`, which runs this
-directory under ``python -m gevent.monkey --module pytest``; a patched run collects the rest.
-"""
+"""The security suite runs in a gevent-patched process (see :mod:`tests.patched`): every test
+here drives whole applications whose Kubernetes targets are served by the shared hub. The child
+does not inherit ``KUBECONFIG``."""
 
 from __future__ import annotations
 
@@ -12,19 +9,29 @@ import typing as t
 from collections.abc import Iterator
 from pathlib import Path
 
-import gevent.monkey
 import pytest
+from _pytest.reports import TestReport
+
+from tests.patched import PatchedFolder
 
 if t.TYPE_CHECKING:
     from flask import Flask
     from flask_krm.testing.simulator import KubeSimulator
 
-RUNNER: t.Final = "test_suite_in_patched_process.py"
+FOLDER: t.Final = PatchedFolder(Path(__file__).parent, timeout=900.0, drop_env=("KUBECONFIG",))
 
-if gevent.monkey.is_module_patched("socket"):
-    collect_ignore = [RUNNER]
-else:
-    collect_ignore = sorted(p.name for p in Path(__file__).parent.glob("test_*.py") if p.name != RUNNER)
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    return FOLDER.run_protocol(item)
+
+
+def pytest_runtest_logreport(report: TestReport) -> None:
+    FOLDER.log_report(report)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    FOLDER.configure(config)
 
 
 class CapturedLogs(logging.Handler):
