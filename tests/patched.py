@@ -10,7 +10,9 @@ call and teardown reports come back and are reported as that test's own (traceba
 In a patched process (that child, or a suite run under ``python -m gevent.monkey``) the tests
 simply run.
 
-A folder's ``conftest.py`` makes one :class:`PatchedFolder` and exposes its three hooks.
+A folder's ``conftest.py`` exposes the three hooks of one :class:`PatchedFolder`::
+
+    pytest_runtest_protocol, pytest_runtest_logreport, pytest_configure = PatchedFolder(HERE).hooks()
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Final
 
@@ -51,6 +53,22 @@ class PatchedFolder:
         self._results: dict[str, list[TestReport]] | None = None
         self._config: pytest.Config | None = None
         self._prefix = ""
+
+    def hooks(self) -> tuple[Callable[..., bool | None], Callable[..., None], Callable[..., None]]:
+        """The folder's ``pytest_runtest_protocol``, ``pytest_runtest_logreport`` and
+        ``pytest_configure`` hooks, for its ``conftest.py``."""
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+            return self.run_protocol(item)
+
+        def pytest_runtest_logreport(report: TestReport) -> None:
+            self.log_report(report)
+
+        def pytest_configure(config: pytest.Config) -> None:
+            self.configure(config)
+
+        return pytest_runtest_protocol, pytest_runtest_logreport, pytest_configure
 
     def owns(self, item: pytest.Item) -> bool:
         return self.here in Path(str(item.path)).parents

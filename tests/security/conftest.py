@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _pytest.reports import TestReport
 
 from tests.patched import PatchedFolder
 
@@ -18,20 +17,9 @@ if t.TYPE_CHECKING:
     from flask import Flask
     from flask_krm.testing.simulator import KubeSimulator
 
-FOLDER: t.Final = PatchedFolder(Path(__file__).parent, timeout=900.0, drop_env=("KUBECONFIG",))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-    return FOLDER.run_protocol(item)
-
-
-def pytest_runtest_logreport(report: TestReport) -> None:
-    FOLDER.log_report(report)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    FOLDER.configure(config)
+pytest_runtest_protocol, pytest_runtest_logreport, pytest_configure = PatchedFolder(
+    Path(__file__).parent, timeout=900.0, drop_env=("KUBECONFIG",)
+).hooks()
 
 
 class CapturedLogs(logging.Handler):

@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import gevent
-import gevent.monkey
 import greenlet
 import pytest
-from _pytest.reports import TestReport
 
 from flask_krm.testing.simulator import KubeSimulator
 from tests.patched import PatchedFolder
@@ -24,25 +22,14 @@ from flask_krm.upstream.reflector import Backoff, WatchSettings
 from .cluster import Cluster, kubeconfig_via
 from .proxy import Proxy
 
-FOLDER: Final = PatchedFolder(Path(__file__).parent, timeout=600.0)
+pytest_runtest_protocol, pytest_runtest_logreport, pytest_configure = PatchedFolder(
+    Path(__file__).parent, timeout=600.0
+).hooks()
 
 FAST: Final = WatchSettings(backoff=Backoff(initial=0.05, maximum=0.3))
 """Watch settings that retry quickly."""
 
 HubFactory = Callable[..., Hub]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-    return FOLDER.run_protocol(item)
-
-
-def pytest_runtest_logreport(report: TestReport) -> None:
-    FOLDER.log_report(report)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    FOLDER.configure(config)
 
 
 def live_greenlets() -> list[greenlet.greenlet]:
