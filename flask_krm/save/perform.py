@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import gevent
@@ -25,7 +25,7 @@ from ..scope import Scope
 from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
 from ..versions import compare
 from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
-from .flow import Done, KnownVersions, Read, SaveFlow, Step, Write
+from .flow import Done, KnownVersions, Read, SaveFlow, Step
 from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_reason
 from .publish import publish, record_for
 from .staging import PendingCreate, PendingDelete, ReviewItem, Staging

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from flask_krm.save.actions import save_edit
+from flask_krm.save.perform import save_edit
 from flask_krm.save.flow import SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
 from flask_krm.save.writer import KubeWriter, WriteRequest, WriteResult, default_save

@@ -23,8 +23,8 @@ from flask_krm.testing import KubeSimulator
 from flask_krm.testing.simulator import WriteRequest
 from tests.browser.conftest import MERGE_PATCH, goto_live, type_over, unique
 from tests.browser.host_app import NAMESPACE
-from tests.browser.test_save_host import SignedIn, apps, kube, save_server, signed_in  # noqa: F401 (fixtures)
-from tests.browser.test_save_outcomes import STALE, deployment_body, faults_of, outcome
+from tests.browser.save.conftest import SignedIn
+from tests.browser.save.test_outcomes import STALE, deployment_body, faults_of, outcome
 
 pytestmark = pytest.mark.browser
 
