@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from flask import Flask
 
 from flask_krm import KrmStream
+from flask_krm.guards import refuse_malformed_request
 from flask_krm.save.review import ReviewViews
 from flask_krm.save.staging import CreatePolicy
 
@@ -66,6 +67,8 @@ def create_app(config: Mapping[str, t.Any] | None = None) -> Flask:
         "KRM_SCOPE_POLICY", kinds.scope_policy(app.config["EXAMPLE_TARGET"], app.config["EXAMPLE_NAMESPACES"])
     )
 
+    # The example's own views read request.args too: refuse undecodable requests everywhere.
+    app.before_request(refuse_malformed_request)
     krm = KrmStream(
         authorizer=access.authorize,
         save_hook=limit_replicas(int(app.config["EXAMPLE_MAX_REPLICAS"])),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
@@ -43,6 +44,14 @@ class TooDeep(JsonRefused):
         super().__init__(f"{what} is nested deeper than {MAX_DEPTH} levels")
 
 
+class TooLong(JsonRefused):
+    """The value holds an integer with more digits than Python converts
+    (``sys.get_int_max_str_digits()``)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} holds a number of more than {sys.get_int_max_str_digits()} digits")
+
+
 class NotFinite(JsonRefused):
     """The value holds ``NaN`` or an infinite number, which JSON cannot carry."""
 
@@ -53,11 +62,18 @@ class NotFinite(JsonRefused):
 def load_json(text: str | bytes, *, what: str = "the body") -> Any:
     """The JSON value of ``text``. ``what`` names it in the refusal's message.
 
-    Raises :class:`NotJson`, :class:`TooDeep` or :class:`NotFinite` (all :class:`JsonRefused`).
+    Raises :class:`NotJson`, :class:`TooDeep`, :class:`TooLong` or :class:`NotFinite` (all
+    :class:`JsonRefused`).
     """
 
     def constant(name: str) -> Any:
         raise NotFinite(what)
+
+    def integer(literal: str) -> int:
+        try:
+            return int(literal)
+        except ValueError:
+            raise TooLong(what) from None
 
     def number(literal: str) -> float:
         value = float(literal)
@@ -66,15 +82,15 @@ def load_json(text: str | bytes, *, what: str = "the body") -> Any:
         return value
 
     try:
-        value = json.loads(text, parse_constant=constant, parse_float=number)
+        value = json.loads(text, parse_constant=constant, parse_float=number, parse_int=integer)
     except RecursionError:
         raise TooDeep(what) from None
     except json.JSONDecodeError as exc:
         raise NotJson(what, f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except JsonRefused:
         raise
-    except ValueError:  # not UTF-8, or an integer too long to convert
-        raise NotJson(what, "it cannot be decoded") from None
+    except ValueError:  # not UTF-8
+        raise NotJson(what, "it is not UTF-8 text") from None
     check_json_value(value, what=what)
     return value
 

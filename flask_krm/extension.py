@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 
 from flask import Blueprint, Flask, Response, has_app_context, request
 from gevent.pool import Group
-from werkzeug.exceptions import RequestEntityTooLarge
 
 from . import config, csrf, guards, stream_view
 from .access import Decision, decide
@@ -145,11 +144,8 @@ class KrmStream:
         """The ``krm`` blueprint: request guards, the JSON stream endpoint, the live UI's routes,
         templates and static files."""
         bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
-        bp.before_request(guards.limit_request_size)
-        bp.before_request(guards.refuse_credential_parameters)
-        bp.before_request(guards.bind_session)
+        guards.install(bp, guards.krm_answer, scope_checked={guards.STREAM_ENDPOINT})
         bp.before_request(csrf.protect)
-        bp.register_error_handler(RequestEntityTooLarge, guards.too_large)
 
         @bp.get("/resource-stream/v1")
         def resource_stream() -> Response:

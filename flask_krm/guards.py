@@ -1,35 +1,104 @@
 """Request guards every flask-krm blueprint runs before its views (``before_request`` hooks).
 
-- :func:`limit_request_size`: the body bound (``KRM_MAX_REQUEST_BYTES``; :func:`too_large` words the 413);
-- :func:`refuse_credential_parameters`: a query naming an API server or a credential is a probe;
-- :func:`bind_session`: the browser session's flask-krm state follows the signed-in principal,
-  once per request, before the CSRF check (:func:`flask_krm.csrf.protect`) looks at the token.
+Each guard refuses, with a precise 4xx and nothing logged, a request no browser page of flask-krm
+would send:
 
-The ``krm`` blueprint runs all of them; the review views and the native proxy run the size bound
-and the session binding, and check CSRF on their writes.
+- :func:`limit_request_size`: a state-changing body over ``KRM_MAX_REQUEST_BYTES`` (413);
+- :func:`malformed_request`: a query string, URL path or form body that is not UTF-8 text (raw
+  bytes, not percent-escapes: werkzeug keeps an escape it cannot decode as its ``%XX`` text);
+- :func:`credential_parameter`: a query parameter naming an API server, an endpoint, a
+  credential or an identity to act as (:func:`~flask_krm.scope.is_refused_parameter`). The browser
+  never supplies one, so such a request is a probe: refused, not ignored.
+
+Then :func:`bind_session` binds the browser session's flask-krm state to the signed-in principal,
+once per request, before the CSRF check (:func:`flask_krm.csrf.protect`) looks at the token.
+
+:func:`install` adds them all to a blueprint with the blueprint's own way of answering (plain
+text, a Kubernetes ``Status``, a terminal stream event: :func:`krm_answer`). A host whose own views
+read ``request.args`` can refuse undecodable requests application-wide the same way::
+
+    app.before_request(flask_krm.guards.refuse_malformed_request)
 """
 
 from __future__ import annotations
 
 import logging
 import typing as t
+from collections.abc import Callable, Collection, Mapping
 
-from flask import Response, request
+from flask import Blueprint, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from . import csrf
 from .runtime import runtime
 from .scope import is_refused_parameter
+from .stream_view import refusal
 from .ui.channel import close_frame, event_stream
 
 logger = logging.getLogger("flask_krm")
 
+Answer: t.TypeAlias = Callable[[int, str], Response]
+"""How a blueprint words a refusal: ``answer(status, message) -> Response``."""
+
 STREAM_ENDPOINT: t.Final = "krm.resource_stream"
 CHANNEL_ENDPOINT: t.Final = "krm.ui_channel"
 
+MALFORMED_QUERY: t.Final = "The query string is not UTF-8 text."
+MALFORMED_PATH: t.Final = "The URL path is not UTF-8 text."
+MALFORMED_FORM: t.Final = "The form body is not UTF-8 text."
 CREDENTIAL_PARAMETER_MESSAGE: t.Final = (
     "A query parameter names an API server, an endpoint or a credential: the request is refused."
 )
+FORM_TYPE: t.Final = "application/x-www-form-urlencoded"
+
+
+def plain_answer(status: int, message: str) -> Response:
+    """A refusal as ``text/plain``, never cached."""
+    return Response(message, status=status, mimetype="text/plain", headers={"Cache-Control": "no-store"})
+
+
+def krm_answer(status: int, message: str) -> Response:
+    """A refusal on the ``krm`` blueprint in the form the endpoint's client reads: a terminal
+    ``SCOPE_INVALID`` event on the JSON stream, the close event on a page channel (its answers are
+    always event streams), plain text elsewhere."""
+    if request.endpoint == STREAM_ENDPOINT:
+        return refusal("SCOPE_INVALID", message)
+    if request.endpoint == CHANNEL_ENDPOINT:
+        return event_stream(iter([close_frame(message)]))
+    return plain_answer(status, message)
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether a WSGI string (bytes carried as latin-1, PEP 3333) holds UTF-8 text."""
+    try:
+        text.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return False
+    return True
+
+
+def malformed_request(environ: Mapping[str, t.Any]) -> str | None:
+    """What makes the request undecodable (a message safe to show), or ``None``.
+
+    Reads the body only of a state-changing ``application/x-www-form-urlencoded`` request, after
+    :func:`limit_request_size` has bounded it.
+    """
+    if not _is_utf8(str(environ.get("QUERY_STRING", ""))):
+        return MALFORMED_QUERY
+    if not _is_utf8(str(environ.get("SCRIPT_NAME", ""))) or not _is_utf8(str(environ.get("PATH_INFO", ""))):
+        return MALFORMED_PATH
+    if request.method in csrf.UNSAFE_METHODS and request.mimetype == FORM_TYPE:
+        try:
+            request.get_data(cache=True).decode("utf-8")
+        except UnicodeDecodeError:
+            return MALFORMED_FORM
+    return None
+
+
+def refuse_malformed_request() -> Response | None:
+    """``before_request`` hook: answer 400 (plain text) to a request :func:`malformed_request` refuses."""
+    problem = malformed_request(request.environ)
+    return plain_answer(400, problem) if problem else None
 
 
 def limit_request_size() -> None:
@@ -38,7 +107,6 @@ def limit_request_size() -> None:
 
     A declared ``Content-Length`` over the limit is refused at once with werkzeug's
     ``RequestEntityTooLarge`` (413); a body without one raises it when reading passes the limit.
-    :func:`too_large` words it.
     """
     if request.method not in csrf.UNSAFE_METHODS:
         return
@@ -50,27 +118,15 @@ def limit_request_size() -> None:
         raise RequestEntityTooLarge()
 
 
-def too_large(error: RequestEntityTooLarge) -> Response:
-    """The 413 answer to a body over the request size limit, naming the limit."""
-    return Response(
-        f"The request body is larger than {request.max_content_length} bytes.", status=413, mimetype="text/plain"
-    )
+def too_large_message() -> str:
+    """The 413 message, naming the limit."""
+    return f"The request body is larger than {request.max_content_length} bytes."
 
 
-def refuse_credential_parameters() -> Response | None:
-    """Refuse a request whose query names an API server, an endpoint, a credential or an identity
-    to act as (:func:`~flask_krm.scope.is_refused_parameter`).
-
-    The browser never supplies any of them, so such a request is a probe: it is refused, not
-    ignored. The stream endpoint refuses them itself, as a terminal ``SCOPE_INVALID`` event; a
-    page channel gets its close event (its answers are always event streams); every other route
-    answers 400.
-    """
-    if request.endpoint == STREAM_ENDPOINT or not any(is_refused_parameter(name) for name in request.args):
-        return None
-    if request.endpoint == CHANNEL_ENDPOINT:
-        return event_stream(iter([close_frame(CREDENTIAL_PARAMETER_MESSAGE)]))
-    return Response(CREDENTIAL_PARAMETER_MESSAGE, status=400, mimetype="text/plain")
+def credential_parameter() -> str | None:
+    """The first query parameter naming a server or credential, or ``None``. The query must be
+    decodable (:func:`malformed_request` runs first)."""
+    return next((name for name in request.args if is_refused_parameter(name)), None)
 
 
 def bind_session() -> None:
@@ -86,3 +142,25 @@ def bind_session() -> None:
         runtime().follow_principal()
     except Exception:
         logger.debug("the principal loader failed while binding the session; the view answers it")
+
+
+def install(blueprint: Blueprint, answer: Answer = plain_answer, *, scope_checked: Collection[str] = ()) -> None:
+    """Add the guards to ``blueprint``, in order: body size, decoding, credential parameters, then
+    the session binding.
+
+    :param answer: how the blueprint words a refusal.
+    :param scope_checked: endpoints that refuse credential parameters themselves, as part of
+        their scope (the JSON stream answers them with a terminal ``SCOPE_INVALID`` after
+        authentication).
+    """
+
+    def guard() -> Response | None:
+        limit_request_size()
+        problem = malformed_request(request.environ)
+        if problem is None and request.endpoint not in scope_checked and credential_parameter() is not None:
+            problem = CREDENTIAL_PARAMETER_MESSAGE
+        return answer(400, problem) if problem else None
+
+    blueprint.before_request(guard)
+    blueprint.before_request(bind_session)
+    blueprint.register_error_handler(RequestEntityTooLarge, lambda error: answer(413, too_large_message()))

@@ -21,11 +21,10 @@ from typing import Final
 import urllib3
 from flask import Blueprint, Response, request, stream_with_context
 from kubernetes.client.exceptions import ApiException
-from werkzeug.exceptions import RequestEntityTooLarge
 
+from . import guards
 from .bodies import JsonRefused, load_json
 from .csrf import validate_csrf
-from .guards import bind_session, limit_request_size
 from .hooks import Verb
 from .principal import Principal
 from .runtime import runtime
@@ -71,6 +70,9 @@ def parse_flag(name: str, value: str) -> bool:
         return False
     raise FlagError(f"query parameter {name!r} must be true or false")
 
+_REASONS: Final = {400: "BadRequest", 413: "RequestEntityTooLarge"}
+
+
 def _status(code: int, reason: str, message: str) -> Response:
     body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": message}
     return Response(json.dumps(body), status=code, mimetype="application/json", headers={"Cache-Control": "no-store"})
@@ -105,12 +107,7 @@ class NativeProxy:
     def blueprint(self, name: str = "krm_native") -> Blueprint:
         """The proxy's blueprint: ``GET`` and ``PATCH`` on ``<base>/<api path>``; other methods get 405."""
         bp = Blueprint(name, __name__, url_prefix=self.base)
-        bp.before_request(limit_request_size)
-        bp.before_request(bind_session)
-        bp.register_error_handler(
-            RequestEntityTooLarge,
-            lambda error: _status(413, "RequestEntityTooLarge", f"the body is larger than {request.max_content_length} bytes"),
-        )
+        guards.install(bp, lambda status, message: _status(status, _REASONS[status], message))
         bp.add_url_rule("/<path:api_path>", "read", self._read, methods=["GET"])
         bp.add_url_rule("/<path:api_path>", "patch", self._patch, methods=["PATCH"])
         return bp

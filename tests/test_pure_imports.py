@@ -29,6 +29,7 @@ PURE_MODULES = (
     "flask_krm.sse",
     "flask_krm.upstream.scripted",
     "flask_krm.store",
+    "flask_krm.logvalues",
 )
 
 BLOCKED = ("flask", "flask_login", "werkzeug", "gevent", "greenlet", "kubernetes")

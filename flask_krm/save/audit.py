@@ -15,6 +15,7 @@ from typing import Any, Final, Literal
 
 import jsonpatch
 
+from ..logvalues import log_value
 from ..store import apply_merge_patch
 from .outcomes import pointer_path
 
@@ -76,12 +77,18 @@ class AuditRecord:
         return tuple(dict.fromkeys(str(op["path"]) for op in self.diff))
 
     def log_line(self) -> str:
-        """One value-free line: operation, identity, outcome and the touched paths."""
+        """One value-free line: operation, identity, outcome and the touched paths.
+
+        Every value is written with :func:`~flask_krm.logvalues.log_value`: a name, key or path
+        holding a line break, an escape sequence or a space is quoted, so the line stays one line
+        and cannot pose as another field.
+        """
         ident = self.identity
         where = f"{ident.namespace}/{ident.name}" if ident.namespace else ident.name
+        fields = ",".join(log_value(field) for field in self.fields) or "-"
         return (
-            f"{self.operation} {ident.kind} {where} uid={ident.uid or '-'} target={self.target} "
-            f"outcome={self.outcome} fields={','.join(self.fields) or '-'}"
+            f"{log_value(self.operation)} {log_value(ident.kind)} {log_value(where)} uid={log_value(ident.uid or '-')} "
+            f"target={log_value(self.target)} outcome={log_value(self.outcome)} fields={fields}"
         )
 
 

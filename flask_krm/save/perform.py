@@ -20,6 +20,7 @@ import gevent
 from kubernetes.client import ApiClient
 
 from ..events import Redaction
+from ..logvalues import log_value
 from ..principal import Principal
 from ..scope import Scope
 from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
@@ -161,7 +162,7 @@ def _call_hook(hook: SaveHook, request: WriteRequest) -> WriteResult | Outcome:
     except SaveRefused as refused:
         return Outcome(refused.kind, detail=refused.detail)
     except Exception:  # the host's hook failed somewhere: whether it wrote is unknown
-        logger.exception("the save hook failed for %s %s", request.operation, request.scope.resource)
+        logger.exception("the save hook failed for %s %s", log_value(request.operation), log_value(request.scope.resource))
         return WriteResult(0, error="save hook error")
     if not isinstance(result, WriteResult):
         logger.error("the save hook returned %s, not a WriteResult", type(result).__name__)

@@ -33,9 +33,10 @@ write_attempted = _signals.signal("krm-write-attempted")
 
 
 def publish(record: AuditRecord, *, principal: Principal, scope: Scope) -> None:
-    """Log ``record`` (one line, no values) and send it to the signals' receivers."""
+    """Log ``record`` (one line, no values; the record itself rides along as the log record's
+    ``krm_audit`` attribute, for structured handlers) and send it to the signals' receivers."""
     sender = current_app_or_none()
-    logger.info("%s", record.log_line())
+    logger.info("%s", record.log_line(), extra={"krm_audit": record})
     write_attempted.send(sender, record=record)
     if record.resource_version is not None or record.outcome in (OutcomeKind.CREATED, OutcomeKind.DELETED):
         saved.send(

@@ -29,12 +29,11 @@ import typing as t
 from collections.abc import Mapping
 
 from flask import Blueprint, Response, request, url_for
-from werkzeug.exceptions import RequestEntityTooLarge
 
-from ..bodies import JsonRefused, NotFinite, load_json
+from .. import guards
+from ..bodies import JsonRefused, NotFinite, TooLong, load_json
 from ..csrf import validate_csrf
 from ..errors import CsrfError
-from ..guards import bind_session, limit_request_size, too_large
 from ..hooks import Verb
 from ..htmx import PAGE_HEADER
 from ..runtime import runtime
@@ -71,9 +70,7 @@ class ReviewViews:
 
     def blueprint(self, name: str = "krm_review") -> Blueprint:
         bp = Blueprint(name, __name__, url_prefix=self.url_prefix)
-        bp.before_request(limit_request_size)
-        bp.before_request(bind_session)
-        bp.register_error_handler(RequestEntityTooLarge, too_large)
+        guards.install(bp)
         bp.add_url_rule("/<component_id>", "show", self._show, methods=["GET"])
         bp.add_url_rule("/<component_id>/create", "create", self._create, methods=["POST"])
         bp.add_url_rule("/<component_id>/delete", "delete", self._delete, methods=["POST"])
@@ -94,7 +91,7 @@ class ReviewViews:
                 return 405, {}
             try:
                 body = load_json(request.form.get("body") or "", what="the create body")
-            except NotFinite as refused:
+            except (NotFinite, TooLong) as refused:
                 return 422, {"": Outcome(OutcomeKind.REFUSED, detail=str(refused))}
             except JsonRefused as refused:
                 return 400, {"": Outcome(OutcomeKind.REFUSED, detail=str(refused), http_status=400)}

@@ -29,11 +29,12 @@ import binascii
 import json
 import math
 import re
+import sys
 import typing as t
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..bodies import NotFinite, NotJson, TooDeep, load_json
+from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
 
 WidgetKind: t.TypeAlias = t.Literal[
@@ -105,7 +106,10 @@ def parse_number(submitted: str | None, server_value: t.Any) -> int | float:
     """``number``: an integer when written as one, else a finite float."""
     text = _required(submitted).strip()
     if _INTEGER.match(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # past Python's integer string conversion limit
+            raise ValueRefused(422, f"Enter a number of at most {sys.get_int_max_str_digits()} digits.") from None
     try:
         number = float(text)
     except ValueError:
@@ -125,6 +129,8 @@ def parse_structured(submitted: str | None, server_value: t.Any) -> list[t.Any]:
         raise ValueRefused(422, "Enter finite numbers: JSON has no NaN or Infinity.") from None
     except TooDeep as exc:
         raise ValueRefused(400, f"{str(exc).capitalize()}.") from None
+    except JsonRefused as exc:
+        raise ValueRefused(422, f"{str(exc).capitalize()}.") from None
     if not isinstance(parsed, list):
         raise ValueRefused(422, 'Enter a JSON array, such as ["a", "b"].')
     return parsed

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+import sys
 import typing as t
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flask_krm.bodies import MAX_DEPTH, NotFinite, NotJson, TooDeep, check_json_value, load_json, nests_too_deep
+from flask_krm.bodies import (
+    MAX_DEPTH,
+    NotFinite,
+    NotJson,
+    TooDeep,
+    TooLong,
+    check_json_value,
+    load_json,
+    nests_too_deep,
+)
 
 
 def nested(levels: int, leaf: t.Any = 1) -> t.Any:
@@ -70,8 +80,7 @@ def test_a_built_value_with_a_non_finite_number_is_refused(value: t.Any) -> None
     [
         ("{data", "Expecting property name enclosed in double quotes (line 1, column 2)"),
         ("", "Expecting value (line 1, column 1)"),
-        (b"[\"\x80\"]", "it cannot be decoded"),
-        ("1" * 5000, "it cannot be decoded"),
+        (b"[\"\x80\"]", "it is not UTF-8 text"),
     ],
 )
 def test_text_that_is_not_json_says_where(text: str | bytes, detail: str) -> None:
@@ -79,3 +88,14 @@ def test_text_that_is_not_json_says_where(text: str | bytes, detail: str) -> Non
         load_json(text)
     assert caught.value.detail == detail
     assert str(caught.value) == f"the body is not JSON: {detail}"
+
+
+@pytest.mark.parametrize("text", ["1" * 5000, '{"replicas": -' + "9" * 4301 + "}", "[1, " + "2" * 10_000 + "]"])
+def test_an_integer_past_the_digit_limit_is_refused_naming_the_limit(text: str) -> None:
+    with pytest.raises(TooLong) as caught:
+        load_json(text, what="the value")
+    assert str(caught.value) == f"the value holds a number of more than {sys.get_int_max_str_digits()} digits"
+
+
+def test_an_integer_at_the_digit_limit_is_read() -> None:
+    assert load_json("9" * sys.get_int_max_str_digits()) == int("9" * sys.get_int_max_str_digits())

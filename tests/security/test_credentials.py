@@ -171,20 +171,27 @@ def test_a_save_acts_as_the_person_whatever_the_request_says(host: Flask, kube: 
     assert read(kube, READ_ONLY, "configmaps", NAME)["data"] == {"greeting": "hello"}  # type: ignore[index]
 
 
-def test_review_routes_ignore_such_parameters_without_effect(host: Flask, kube: KubeSimulator) -> None:
-    browser = Browser(host, "viewer")  # may read (Kubernetes and the host agree), may not delete
+@pytest.mark.parametrize(("parameter", "value"), PROBES, ids=[p for p, _ in PROBES])
+def test_review_routes_refuse_them_too(parameter: str, value: str, host: Flask, kube: KubeSimulator) -> None:
+    browser = Browser(host, "editor")
     page = browser.open(page_url("/list", scope(), column="/metadata/uid"))
     listed = page.component("list")
     target = read(kube, NAMESPACE, "configmaps", NAME)
     assert target is not None
-    page.channel().until_text(": connected").close()
-    query = "?" + "&".join(f"{quote(p)}={quote(v, safe='')}" for p, v in PROBES)
+    suffix = f"?{quote(parameter)}={quote(value, safe='')}"
     headers = {**page.headers(listed), **IDENTITY_HEADERS}
-    staged = browser.post(f"/krm/review/{listed}/delete{query}", {"uid": target["metadata"]["uid"]}, headers)
-    assert staged.status_code == 200, staged.get_data(as_text=True)
-    saved = browser.post(f"/krm/review/{listed}/save{query}", {}, headers)
-    assert saved.status_code == 403, saved.get_data(as_text=True)
-    assert 'data-krm-outcome="access-denied"' in saved.get_data(as_text=True)
+    answers = [
+        browser.client.get(f"/krm/review/{listed}{suffix}", headers=headers),
+        browser.post(f"/krm/review/{listed}/create{suffix}", {"body": json.dumps({"metadata": {"name": "probe"}, "data": {}})}, headers),
+        browser.post(f"/krm/review/{listed}/delete{suffix}", {"uid": target["metadata"]["uid"]}, headers),
+        browser.post(f"/krm/review/{listed}/discard{suffix}", {"key": target["metadata"]["uid"]}, headers),
+        browser.post(f"/krm/review/{listed}/save{suffix}", {}, headers),
+    ]
+    for response in answers:
+        assert response.status_code == 400, response.get_data(as_text=True)
+        assert "names an API server" in response.get_data(as_text=True)
+    review = browser.client.get(f"/krm/review/{listed}", headers=page.headers(listed)).get_data(as_text=True)
+    assert "data-krm-review-kind" not in review  # nothing was staged
     assert read(kube, NAMESPACE, "configmaps", NAME) is not None
 
 

@@ -198,6 +198,9 @@ def edit_cases(c: Context) -> list[Case]:
         Case("renaming to nothing", post(edit, form(op="rename_key", path='["data"]', key="greeting", new_key=""), h), 422),
         Case("text for a number", post(replicas, form(op="set", path='["spec", "replicas"]', value="three"), lambda: c.headers(c.deployment)), 422),
         Case("an infinite number", post(replicas, form(op="set", path='["spec", "replicas"]', value="1e999"), lambda: c.headers(c.deployment)), 422),
+        Case("a number past the digit limit", post(replicas, form(op="set", path='["spec", "replicas"]', value="9" * 4301), lambda: c.headers(c.deployment)), 422),
+        Case("a negative number past the digit limit", post(replicas, form(op="set", path='["spec", "replicas"]', value="-" + "1" * 9000), lambda: c.headers(c.deployment)), 422),
+        Case("a JSON number past the digit limit", post(edit, form(op="set", path='["data"]', value="[" + "9" * 4301 + "]"), h), 400),
         Case("JSON instead of a form", post(edit, headers=h, json={"op": "set"}), 400),
         Case("a GET", lambda b: b.client.get(edit, headers=c.headers()), 405),
     ]
@@ -205,6 +208,64 @@ def edit_cases(c: Context) -> list[Case]:
 
 def test_malformed_edits_are_refused_precisely(context: Context, server_errors: CapturedLogs) -> None:
     check(edit_cases(context), context.browser)
+
+
+def test_a_number_past_the_digit_limit_names_the_limit(context: Context, server_errors: CapturedLogs) -> None:
+    response = context.browser.post(
+        f"/krm/ui/components/{context.deployment}/edit", {"op": "set", "path": '["spec", "replicas"]', "value": "9" * 5000},
+        context.headers(context.deployment),
+    )
+    assert response.status_code == 422
+    assert "Enter a number of at most 4300 digits." in response.get_data(as_text=True)
+
+
+# -------------------------------------------------------------------------------- raw bytes --
+
+
+def raw_request(browser: Browser, path: str, *, query: bytes = b"", method: str = "GET", **kwargs: t.Any) -> TestResponse:
+    """A request whose query string holds raw bytes, as a WSGI server hands them over (PEP 3333)."""
+    return browser.client.open(path, method=method, environ_overrides={"QUERY_STRING": query.decode("latin-1")}, **kwargs)
+
+
+def test_raw_bytes_in_a_query_string_are_refused_on_every_route(context: Context, server_errors: CapturedLogs) -> None:
+    c = context
+    for who in (Browser(c.browser.app), c.browser):
+        answers = {
+            "static": raw_request(who, "/krm/static/krm/krm.js", query=b"x=\xff"),
+            "edit": raw_request(who, f"/krm/ui/components/{c.editor}/edit", query=b"x=\xff", method="POST", headers=c.headers()),
+            "action": raw_request(who, f"/krm/ui/components/{c.editor}/actions/save", query=b"\xc3", method="POST", headers=c.headers()),
+            "review": raw_request(who, f"/krm/review/{c.listed}", query=b"a=\x80", headers=c.headers(c.listed)),
+            "native": raw_request(who, f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps", query=b"watch=\xfe"),
+        }
+        for what, response in answers.items():
+            assert response.status_code == 400, (what, response.status_code)
+            assert "The query string is not UTF-8 text." in response.get_data(as_text=True), what
+        assert answers["native"].json is not None and answers["native"].json["reason"] == "BadRequest"
+        stream = raw_request(who, STREAM_URL, query=b"version=v1&resource=configmaps&namespace=\xff")
+        assert stream.status_code == 200 and stream.mimetype == "text/event-stream"
+        assert '"code":"SCOPE_INVALID"' in stream.get_data(as_text=True).replace(" ", "")
+        channel = raw_request(who, c.page.channel_url or "", query=b"\xff")
+        assert channel.status_code == 200 and "event: krm-close" in channel.get_data(as_text=True)
+
+
+def test_raw_bytes_in_a_path_or_a_form_body_are_refused(context: Context, server_errors: CapturedLogs) -> None:
+    c = context
+    path = c.browser.client.get("/krm/static/krm/x", environ_overrides={"PATH_INFO": "/krm/static/krm/\xff.js"})
+    assert path.status_code == 400 and path.get_data(as_text=True) == "The URL path is not UTF-8 text."
+    form = c.browser.client.post(
+        f"/krm/ui/components/{c.editor}/edit", data=b"op=set&path=%5B%22data%22%5D&value=\xff",
+        content_type="application/x-www-form-urlencoded", headers=c.headers(),
+    )
+    assert form.status_code == 400 and form.get_data(as_text=True) == "The form body is not UTF-8 text."
+
+
+def test_the_example_refuses_raw_bytes_on_its_own_pages_too(example: Flask, server_errors: CapturedLogs) -> None:
+    browser = Browser(example)
+    browser.open("/sign-in")
+    signing_in = raw_request(browser, "/sign-in", query=b"next=\xff", method="POST",
+                             data={"username": "editor", "password": "editor", "krm_csrf_token": browser.csrf_token() or ""})
+    assert signing_in.status_code == 400 and "not UTF-8" in signing_in.get_data(as_text=True)
+    assert raw_request(browser, "/namespaces/demo", query=b"\xff").status_code == 400
 
 
 def test_a_huge_edit_is_not_a_server_error(context: Context, server_errors: CapturedLogs) -> None:

@@ -1,0 +1,350 @@
+"""Every route of the example and of the minimal host under random requests: never a 5xx, never a
+traceback logged.
+
+The routes are read from each application's ``url_map``, so a route added later is fuzzed without
+touching this file. Each route gets :data:`EXAMPLES` random requests (1,000 under ``CI``): a
+random method (mostly the route's own), path arguments drawn from live values (the session's page
+and component ids, object names) or random text or raw bytes, a query string of scope and
+credential parameter names with random values (raw non-UTF-8 bytes and numbers past Python's digit
+limit included), random headers, and a form, JSON or raw body. Requests come from an anonymous
+browser or from a signed-in editor or viewer holding real pages, with or without their CSRF and
+page headers, so a body reaches the code that parses it. Answers to event streams are read for a
+moment, then closed, as a browser that goes away would.
+
+A stateful machine then drives one signed-in session through sequences of UI requests (open a
+page, edit, stage creates and deletes, save, read the channel) with fuzzed fields.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import string
+import typing as t
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+import gevent
+import pytest
+from flask import Flask
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from werkzeug.routing import Rule
+from werkzeug.test import TestResponse
+
+from flask_krm import Scope
+from flask_krm.csrf import FIELD as CSRF_FIELD
+from flask_krm.csrf import HEADER as CSRF_HEADER
+from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.ui.live import PAGE_HEADER
+
+from .hosts import TARGET, Browser, Page, Recorder, make_example, make_host, shut_down
+
+CI: t.Final = bool(os.environ.get("CI"))
+EXAMPLES: t.Final = 1000 if CI else 60
+"""Random requests per route."""
+STATEFUL_EXAMPLES: t.Final = 100 if CI else 10
+NAMESPACE: t.Final = "demo"
+STREAM_READ: t.Final = 0.05
+"""Seconds an event stream is read before the fuzzing browser goes away."""
+METHODS: t.Final = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "PROPFIND", "TRACE")
+PARAMETERS: t.Final = (
+    "target", "group", "version", "resource", "namespace", "name", "labelSelector", "projection", "scope",
+    "column", "link", "policy", "delete", "next", "watch", "resourceVersion", "limit", "allowWatchBookmarks",
+    "timeoutSeconds", "fieldSelector", "server", "kubeconfig", "token", "as", "impersonate-user", "context",
+    "krm_confirm", "op", "path", "value",
+)
+FORM_FIELDS: t.Final = ("op", "path", "value", "key", "new_key", "uid", "body", "resource_version", "username", "password")
+OPS: t.Final = ("set", "add_key", "remove_key", "rename_key", "revert", "take_theirs", "keep_mine", "delete", "")
+CONTENT_TYPES: t.Final = (
+    "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json",
+    "application/merge-patch+json", "text/plain", "application/x-www-form-urlencoded; charset=latin-1", "",
+)
+
+
+# ------------------------------------------------------------------------------ strategies --
+# Lean on purpose: values come from pools of telling strings or from raw bytes (one draw each), so
+# generating a request costs little next to serving it.
+
+TELLING: t.Final = (
+    "", "a", "app-config", NAMESPACE, "demo-staging", TARGET, "v1", "configmaps", "krm-full/v1", "true", "0", "-1",
+    "9" * 4301, "-" + "9" * 9000, "1e999", "NaN", "0x10", "1_000", "\u0663", "\u00e9t\u00e9", "\U0001f600", "a\nb", "a\r\nb",
+    "\x1b[31mred", "\x00", "\u2028", "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"), "%", "%zz", "../..",
+    "x" * 5000, "a=b&c=d", "<script>", "'\"", " ", "\t",
+)
+"""Strings that have broken parsers: numbers past Python's digit limit, control and escape
+characters, line breaks, surrogates, traversal, markup."""
+
+RAW_BYTES: t.Final = st.binary(max_size=24)
+TEXT: t.Final = st.one_of(st.sampled_from(TELLING), RAW_BYTES.map(lambda data: data.decode("utf-8", "replace")))
+HUGE_NUMBER: t.Final = st.sampled_from(["9" * 4301, "1" * 6000])
+JSON_TEXT: t.Final = st.sampled_from([
+    "{}", "[]", "null", "1e400", "-1e400", "NaN", '{"a":', '"\\ud800"', '{"metadata":{"name":"x","uid":"u"}}',
+    '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fuzz"},"data":{"a":"b"}}',
+    '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a\\nb"},"data":{"a":1}}',
+    '{"metadata":{"uid":"u","resourceVersion":"1"},"data":null}', '[["a"]]', "9" * 4301, "[" * 200,
+    '{"metadata":{"uid":"u","resourceVersion":"1"},"data":{"a":"' + "9" * 4301 + '"}}',
+])
+"""JSON texts: valid, truncated, non-finite, too long, too deep, wrongly typed."""
+
+
+def latin1(data: bytes) -> str:
+    """Bytes as a WSGI environ carries them (PEP 3333)."""
+    return data.decode("latin-1")
+
+
+@dataclass
+class Session:
+    """A browser of one application, and the live values its requests may name."""
+
+    name: str
+    browser: Browser
+    pages: list[Page] = field(default_factory=list)
+
+    @property
+    def page_ids(self) -> list[str]:
+        return [page.page_id for page in self.pages]
+
+    @property
+    def component_ids(self) -> list[str]:
+        return [component for page in self.pages for component in page.components]
+
+    def headers_for(self, component_id: str) -> dict[str, str]:
+        for page in self.pages:
+            if component_id in page.components:
+                return page.headers(component_id)
+        return {}
+
+
+@dataclass
+class Target:
+    """One application under fuzzing, its sessions and the values worth naming in paths."""
+
+    app: Flask
+    sessions: list[Session]
+    path_values: list[str]
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class Fuzzed:
+    """One random request."""
+
+    session: Session
+    method: str
+    path: bytes
+    query: bytes
+    headers: dict[str, str]
+    content_type: str
+    body: bytes
+
+
+def path_values(session: Session, values: list[str]) -> st.SearchStrategy[bytes]:
+    return st.one_of(
+        st.sampled_from(session.page_ids + session.component_ids + values).map(str.encode),
+        TEXT.map(lambda text: quote(text, safe="").encode()),
+        RAW_BYTES.map(lambda data: data.replace(b"/", b"")),
+    )
+
+
+SCOPE: t.Final = Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE).canonical_query()
+
+
+def pairs(names: t.Sequence[str], values: st.SearchStrategy[str], max_size: int) -> st.SearchStrategy[bytes]:
+    """``name=value&...``, percent-encoded, or with raw bytes where a value would be."""
+    pair = st.tuples(st.sampled_from(names), st.one_of(values.map(lambda text: quote(text, safe="").encode()), RAW_BYTES))
+    return st.lists(pair, max_size=max_size).map(lambda items: b"&".join(k.encode() + b"=" + v for k, v in items))
+
+
+QUERY: t.Final = st.one_of(
+    st.just(SCOPE.encode()),
+    pairs(PARAMETERS, TEXT, 4),
+    pairs(PARAMETERS, TEXT, 2).map(lambda extra: SCOPE.encode() + b"&" + extra),
+    RAW_BYTES,
+)
+"""A query string: scope and credential parameter names, telling values, raw bytes."""
+
+PATHS: t.Final = ('["data","greeting"]', '["data"]', '["metadata","labels"]', '["spec","replicas"]', "[]", '["data",0]', "[" * 80)
+FIELD_VALUES: t.Final = st.one_of(st.sampled_from(OPS + PATHS), TEXT, JSON_TEXT)
+
+
+def bodies(token: str) -> st.SearchStrategy[tuple[str, bytes]]:
+    """A form (with or without the session's CSRF token), JSON, or raw bytes of any content type."""
+    form = pairs(FORM_FIELDS, FIELD_VALUES, 4)
+    return st.one_of(
+        st.tuples(st.just("application/x-www-form-urlencoded"), form.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data)),
+        st.tuples(st.just("application/x-www-form-urlencoded"), form),
+        st.tuples(st.sampled_from(["application/json", "application/merge-patch+json"]), JSON_TEXT.map(str.encode)),
+        st.tuples(st.sampled_from(CONTENT_TYPES), RAW_BYTES),
+    )
+
+
+EXTRA_HEADERS: t.Final = st.one_of(
+    st.just({}),
+    st.tuples(
+        st.sampled_from([PAGE_HEADER, CSRF_HEADER, "HX-Request", "Accept", "Last-Event-ID", "Origin", "Content-Length"]),
+        st.one_of(TEXT.map(lambda text: latin1(text.encode())), RAW_BYTES.map(latin1)),
+    ).map(lambda item: {item[0]: item[1].replace("\r", "").replace("\n", "").replace("\x00", "")}),
+)
+"""Headers a browser would not send; values as a server receives them (no line breaks, no NUL)."""
+
+
+def requests(session: Session, rule: Rule, values: list[str]) -> st.SearchStrategy[Fuzzed]:
+    """Random requests to ``rule`` from ``session`` (built once per route and session)."""
+    own = sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}) or ["GET"]
+    known = st.sampled_from([{}] + [session.headers_for(c) for c in session.component_ids])
+    argument = path_values(session, values)
+    return st.builds(
+        lambda method, arguments, query, base, extra, content: Fuzzed(
+            session, method, rule_path(rule, dict(zip(rule.arguments, arguments))), query, {**base, **extra},
+            *(("", b"") if method in ("GET", "HEAD") else content),
+        ),
+        st.sampled_from(own * 3 + list(METHODS)),
+        st.tuples(*[argument for _ in rule.arguments]),
+        QUERY,
+        known,
+        EXTRA_HEADERS,
+        bodies(session.browser.csrf_token() or ""),
+    )
+
+
+# ------------------------------------------------------------------------------ the checks --
+
+
+class Tracebacks(logging.Handler):
+    """Every logged record that carries a traceback or reports an exception."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.found: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.exc_info or "Traceback" in message or "Exception on" in message:
+            self.found.append(f"{record.name}: {message[:300]}")
+
+
+@pytest.fixture(scope="module")
+def tracebacks() -> Iterator[tuple[Tracebacks, io.StringIO]]:
+    """Logged tracebacks, and what gevent prints for a greenlet that died of an exception."""
+    handler = Tracebacks()
+    loggers = [logging.getLogger()] + [
+        logger for logger in logging.Logger.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger) and not logger.propagate
+    ]
+    for logger in loggers:
+        logger.addHandler(handler)
+    hub = gevent.get_hub()
+    printed, hub.exception_stream = hub.exception_stream, io.StringIO()
+    try:
+        yield handler, hub.exception_stream
+    finally:
+        hub.exception_stream = printed
+        for logger in loggers:
+            logger.removeHandler(handler)
+
+
+def send(request: Fuzzed) -> TestResponse:
+    response = request.session.browser.client.open(
+        "/", method=request.method, headers=request.headers, data=request.body,
+        content_type=request.content_type or None, buffered=False,
+        environ_overrides={"PATH_INFO": latin1(request.path), "QUERY_STRING": latin1(request.query)},
+    )
+    try:
+        if response.mimetype == "text/event-stream":
+            with gevent.Timeout(STREAM_READ, False):
+                for _ in response.iter_encoded():
+                    pass
+        else:
+            response.get_data()
+    finally:
+        response.close()
+    return response
+
+
+def rule_path(rule: Rule, values: dict[str, bytes]) -> bytes:
+    """The rule's path with each argument replaced by its raw bytes (slashes of ``path:`` kept)."""
+    out = rule.rule.encode()
+    for argument, converter in rule._converters.items():
+        out = out.replace(b"<" + _spelling(rule, argument).encode() + b">", values[argument])
+    return out
+
+
+def _spelling(rule: Rule, argument: str) -> str:
+    start = rule.rule.index(f"{argument}>")
+    return rule.rule[rule.rule.rindex("<", 0, start) + 1 : start + len(argument)]
+
+
+def fuzz_rule(target: Target, rule: Rule, tracebacks: tuple[Tracebacks, io.StringIO]) -> None:
+    handler, printed = tracebacks
+    strategy = st.one_of([requests(session, rule, target.path_values) for session in target.sessions])
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def run(request: Fuzzed) -> None:
+        target.counts[rule.endpoint] += 1
+        before_logged, before_printed = len(handler.found), printed.tell()
+        response = send(request)
+        where = f"{request.session.name}: {request.method} {request.path!r}?{request.query!r}"
+        assert response.status_code < 500, f"{where}: HTTP {response.status_code}"
+        assert len(handler.found) == before_logged, (where, handler.found[before_logged:])
+        assert printed.tell() == before_printed, (where, printed.getvalue()[before_printed:][:3000])
+
+    run()
+
+
+# ------------------------------------------------------------------------------- the targets --
+
+
+def host_target(kube: KubeSimulator) -> Target:
+    app = make_host(kube, Recorder(deny=lambda call: call.principal == "viewer" and call.verb not in ("get", "list", "watch")))
+    scope = Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE).canonical_query()
+    deployments = Scope(target=TARGET, group="apps", version="v1", resource="deployments", namespace=NAMESPACE).canonical_query()
+    sessions = [Session("anonymous", Browser(app))]
+    for user in ("editor", "viewer"):
+        browser = Browser(app, user)
+        pages = [browser.open(f"/both?scope={quote(scope, safe='')}&name=app-config"),
+                 browser.open(f"/list?scope={quote(scope, safe='')}&delete=1"),
+                 browser.open(f"/edit?scope={quote(deployments, safe='')}&name=web")]
+        sessions.append(Session(user, browser, pages))
+    values = ["save", "krm/krm.js", "krm/htmx-4.0.1.js", "../../../etc/passwd", NAMESPACE, "app-config",
+              f"api/v1/namespaces/{NAMESPACE}/configmaps", f"api/v1/namespaces/{NAMESPACE}/configmaps/app-config",
+              f"api/v1/namespaces/{NAMESPACE}/secrets"]
+    return Target(app, sessions, values)
+
+
+def example_target(kube: KubeSimulator) -> Target:
+    app = make_example(kube)
+    sessions = [Session("anonymous", Browser(app))]
+    for user in ("editor", "viewer"):
+        browser = Browser(app, user)
+        pages = [browser.open(f"/namespaces/{NAMESPACE}/configmaps/app-config"), browser.open(f"/namespaces/{NAMESPACE}"),
+                 browser.open(f"/namespaces/{NAMESPACE}/deployments/web")]
+        sessions.append(Session(user, browser, pages))
+    values = ["save", "krm/krm.js", "example.css", NAMESPACE, "demo-staging", "app-config", "web", "kube-system"]
+    return Target(app, sessions, values)
+
+
+@pytest.fixture(scope="module", params=["example", "host"])
+def target(request: pytest.FixtureRequest, kube: KubeSimulator) -> Iterator[Target]:
+    made = example_target(kube) if request.param == "example" else host_target(kube)
+    yield made
+    for session in made.sessions:
+        session.browser.close()
+    shut_down(made.app)
+
+
+def test_every_route_answers_random_requests_without_a_server_error(
+    target: Target, tracebacks: tuple[Tracebacks, io.StringIO]
+) -> None:
+    rules = sorted(target.app.url_map.iter_rules(), key=lambda rule: rule.rule)
+    assert any(rule.endpoint == "krm.ui_edit" for rule in rules)
+    for rule in rules:
+        fuzz_rule(target, rule, tracebacks)
+    assert {rule.endpoint for rule in rules} <= set(target.counts)
+    assert min(target.counts.values()) >= EXAMPLES, target.counts
