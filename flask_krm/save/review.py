@@ -17,7 +17,8 @@ review list with an element that loads ``GET <prefix>/<component_id>`` inside th
 answer the review partial for ``#<component_id>-review``: pending deletes, creates and the list's
 edited objects, each with its last outcome, under one "Save all". A create is validated against the
 host's :class:`~flask_krm.save.staging.CreatePolicy` for the list's resource and kept under a local
-draft id; a delete is bound to the uid the person selected. Every request needs the page and CSRF
+draft id; a delete is bound to the uid the person selected. Both are authorized when staged (403,
+nothing staged, for a principal who may not make them) and again when saved. Every request needs the page and CSRF
 headers; every write is authorized (``create``, ``delete``, ``patch``) for the exact scope it
 writes to (a create's namespace, a delete's or an edit's object), and goes through the save hook
 as the signed-in principal.
@@ -42,13 +43,18 @@ from ..ui.page import ListSpec
 from .flow import SaveFlow
 from .fragments import review_fragment
 from .outcomes import Outcome, OutcomeKind
-from .staging import CreatePolicy, CreateRejected, Staging, StagingError
+from .staging import CreatePolicy, CreateRejected, PendingCreate, PendingDelete, Staging, StagingError
 from .editor import editor_state, settings_of
 from .perform import EditorTarget, create_scope, delete_scope, save_review
 from .writer import object_scope
 
 
 STAGING_STATE: t.Final = "krm.staging"
+
+
+def not_permitted(detail: str) -> Outcome:
+    """The refusal of a create or delete the principal may not make: nothing is staged."""
+    return Outcome(OutcomeKind.ACCESS_DENIED, detail=detail)
 
 
 class ReviewViews:
@@ -96,9 +102,13 @@ class ReviewViews:
             except JsonRefused as refused:
                 return 400, {"": Outcome(OutcomeKind.REFUSED, detail=str(refused), http_status=400)}
             try:
-                staging.stage_create(body, policy, namespace=scope.namespace or None)
+                validated = policy.validate(body, namespace=scope.namespace or None)
             except CreateRejected as rejected:
                 return 422, {"": Outcome(OutcomeKind.REFUSED, detail=str(rejected))}
+            where = create_scope(scope, PendingCreate("", validated))
+            if not runtime().decide(binding.principal, where, binding.component.projection, "create").allowed:
+                return 403, {"": not_permitted(f"You may not create {scope.resource} in {where.namespace or 'this cluster'}.")}
+            staging.stage_create(validated, policy, namespace=scope.namespace or None)
             return 200, {}
 
         return self._handle(component_id, stage, write=True)
@@ -110,12 +120,12 @@ class ReviewViews:
             if server is None:
                 return 404, {}
             metadata = server.get("metadata") or {}
-            staging.stage_delete(
-                uid,
-                name=str(metadata.get("name") or ""),
-                namespace=metadata.get("namespace") or None,
-                resource_version=request.form.get("resource_version") or None,
-            )
+            name = str(metadata.get("name") or "")
+            pending = PendingDelete(uid, name, metadata.get("namespace") or None, request.form.get("resource_version") or None)
+            where = delete_scope(binding.component.scope, pending)
+            if not runtime().decide(binding.principal, where, binding.component.projection, "delete").allowed:
+                return 403, {"": not_permitted(f"You may not delete {name}.")}
+            staging.stage_delete(uid, name=name, namespace=pending.namespace, resource_version=pending.resource_version)
             return 200, {}
 
         return self._handle(component_id, stage, write=True)

@@ -64,7 +64,8 @@ def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Fla
 
     krm = KrmStream(
         app,
-        authorizer=lambda principal, scope, projection, verb: verb == "watch" or principal.name != "viewer",
+        authorizer=lambda principal, scope, projection, verb: verb == "watch"
+        or (principal.name != "viewer" and verb not in app.config.get("WITHDRAWN_VERBS", ())),
         client_loader=lambda target, principal: kube.api_client(principal.name),
     )
     krm.plug_source("dev", upstream.source, app)
@@ -174,13 +175,32 @@ def test_the_review_links_to_the_blueprint_it_is_served_by(app, kube, namespace,
         assert f'hx-post="{prefix}/{cid}/save"' in body and f'hx-post="{prefix}/{cid}/discard"' in body
 
 
-def test_writes_need_the_matching_permission_and_csrf(app, kube, namespace, upstream) -> None:
+def test_a_viewer_cannot_stage_a_delete_or_a_create(app, kube, namespace, upstream) -> None:
     uid = create_configmap(kube, namespace, "app", {"a": "1"})["metadata"]["uid"]
     page = open_list(app, upstream, kube, namespace, user="viewer")
-    post(page, "delete", uid=uid)
+    deleting = post(page, "delete", uid=uid)
+    assert deleting.status_code == 403 and review_kinds(deleting) == []
+    assert "You do not have permission to make this change." in deleting.get_data(as_text=True)
+    assert "You may not delete app." in deleting.get_data(as_text=True)
+    creating = post(page, "create", body=json.dumps({"metadata": {"name": "fresh"}, "data": {"k": "v"}}))
+    assert creating.status_code == 403 and review_kinds(creating) == []
+    assert f"You may not create configmaps in {namespace}." in creating.get_data(as_text=True)
+    assert review_kinds(page.client.get(f"/krm/review/{page.component_ids[0]}", headers=page.headers)) == []
+    assert kube_names(kube, namespace) == {"app": uid}
+
+
+def test_a_permission_withdrawn_after_staging_is_refused_at_save(app, kube, namespace, upstream) -> None:
+    uid = create_configmap(kube, namespace, "app", {"a": "1"})["metadata"]["uid"]
+    page = open_list(app, upstream, kube, namespace)
+    assert post(page, "delete", uid=uid).status_code == 200
+    app.config["WITHDRAWN_VERBS"] = ("delete",)
     denied = post(page, "save")
     assert denied.status_code == 403 and 'data-krm-outcome="access-denied"' in denied.get_data(as_text=True)
     assert kube_names(kube, namespace) == {"app": uid}
+
+
+def test_writes_need_csrf_and_the_page(app, kube, namespace, upstream) -> None:
+    page = open_list(app, upstream, kube, namespace)
     no_csrf = page.client.post(f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "CSRF" not in k})
     assert no_csrf.status_code == 400
     no_page = page.client.post(f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "Page" not in k})

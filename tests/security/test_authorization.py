@@ -194,9 +194,16 @@ def test_a_delete_from_a_list_across_namespaces_is_refused_where_the_object_live
         channel.until_text(victim["metadata"]["uid"])  # the list shows it: it can be staged
     recorder.deny = lambda call: call.verb == "delete" and call.scope.namespace == CLOSED
     mark = len(recorder.calls)
+    staged = browser.post(f"{base}/delete", {"uid": victim["metadata"]["uid"]}, headers)
+    assert staged.status_code == 403 and "data-krm-review-kind" not in staged.get_data(as_text=True)  # refused when staged
+    asked(recorder, mark, Call("editor", scope(CLOSED, name="keep-me"), "krm-full/v1", "delete"))
+
+    recorder.deny = lambda call: False
     assert browser.post(f"{base}/delete", {"uid": victim["metadata"]["uid"]}, headers).status_code == 200
+    recorder.deny = lambda call: call.verb == "delete" and call.scope.namespace == CLOSED
+    mark = len(recorder.calls)
     saved = browser.post(f"{base}/save", {}, headers)
-    assert saved.status_code == 403 and 'data-krm-outcome="access-denied"' in saved.get_data(as_text=True)
+    assert saved.status_code == 403 and 'data-krm-outcome="access-denied"' in saved.get_data(as_text=True)  # and when saved
     asked(recorder, mark, Call("editor", scope(CLOSED, name="keep-me"), "krm-full/v1", "delete"))
     assert read(kube, CLOSED, "configmaps", "keep-me") is not None
     channel.close()

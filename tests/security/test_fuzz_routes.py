@@ -26,7 +26,7 @@ import typing as t
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import gevent
 import pytest
@@ -35,7 +35,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from werkzeug.routing import Rule
-from werkzeug.test import TestResponse
 
 from flask_krm import Scope
 from flask_krm.csrf import FIELD as CSRF_FIELD
@@ -50,7 +49,7 @@ EXAMPLES: t.Final = 1000 if CI else 60
 """Random requests per route."""
 STATEFUL_EXAMPLES: t.Final = 100 if CI else 10
 NAMESPACE: t.Final = "demo"
-STREAM_READ: t.Final = 0.05
+STREAM_READ: t.Final = 0.01
 """Seconds an event stream is read before the fuzzing browser goes away."""
 METHODS: t.Final = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "PROPFIND", "TRACE")
 PARAMETERS: t.Final = (
@@ -81,6 +80,9 @@ TELLING: t.Final = (
 characters, line breaks, surrogates, traversal, markup."""
 
 RAW_BYTES: t.Final = st.binary(max_size=24)
+REQUEST_LINE_BYTES: t.Final = RAW_BYTES.map(lambda data: data.translate(None, b" \t\r\n"))
+"""Raw bytes a server hands over in a query string (a request line has no whitespace; a path is
+percent-decoded by the server, so it may hold any byte)."""
 TEXT: t.Final = st.one_of(st.sampled_from(TELLING), RAW_BYTES.map(lambda data: data.decode("utf-8", "replace")))
 HUGE_NUMBER: t.Final = st.sampled_from(["9" * 4301, "1" * 6000])
 JSON_TEXT: t.Final = st.sampled_from([
@@ -105,6 +107,14 @@ class Session:
     name: str
     browser: Browser
     pages: list[Page] = field(default_factory=list)
+    cookie: str = ""
+
+    def __post_init__(self) -> None:
+        self.cookie = cookie_header(self.browser)
+
+    @property
+    def app(self) -> Flask:
+        return self.browser.app
 
     @property
     def page_ids(self) -> list[str]:
@@ -113,6 +123,11 @@ class Session:
     @property
     def component_ids(self) -> list[str]:
         return [component for page in self.pages for component in page.components]
+
+    def coherent_value(self, argument: str, component_id: str) -> str:
+        """What a page of this session would put in the path argument ``argument`` for ``component_id``."""
+        page = next(page for page in self.pages if component_id in page.components)
+        return {"component_id": component_id, "page_id": page.page_id, "name": "save"}.get(argument, "app-config")
 
     def headers_for(self, component_id: str) -> dict[str, str]:
         for page in self.pages:
@@ -129,6 +144,7 @@ class Target:
     sessions: list[Session]
     path_values: list[str]
     counts: Counter[str] = field(default_factory=Counter)
+    statuses: Counter[tuple[str, int]] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)
@@ -157,7 +173,8 @@ SCOPE: t.Final = Scope(target=TARGET, version="v1", resource="configmaps", names
 
 def pairs(names: t.Sequence[str], values: st.SearchStrategy[str], max_size: int) -> st.SearchStrategy[bytes]:
     """``name=value&...``, percent-encoded, or with raw bytes where a value would be."""
-    pair = st.tuples(st.sampled_from(names), st.one_of(values.map(lambda text: quote(text, safe="").encode()), RAW_BYTES))
+    encoded = values.map(lambda text: quote(text, safe="").encode())
+    pair = st.tuples(st.sampled_from(names), st.one_of(encoded, encoded, encoded, REQUEST_LINE_BYTES))
     return st.lists(pair, max_size=max_size).map(lambda items: b"&".join(k.encode() + b"=" + v for k, v in items))
 
 
@@ -165,7 +182,7 @@ QUERY: t.Final = st.one_of(
     st.just(SCOPE.encode()),
     pairs(PARAMETERS, TEXT, 4),
     pairs(PARAMETERS, TEXT, 2).map(lambda extra: SCOPE.encode() + b"&" + extra),
-    RAW_BYTES,
+    REQUEST_LINE_BYTES,
 )
 """A query string: scope and credential parameter names, telling values, raw bytes."""
 
@@ -176,8 +193,14 @@ FIELD_VALUES: t.Final = st.one_of(st.sampled_from(OPS + PATHS), TEXT, JSON_TEXT)
 def bodies(token: str) -> st.SearchStrategy[tuple[str, bytes]]:
     """A form (with or without the session's CSRF token), JSON, or raw bytes of any content type."""
     form = pairs(FORM_FIELDS, FIELD_VALUES, 4)
+    edit = st.builds(
+        lambda op, path, value, key: urlencode({"op": op, "path": path, "value": value, "key": key, "new_key": value}).encode(),
+        st.sampled_from(OPS), st.sampled_from(PATHS), TEXT, TEXT,
+    )
+    signed = st.one_of(form, edit, st.builds(lambda body: urlencode({"body": body}).encode(), JSON_TEXT))
     return st.one_of(
-        st.tuples(st.just("application/x-www-form-urlencoded"), form.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data)),
+        st.tuples(st.just("application/x-www-form-urlencoded"), signed.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data)),
+        st.tuples(st.just("application/x-www-form-urlencoded"), signed.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data)),
         st.tuples(st.just("application/x-www-form-urlencoded"), form),
         st.tuples(st.sampled_from(["application/json", "application/merge-patch+json"]), JSON_TEXT.map(str.encode)),
         st.tuples(st.sampled_from(CONTENT_TYPES), RAW_BYTES),
@@ -195,19 +218,26 @@ EXTRA_HEADERS: t.Final = st.one_of(
 
 
 def requests(session: Session, rule: Rule, values: list[str]) -> st.SearchStrategy[Fuzzed]:
-    """Random requests to ``rule`` from ``session`` (built once per route and session)."""
+    """Random requests to ``rule`` from ``session`` (built once per route and session).
+
+    Half of them name one of the session's live components coherently (its id in the path, its
+    page and CSRF headers), so the random query and body reach the code that reads them."""
     own = sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}) or ["GET"]
-    known = st.sampled_from([{}] + [session.headers_for(c) for c in session.component_ids])
     argument = path_values(session, values)
+    scattered = st.tuples(st.tuples(*[argument for _ in rule.arguments]), st.sampled_from([{}] + [session.headers_for(c) for c in session.component_ids]))
+    coherent = [
+        (tuple(session.coherent_value(name, component).encode() for name in rule.arguments), session.headers_for(component))
+        for component in session.component_ids
+    ]
+    targets = st.one_of(scattered, st.sampled_from(coherent)) if coherent else scattered
     return st.builds(
-        lambda method, arguments, query, base, extra, content: Fuzzed(
-            session, method, rule_path(rule, dict(zip(rule.arguments, arguments))), query, {**base, **extra},
+        lambda method, where, query, extra, content: Fuzzed(
+            session, method, rule_path(rule, dict(zip(rule.arguments, where[0]))), query, {**where[1], **extra},
             *(("", b"") if method in ("GET", "HEAD") else content),
         ),
-        st.sampled_from(own * 3 + list(METHODS)),
-        st.tuples(*[argument for _ in rule.arguments]),
+        st.sampled_from(own * 8 + list(METHODS)),
+        targets,
         QUERY,
-        known,
         EXTRA_HEADERS,
         bodies(session.browser.csrf_token() or ""),
     )
@@ -249,22 +279,39 @@ def tracebacks() -> Iterator[tuple[Tracebacks, io.StringIO]]:
             logger.removeHandler(handler)
 
 
-def send(request: Fuzzed) -> TestResponse:
-    response = request.session.browser.client.open(
-        "/", method=request.method, headers=request.headers, data=request.body,
-        content_type=request.content_type or None, buffered=False,
-        environ_overrides={"PATH_INFO": latin1(request.path), "QUERY_STRING": latin1(request.query)},
-    )
+def cookie_header(browser: Browser) -> str:
+    """The browser's cookies as it sends them (fixed for the run: the fuzzing never signs out)."""
+    environ: dict[str, t.Any] = {"wsgi.url_scheme": "http", "HTTP_HOST": "localhost", "SERVER_NAME": "localhost", "SERVER_PORT": "80", "PATH_INFO": "/"}
+    browser.client._add_cookies_to_wsgi(environ)
+    return str(environ.get("HTTP_COOKIE", ""))
+
+
+def send(request: Fuzzed) -> int:
+    """Call the application as a WSGI server would (a test client costs more than the request);
+    returns the status. An event stream is read for :data:`STREAM_READ` seconds, then closed."""
+    environ: dict[str, t.Any] = {
+        "REQUEST_METHOD": request.method, "SCRIPT_NAME": "", "PATH_INFO": latin1(request.path),
+        "QUERY_STRING": latin1(request.query), "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(request.body), "wsgi.errors": io.StringIO(), "wsgi.multithread": False,
+        "wsgi.multiprocess": False, "wsgi.run_once": False, "wsgi.version": (1, 0),
+        "CONTENT_LENGTH": str(len(request.body)), "HTTP_HOST": "localhost", "HTTP_COOKIE": request.session.cookie,
+    }
+    if request.content_type:
+        environ["CONTENT_TYPE"] = request.content_type
+    for name, value in request.headers.items():
+        environ["HTTP_" + name.upper().replace("-", "_")] = value
+    started: list[str] = []
+    body = request.session.app(environ, lambda status, headers, exc_info=None: started.append(status))
     try:
-        if response.mimetype == "text/event-stream":
-            with gevent.Timeout(STREAM_READ, False):
-                for _ in response.iter_encoded():
-                    pass
-        else:
-            response.get_data()
+        with gevent.Timeout(STREAM_READ, False):
+            for _ in body:
+                pass
     finally:
-        response.close()
-    return response
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
+    return int(started[0].split()[0])
 
 
 def rule_path(rule: Rule, values: dict[str, bytes]) -> bytes:
@@ -289,9 +336,10 @@ def fuzz_rule(target: Target, rule: Rule, tracebacks: tuple[Tracebacks, io.Strin
     def run(request: Fuzzed) -> None:
         target.counts[rule.endpoint] += 1
         before_logged, before_printed = len(handler.found), printed.tell()
-        response = send(request)
+        status = send(request)
+        target.statuses[rule.endpoint, status] += 1
         where = f"{request.session.name}: {request.method} {request.path!r}?{request.query!r}"
-        assert response.status_code < 500, f"{where}: HTTP {response.status_code}"
+        assert status < 500, f"{where}: HTTP {status}"
         assert len(handler.found) == before_logged, (where, handler.found[before_logged:])
         assert printed.tell() == before_printed, (where, printed.getvalue()[before_printed:][:3000])
 
@@ -348,3 +396,5 @@ def test_every_route_answers_random_requests_without_a_server_error(
         fuzz_rule(target, rule, tracebacks)
     assert {rule.endpoint for rule in rules} <= set(target.counts)
     assert min(target.counts.values()) >= EXAMPLES, target.counts
+    reached = {endpoint for (endpoint, status), _ in target.statuses.items() if status < 300}
+    assert {"krm.resource_stream", "krm.ui_channel", "krm_review.show"} <= reached, sorted(target.statuses.items())
