@@ -5,13 +5,23 @@ A projection is a fixed, named set of removal rules applied to every object a st
 ``krm-raw/v1``
     machinery removed, nothing else.
 ``krm-full/v1`` (the default)
-    machinery removed; the values of a core ``v1`` ``Secret``'s ``data`` and ``stringData`` withheld.
+    machinery removed; the values of a core ``v1`` ``Secret``'s ``data`` and ``stringData`` withheld,
+    and so are the values of its annotations that hold a copy of the object (below).
 ``krm-spec/v1``
     as ``krm-full/v1``, and ``status`` removed.
 
 Machinery is ``metadata.managedFields`` and the annotation
 ``kubectl.kubernetes.io/last-applied-configuration`` (which holds a full copy of the object, Secret
 values included). Removing machinery is not a redaction: it is never listed in ``redacted``.
+
+Other tools keep copies of the objects they apply in annotations too (kapp's
+``kapp.k14s.io/original``), Secret values included. On a core Secret, under ``krm-full/v1`` and
+``krm-spec/v1``, the value of an annotation that holds such a copy (:func:`holds_object_copy`: kapp's
+original, or any value that parses as a JSON object carrying ``data`` or ``stringData``) is withheld
+like a data value: its path (``/metadata/annotations/<key>``) is listed in ``redacted`` with a
+revision that grows when the copy changes, and the value is never sent. This goes beyond the
+specification's projections on purpose; the last-applied annotation stays machinery (removed, not
+listed).
 
 A withheld value is absent: no placeholder is ever put in its place (a mask could be saved back over
 the real value). Its RFC 6901 path is listed in ``redacted_paths`` (sorted). A container the
@@ -40,6 +50,8 @@ __all__ = [
     "FULL",
     "SPEC",
     "LAST_APPLIED_ANNOTATION",
+    "OBJECT_COPY_ANNOTATIONS",
+    "holds_object_copy",
     "UnknownProjection",
     "Projected",
     "check_projection",
@@ -60,6 +72,8 @@ PROJECTIONS: Final = (RAW, FULL, SPEC)
 DEFAULT_PROJECTION: Final = FULL
 
 LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
+OBJECT_COPY_ANNOTATIONS: Final = frozenset({"kapp.k14s.io/original"})
+"""Annotations known to hold a copy of the object they annotate (besides the last-applied one)."""
 _SECRET_FIELDS: Final = ("data", "stringData")
 
 # Digests of withheld values are keyed with a per-process secret, so a digest that leaked (it never
@@ -140,6 +154,21 @@ def _is_core_secret(raw: Mapping[str, Any]) -> bool:
     return raw.get("kind") == "Secret" and raw.get("apiVersion") == "v1"
 
 
+def holds_object_copy(key: str, value: Any) -> bool:
+    """Whether the annotation ``key: value`` holds a copy of an object: one of
+    :data:`OBJECT_COPY_ANNOTATIONS`, or a value that parses as a JSON object with a ``data`` or
+    ``stringData`` member (what a copy of a Secret carries its values in)."""
+    if key in OBJECT_COPY_ANNOTATIONS:
+        return True
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return False
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(parsed, dict) and any(name in parsed for name in _SECRET_FIELDS)
+
+
 def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bool = False) -> Projected:
     """Apply projection ``name`` to ``raw`` (an upstream object). ``raw`` is not modified.
 
@@ -162,7 +191,7 @@ def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bo
     hidden: list[tuple[str, bytes]] = []
     for key, value in raw.items():
         if key == "metadata" and isinstance(value, Mapping):
-            out[key] = _project_metadata(value, copy)
+            out[key] = _project_metadata(value, copy, hidden if redact else None)
         elif key == "status" and name == SPEC:
             continue
         elif redact and key in _SECRET_FIELDS:
@@ -205,29 +234,53 @@ def _withhold(key: str, value: Any, hidden: list[tuple[str, bytes]]) -> Any:
     return _REMOVED
 
 
-def _project_metadata(metadata: Mapping[str, Any], copy: Callable[[Any], Any]) -> dict[str, Any]:
+def _project_metadata(
+    metadata: Mapping[str, Any], copy: Callable[[Any], Any], hidden: list[tuple[str, bytes]] | None = None
+) -> dict[str, Any]:
+    """``metadata`` without machinery; with ``hidden`` (a redacted Secret), without the values of
+    annotations holding a copy of the object, whose paths and digests go to ``hidden``."""
     if copy is _keep and type(metadata) is dict:
         shared = dict(metadata)  # values shared: only the machinery goes
         shared.pop("managedFields", None)
         annotations = shared.get("annotations")
-        if isinstance(annotations, Mapping) and LAST_APPLIED_ANNOTATION in annotations:
-            kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
-            if kept:  # emptied by the projection: removed; sent empty: kept
-                shared["annotations"] = kept
-            else:
+        if isinstance(annotations, Mapping):
+            kept = _project_annotations(annotations, copy, hidden)
+            if kept is _REMOVED:
                 del shared["annotations"]
+            elif kept is not None:
+                shared["annotations"] = kept
         return shared
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         if key == "managedFields":
             continue
-        if key == "annotations" and isinstance(value, Mapping) and LAST_APPLIED_ANNOTATION in value:
-            kept = {k: v for k, v in value.items() if k != LAST_APPLIED_ANNOTATION}
-            if kept:  # emptied by the projection: removed; sent empty: kept (below)
-                out[key] = {k: copy(v) for k, v in kept.items()}
+        if key == "annotations" and isinstance(value, Mapping):
+            kept = _project_annotations(value, copy, hidden)
+            if kept is not _REMOVED:
+                out[key] = {k: copy(v) for k, v in value.items()} if kept is None else kept
             continue
         out[key] = copy(value)
     return out
+
+
+def _project_annotations(
+    annotations: Mapping[str, Any], copy: Callable[[Any], Any], hidden: list[tuple[str, bytes]] | None
+) -> Any:
+    """The annotations a projection keeps: ``None`` when all of them (unchanged), ``_REMOVED``
+    when the projection emptied the map (sent empty, it is kept), else the kept ones."""
+    if LAST_APPLIED_ANNOTATION not in annotations and (
+        hidden is None or not any(holds_object_copy(k, v) for k, v in annotations.items())
+    ):
+        return None
+    kept: dict[str, Any] = {}
+    for key, value in annotations.items():
+        if key == LAST_APPLIED_ANNOTATION:
+            continue
+        if hidden is not None and holds_object_copy(key, value):
+            hidden.append((pointer("metadata", "annotations", str(key)), _digest(value)))
+            continue
+        kept[key] = copy(value)
+    return kept or _REMOVED
 
 
 Revisions: TypeAlias = Mapping[str, tuple[bytes, int]]

@@ -20,6 +20,7 @@ from flask_krm.projection import (
     UnknownProjection,
     check_projection,
     escape_pointer_segment,
+    holds_object_copy,
     pointer,
     project,
     visible_key,
@@ -226,6 +227,76 @@ def test_the_last_applied_copy_of_a_secret_is_removed_everywhere() -> None:
     raw["metadata"]["annotations"] = {LAST_APPLIED_ANNOTATION: json.dumps(raw)}
     for name in PROJECTIONS:
         assert "annotations" not in project(raw, name).object["metadata"]
+
+
+KAPP_ORIGINAL = "kapp.k14s.io/original"
+
+
+def secret_with_copies(token: str = "aHVudGVyMg==") -> dict[str, Any]:
+    raw = secret({"token": token})
+    copy_of_it = json.dumps(raw)
+    raw["metadata"]["annotations"] = {
+        KAPP_ORIGINAL: copy_of_it,
+        "example.com/backup": json.dumps({"stringData": {"password": "hunter2"}}),
+        "example.com/spaced": "  " + json.dumps({"data": {"token": token}}),
+        "note": "keep me",
+        "example.com/config": '{"replicas": 2}',
+        "example.com/broken": '{"data": ',
+    }
+    return raw
+
+
+@pytest.mark.parametrize("name", [FULL, SPEC])
+def test_annotations_holding_a_copy_of_a_secret_are_withheld_like_its_values(name: str) -> None:
+    projected = project(secret_with_copies(), name)
+    assert projected.object["metadata"]["annotations"] == {
+        "note": "keep me", "example.com/config": '{"replicas": 2}', "example.com/broken": '{"data": ',
+    }
+    assert projected.redacted_paths == (
+        "/data/token",
+        "/metadata/annotations/example.com~1backup",
+        "/metadata/annotations/example.com~1spaced",
+        "/metadata/annotations/kapp.k14s.io~1original",
+    )
+    text = json.dumps(projected.object)
+    assert "hunter2" not in text and "aHVudGVyMg==" not in text
+
+
+def test_only_a_json_object_with_secret_fields_counts_as_a_copy() -> None:
+    assert holds_object_copy("kapp.k14s.io/original", "not even JSON")
+    assert holds_object_copy("x", '{"data": null}') and holds_object_copy("x", '\n {"stringData": {}}')
+    for value in ('[{"data": {}}]', '{"spec": {"data": 1}}', '"{\\"data\\": 1}"', "{" * 5000, "{data}", None, 7):
+        assert not holds_object_copy("x", value), value
+
+
+def test_object_copies_are_withheld_in_shared_projections_too() -> None:
+    raw = secret_with_copies()
+    assert project(raw, FULL, share=True) == project(raw, FULL)
+
+
+def test_an_annotations_map_of_copies_only_is_removed_when_withheld() -> None:
+    raw = secret({"token": "a"})
+    raw["metadata"]["annotations"] = {KAPP_ORIGINAL: json.dumps(raw)}
+    projected = project(raw, FULL)
+    assert "annotations" not in projected.object["metadata"]
+    assert projected.redacted_paths == ("/data/token", "/metadata/annotations/kapp.k14s.io~1original")
+
+
+def test_object_copies_stay_on_other_kinds_and_under_the_raw_projection() -> None:
+    raw = secret_with_copies()
+    assert project(raw, RAW).object["metadata"]["annotations"] == raw["metadata"]["annotations"]
+    configmap = {**secret_with_copies(), "kind": "ConfigMap"}
+    assert project(configmap, FULL).object["metadata"]["annotations"] == raw["metadata"]["annotations"]
+    assert project(configmap, FULL).redacted_paths == ()
+
+
+def test_a_withheld_copy_bumps_its_revision_when_the_copy_changes() -> None:
+    revisions = RedactionRevisions()
+    first, rotated = project(secret_with_copies("a"), FULL), project(secret_with_copies("b"), FULL)
+    path = "/metadata/annotations/kapp.k14s.io~1original"
+    assert dict((r.path, r.rev) for r in revisions.revise("s1", first))[path] == 1
+    assert dict((r.path, r.rev) for r in revisions.revise("s1", first))[path] == 1
+    assert dict((r.path, r.rev) for r in revisions.revise("s1", rotated))[path] == 2
 
 
 # ------------------------------------------------------------------------------ revisions --

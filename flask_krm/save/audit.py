@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 import jsonpatch
 
 from ..logvalues import log_value
+from ..projection import holds_object_copy, pointer
 from ..store import apply_merge_patch
 from .outcomes import pointer_path
 
@@ -144,7 +145,8 @@ def merge_patch_ops(patch: Mapping[str, Any], redacted_paths: Iterable[str] = ()
 
 
 def secret_value_paths(obj: Mapping[str, Any], patch: Mapping[str, Any] | None = None) -> tuple[str, ...]:
-    """Pointers of every Secret value in ``obj`` and ``patch`` (``/data/<key>``, ``/stringData/<key>``).
+    """Pointers of every Secret value in ``obj`` and ``patch`` (``/data/<key>``, ``/stringData/<key>``,
+    and each annotation holding a copy of the object, :func:`~flask_krm.projection.holds_object_copy`).
 
     For unprojected (native) objects, whose Secret values are not redacted already.
     """
@@ -156,9 +158,15 @@ def secret_value_paths(obj: Mapping[str, Any], patch: Mapping[str, Any] | None =
             values = source.get(root)
             if isinstance(values, Mapping):
                 for key in values:
-                    out[f"/{root}/" + str(key).replace("~", "~0").replace("/", "~1")] = None
+                    out[pointer(root, str(key))] = None
             elif root in source:
                 out[f"/{root}"] = None
+        metadata = source.get("metadata")
+        annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+        if isinstance(annotations, Mapping):
+            for key, value in annotations.items():
+                if holds_object_copy(str(key), value):
+                    out[pointer("metadata", "annotations", str(key))] = None
     return tuple(out)
 
 

@@ -123,6 +123,8 @@ def apply_edit(binding: Binding) -> tuple[Path, str]:
     extra = ""
     if op == "set":
         _check_policy(spec, path)
+        if store.is_read_only(uid, path):  # a withheld value has no widget to read one with
+            raise EditRefused(403, READ_ONLY_MESSAGE, path)
         store.set_value(uid, path, read_value(path, store.draft(uid), store.server(uid)))
         return path, extra
     if op in ("add_key", "rename_key"):

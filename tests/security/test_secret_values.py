@@ -68,6 +68,16 @@ def needles() -> list[str]:
     return forms(*VALUES)
 
 
+KAPP_ORIGINAL: t.Final = "kapp.k14s.io/original"
+BACKUP: t.Final = "backup.example.com/copy"
+"""Annotations in which other tools keep copies of the Secret, values included."""
+COPY_PATHS: t.Final = ("/metadata/annotations/backup.example.com~1copy", "/metadata/annotations/kapp.k14s.io~1original")
+
+
+def kapp_copy(value: str) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": NAME}, "data": {"password": b64(value)}})
+
+
 def rotate(kube: KubeSimulator, key: str = "password") -> str:
     """Someone changes one value of the Secret; returns the new value."""
     value = new_value(f"rotated-{key}")
@@ -98,10 +108,15 @@ class Wire:
 def secret(kube: KubeSimulator) -> dict[str, t.Any]:
     password, token, other = new_value("password"), new_value("token"), new_value("string-data")
     applied = json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": NAME}, "stringData": {"password": password, "token": token}})
+    annotations = {
+        "kubectl.kubernetes.io/last-applied-configuration": applied,
+        KAPP_ORIGINAL: kapp_copy(new_value("kapp-copy")),
+        BACKUP: json.dumps({"kind": "Secret", "stringData": {"token": new_value("backup-copy")}}),
+        "note": "keep",
+    }
     return create(kube, NAMESPACE, "secrets", {
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": "vault"},
-                     "annotations": {"kubectl.kubernetes.io/last-applied-configuration": applied}},
+        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": "vault"}, "annotations": annotations},
         "data": {"password": b64(password), "token": b64(token)},
         "stringData": {"extra": other},
     })
@@ -202,12 +217,17 @@ def test_the_json_stream_carries_no_value_and_a_rotation_bumps_the_revision(
     stream = browser.stream(f"{STREAM_URL}?{scope.canonical_query(projection)}").until(lambda s: "synced" in event_types(s))
     added = next(e for e in stream.events if e["type"] == "added")
     assert "data" not in added["object"] and "stringData" not in added["object"]
-    assert added["redacted"] == [{"path": "/data/extra", "rev": 1}, {"path": "/data/password", "rev": 1}, {"path": "/data/token", "rev": 1}]
+    assert added["object"]["metadata"]["annotations"] == {"note": "keep"}
+    revisions = {r["path"]: r["rev"] for r in added["redacted"]}
+    assert set(revisions) == {"/data/extra", "/data/password", "/data/token", *COPY_PATHS} and set(revisions.values()) == {1}
     rotate(kube)
     stream.until(lambda s: s.events[-1]["type"] == "modified", what="the rotation")
-    assert stream.events[-1]["redacted"] == [
-        {"path": "/data/extra", "rev": 1}, {"path": "/data/password", "rev": 2}, {"path": "/data/token", "rev": 1}
-    ]
+    assert {r["path"]: r["rev"] for r in stream.events[-1]["redacted"]} == {**revisions, "/data/password": 2}
+    merge_patch(kube, NAMESPACE, "secrets", NAME, {"metadata": {"annotations": {KAPP_ORIGINAL: kapp_copy(new_value("kapp-rotated"))}}})
+    stream.until(lambda s: len([e for e in s.events if e["type"] == "modified"]) == 2, what="the new copy")
+    assert {r["path"]: r["rev"] for r in stream.events[-1]["redacted"]} == {
+        **revisions, "/data/password": 2, "/metadata/annotations/kapp.k14s.io~1original": 2
+    }
     wire.stream(stream)
     secrets = Scope(target=TARGET, version="v1", resource="secrets", namespace=NAMESPACE)
     listing = browser.stream(f"{STREAM_URL}?{secrets.canonical_query(projection)}")
@@ -418,6 +438,60 @@ def test_spec_and_full_editors_lists_and_reviews_carry_no_value(
     assert wire(browser.post(f"{review}/save", {}, headers)).status_code == 200
     assert read(kube, NAMESPACE, "secrets", created_name) is None
     wire(browser.client.get(review, headers=headers))
+    channel.drain(0.3)
+    wire.stream(channel)
+    browser.close()
+    assert_no_value(wire, debug_logs, signal_log)
+
+
+def test_copies_of_the_secret_in_annotations_are_never_editable_and_never_audited(
+    host: Flask, kube: KubeSimulator, wire: Wire, debug_logs: CapturedLogs, signal_log: list[str]
+) -> None:
+    browser = Browser(host, "editor")
+    page = browser.open(host_url("/edit", "krm-full/v1", name=NAME, policy="/metadata/annotations"))
+    wire(page.response)
+    assert "kapp.k14s.io/original" in page.html and "(revision" in page.html  # named as withheld, never valued
+    channel = page.channel()
+    wait_live(page, channel)
+    before = read(kube, NAMESPACE, "secrets", NAME)
+    assert before is not None
+    copy_path = ["metadata", "annotations", KAPP_ORIGINAL]
+    edits: list[tuple[dict[str, str], int]] = [
+        ({"op": "set", "path": json.dumps(copy_path), "value": "{}"}, 403),
+        ({"op": "remove_key", "path": json.dumps(copy_path)}, 403),
+        ({"op": "add_key", "path": '["metadata", "annotations"]', "key": KAPP_ORIGINAL, "value": "{}"}, 403),
+        ({"op": "rename_key", "path": '["metadata", "annotations"]', "key": "note", "new_key": BACKUP}, 403),
+        ({"op": "set", "path": '["metadata", "annotations"]', "value": "{}"}, 403),
+        ({"op": "set", "path": '["metadata", "annotations", "note"]', "value": "changed"}, 200),
+    ]
+    for form, status in edits:
+        answer = wire(editor_call(browser, page, "edit", form))
+        assert answer.status_code == status, (form, answer.get_data(as_text=True))
+    answers = save(browser, page, wire)
+    assert outcome(answers[0]) == "saved-pending", answers[0].get_data(as_text=True)
+    after = read(kube, NAMESPACE, "secrets", NAME)
+    assert after is not None and after["metadata"]["annotations"]["note"] == "changed"
+    for key in (KAPP_ORIGINAL, BACKUP):
+        assert after["metadata"]["annotations"][key] == before["metadata"]["annotations"][key]
+
+    records: list[t.Any] = []
+
+    def keep(sender: object, record: t.Any, **_: t.Any) -> None:
+        records.append(record)
+
+    write_attempted.connect(keep, weak=False)
+    try:
+        native = wire(browser.client.patch(
+            f"/k8s/api/v1/namespaces/{NAMESPACE}/secrets/{NAME}",
+            data=json.dumps({"metadata": {"uid": after["metadata"]["uid"], "resourceVersion": after["metadata"]["resourceVersion"],
+                                          "annotations": {KAPP_ORIGINAL: kapp_copy(new_value("kapp-by-proxy"))}}}),
+            content_type="application/merge-patch+json", headers=page.headers(page.component("editor")),
+        ))
+    finally:
+        write_attempted.disconnect(keep)
+    assert native.status_code == 204, native.get_data(as_text=True)
+    assert "/metadata/annotations/kapp.k14s.io~1original" in records[-1].redacted_paths
+    assert {"op": "add", "path": "/metadata/annotations/kapp.k14s.io~1original", "redacted": True} in records[-1].diff
     channel.drain(0.3)
     wire.stream(channel)
     browser.close()
