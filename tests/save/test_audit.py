@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 
 import jsonpatch
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from flask_krm.logvalues import log_value
+from flask_krm.projection import pointer
 from flask_krm.save.audit import (
     AuditRecord,
     ObjectIdentity,
@@ -80,6 +85,27 @@ def test_log_line_names_paths_never_values() -> None:
     assert SECRET_VALUE not in line and SECRET_VALUE not in repr(record)
 
 
+@given(st.text(), st.text(), st.lists(st.text(), max_size=4))
+def test_a_log_line_is_one_line_whatever_the_names_and_keys(name: str, namespace: str, keys: list[str]) -> None:
+    record = AuditRecord(
+        principal="p", target="dev", operation="patch",
+        identity=ObjectIdentity("v1", "ConfigMap", name, namespace or None, "u"), outcome="invalid",
+        diff=tuple({"op": "add", "path": pointer("data", key), "value": "v"} for key in keys),
+    )
+    line = record.log_line()
+    assert len(line.splitlines()) == 1 and line.isascii() and line.isprintable()
+    assert line.endswith("fields=" + (",".join(log_value(f) for f in record.fields) or "-"))
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [("demo/app-config", "demo/app-config"), ("a\nb", '"a\\nb"'), ("\x1b[2K", '"\\u001b[2K"'), ("a b", '"a b"'),
+     ("k=v", '"k=v"'), ("", '""'), ("\u2028", '"\\u2028"'), ("caf\u00e9", '"caf\\u00e9"'), ('"', '"\\""')],
+)
+def test_log_values_are_written_as_they_are_only_when_plain(value: str, written: str) -> None:
+    assert log_value(value) == written
+
+
 def test_merge_patch_ops_without_the_original_object() -> None:
     patch = {"metadata": {"uid": "u", "resourceVersion": "3", "labels": {"a/b": "1", "gone": None}}, "data": {"token": SECRET_VALUE}, "spec": {}}
     ops = merge_patch_ops(patch, secret_value_paths({"kind": "Secret"}, patch))
@@ -88,3 +114,13 @@ def test_merge_patch_ops_without_the_original_object() -> None:
         {"op": "remove", "path": "/metadata/labels/gone"},
         {"op": "add", "path": "/data/token", "redacted": True},
     )
+
+
+def test_annotations_holding_a_copy_of_a_secret_are_secret_value_paths() -> None:
+    copy_of_it = json.dumps({"kind": "Secret", "data": {"token": SECRET_VALUE}})
+    secret = {"kind": "Secret", "metadata": {"annotations": {"kapp.k14s.io/original": "{}", "note": "x", "backup": copy_of_it}}}
+    paths = secret_value_paths(secret, {"metadata": {"annotations": {"other/copy": copy_of_it}}})
+    assert paths == ("/metadata/annotations/kapp.k14s.io~1original", "/metadata/annotations/backup", "/metadata/annotations/other~1copy")
+    ops = merge_patch_ops({"metadata": {"annotations": {"backup": copy_of_it, "note": "y"}}}, paths)
+    assert SECRET_VALUE not in json.dumps(ops)
+    assert {"op": "add", "path": "/metadata/annotations/note", "value": "y"} in ops
