@@ -4,6 +4,8 @@ and tabs, escaping, and Secret values that never leave the server."""
 from __future__ import annotations
 
 import base64
+import json
+import os
 import re
 import typing as t
 
@@ -210,6 +212,36 @@ def test_secret_values_are_never_sent_to_the_browser(
     page_text = page.content()
     assert not any(needle in page_text for needle in secrets + encoded)
     assert re.search(r"hidden value", page_text)
+
+
+def test_copies_of_a_secret_in_annotations_are_shown_as_withheld(
+    page: Page, core: kubernetes.client.CoreV1Api, server: Server
+) -> None:
+    name = unique("applied")
+    token, copied = f"t0ken-{name}", f"c0pied-{name}"
+
+    def kapp_copy(value: str) -> str:
+        return json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"token": value}})
+
+    secret: dict[str, t.Any] = {
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "stringData": {"token": token},
+        "metadata": {"name": name, "annotations": {"kapp.k14s.io/original": kapp_copy(token), "owner": "payments"}},
+    }
+    core.create_namespaced_secret(NAMESPACE, t.cast(t.Any, secret))
+    goto_live(page, f"/secrets/{name}")
+    copy_entry = page.locator(".krm-entry", has_text="kapp.k14s.io/original")
+    expect(copy_entry.locator(".krm-masked")).to_contain_text("revision 1")
+    expect(value_field(page, "owner")).to_have_value("payments")
+    annotations = {"kapp.k14s.io/original": kapp_copy(copied)}
+    core.patch_namespaced_secret(name, NAMESPACE, {"metadata": {"annotations": annotations}}, _content_type=MERGE_PATCH)
+    expect(copy_entry.locator(".krm-revision")).to_have_text("(revision 2)")
+    if os.environ.get("KRM_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["KRM_SCREENSHOTS"], "secret-annotation-copy.png"), full_page=True)
+    traffic = server.traffic_bytes()
+    assert b"kapp.k14s.io/original" in traffic and b"(revision 2)" in traffic
+    for needle in (token, copied, base64.b64encode(token.encode()).decode(), base64.b64encode(copied.encode()).decode()):
+        assert needle.encode() not in traffic, f"{needle!r} was sent to the browser"
+        assert needle not in page.content()
 
 
 def test_an_editor_action_waits_for_the_edit_still_being_typed(page: Page, core: kubernetes.client.CoreV1Api) -> None:

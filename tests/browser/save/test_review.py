@@ -8,6 +8,7 @@ person selected, so an object recreated under the same name is never deleted by 
 from __future__ import annotations
 
 import json
+import os
 import typing as t
 
 import kubernetes.client
@@ -87,6 +88,23 @@ def test_a_viewer_is_refused_by_kubernetes_and_the_pending_create_stays(
         "You do not have permission to make this change. Your edits are still here."
     )
     assert name not in names(core)
+
+
+def test_a_delete_the_viewer_may_not_make_is_refused_when_staged(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    kept = unique("kept")
+    create_configmap(core, kept, {"k": "v"})
+    page = open_list(signed_in, user="viewer")
+    row(page, kept).get_by_role("button", name=f"Delete {kept}").click()
+    refusal = review(page).locator(".krm-review-refusal")
+    expect(refusal).to_have_text(f"You do not have permission to make this change. Your edits are still here. You may not delete {kept}.")
+    expect(review(page).locator("[data-krm-review-kind]")).to_have_count(0)
+    expect(review(page)).to_contain_text("No pending changes.")
+    expect(row(page, kept)).to_be_visible()
+    if os.environ.get("KRM_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["KRM_SCREENSHOTS"], "viewer-delete-refused.png"), full_page=True)
+    assert kept in names(core)
 
 
 def test_a_delete_never_removes_an_object_recreated_under_the_same_name(
