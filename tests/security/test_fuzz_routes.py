@@ -18,10 +18,8 @@ page, edit, stage creates and deletes, save, read the channel) with fuzzed field
 from __future__ import annotations
 
 import io
-import json
 import logging
 import os
-import string
 import typing as t
 from collections import Counter
 from collections.abc import Iterator
@@ -33,7 +31,7 @@ import pytest
 from flask import Flask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 from werkzeug.routing import Rule
 
 from flask_krm import Scope
@@ -398,3 +396,110 @@ def test_every_route_answers_random_requests_without_a_server_error(
     assert min(target.counts.values()) >= EXAMPLES, target.counts
     reached = {endpoint for (endpoint, status), _ in target.statuses.items() if status < 300}
     assert {"krm.resource_stream", "krm.ui_channel", "krm_review.show"} <= reached, sorted(target.statuses.items())
+
+
+# ------------------------------------------------------------------------- the stateful run --
+
+
+class SessionMachine(RuleBasedStateMachine):
+    """One person's session on the minimal host, driven through sequences of UI requests with
+    fuzzed fields: pages opened and reopened, edits, saves, staged creates and deletes, discards,
+    reviews, channel reads, signing out and in. After every step: no 5xx, no traceback."""
+
+    app: t.ClassVar[Flask]
+    tracebacks: t.ClassVar[tuple[Tracebacks, io.StringIO]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.browser = Browser(self.app, "editor")
+        self.pages: list[Page] = []
+        self.logged = len(self.tracebacks[0].found)
+        self.printed = self.tracebacks[1].tell()
+
+    def teardown(self) -> None:
+        self.browser.close()
+
+    def check(self, status: int, what: str) -> None:
+        assert status < 500, f"{what}: HTTP {status}"
+
+    @invariant()
+    def nothing_was_logged(self) -> None:
+        handler, printed = self.tracebacks
+        assert len(handler.found) == self.logged, handler.found[self.logged:]
+        assert printed.tell() == self.printed, printed.getvalue()[self.printed:][:3000]
+
+    @initialize()
+    def open_the_editor(self) -> None:
+        self.open_page("both", "app-config")
+
+    @rule(kind=st.sampled_from(["edit", "list", "both"]), name=st.sampled_from(["app-config", "missing", "web"]))
+    def open_page(self, kind: str, name: str) -> None:
+        scope = SCOPE if name != "web" else Scope(
+            target=TARGET, group="apps", version="v1", resource="deployments", namespace=NAMESPACE
+        ).canonical_query()
+        response = self.browser.client.get(f"/{kind}?scope={quote(scope, safe='')}&name={name}&delete=1")
+        self.check(response.status_code, f"open /{kind} {name}")
+        if response.status_code == 200:
+            page = self.browser.open(f"/{kind}?scope={quote(scope, safe='')}&name={name}&delete=1")
+            if page.components:
+                self.pages.append(page)
+
+    @precondition(lambda self: bool(self.pages))
+    @rule(data=st.data(), op=st.sampled_from(OPS), path=st.sampled_from(PATHS), value=TEXT, key=TEXT)
+    def edit(self, data: st.DataObject, op: str, path: str, value: str, key: str) -> None:
+        page = data.draw(st.sampled_from(self.pages))
+        component = data.draw(st.sampled_from(sorted(page.components)))
+        form = {"op": op, "path": path, "value": value, "key": key, "new_key": value}
+        response = self.browser.post(f"/krm/ui/components/{component}/edit", form, page.headers(component))
+        self.check(response.status_code, f"edit {form!r}")
+
+    @precondition(lambda self: bool(self.pages))
+    @rule(data=st.data(), confirm=st.booleans())
+    def save(self, data: st.DataObject, confirm: bool) -> None:
+        page = data.draw(st.sampled_from(self.pages))
+        component = data.draw(st.sampled_from(sorted(page.components)))
+        form = {"krm_confirm": "1"} if confirm else {}
+        response = self.browser.post(f"/krm/ui/components/{component}/actions/save", form, page.headers(component))
+        self.check(response.status_code, "save")
+
+    @precondition(lambda self: bool(self.pages))
+    @rule(data=st.data(), action=st.sampled_from(["create", "delete", "discard", "save"]), body=JSON_TEXT, key=TEXT)
+    def review(self, data: st.DataObject, action: str, body: str, key: str) -> None:
+        page = data.draw(st.sampled_from(self.pages))
+        component = data.draw(st.sampled_from(sorted(page.components)))
+        uids = [uid for uid in page.html.split('data-krm-uid="')[1:]]
+        uid = data.draw(st.sampled_from([u.split('"')[0] for u in uids] or [key]))
+        form = {"body": body, "uid": uid, "key": data.draw(st.sampled_from([key, uid]))}
+        response = self.browser.post(f"/krm/review/{component}/{action}", form, page.headers(component))
+        self.check(response.status_code, f"review {action} {form!r}")
+
+    @precondition(lambda self: bool(self.pages))
+    @rule(data=st.data())
+    def read_channel(self, data: st.DataObject) -> None:
+        page = data.draw(st.sampled_from(self.pages))
+        stream = page.channel()
+        stream.drain(STREAM_READ)
+        stream.close()
+        self.check(stream.status_code, "the page channel")
+
+    @rule(user=st.sampled_from(["editor", "viewer", None]))
+    def switch_user(self, user: str | None) -> None:
+        if user is None:
+            self.browser.sign_out()
+        else:
+            self.browser.sign_in(user)
+
+
+def test_sequences_of_ui_requests_never_answer_a_server_error(
+    kube: KubeSimulator, tracebacks: tuple[Tracebacks, io.StringIO]
+) -> None:
+    app = make_host(kube, Recorder(deny=lambda call: call.principal == "viewer" and call.verb not in ("get", "list", "watch")))
+    SessionMachine.app, SessionMachine.tracebacks = app, tracebacks
+    try:
+        run_state_machine_as_test(
+            SessionMachine,
+            settings=settings(max_examples=STATEFUL_EXAMPLES, stateful_step_count=12, deadline=None, database=None,
+                              suppress_health_check=list(HealthCheck)),
+        )
+    finally:
+        shut_down(app)
