@@ -17,11 +17,10 @@ review list with an element that loads ``GET <prefix>/<component_id>`` inside th
 answer the review partial for ``#<component_id>-review``: pending deletes, creates and the list's
 edited objects, each with its last outcome, under one "Save all". A create is validated against the
 host's :class:`~flask_krm.save.staging.CreatePolicy` for the list's resource and kept under a local
-draft id; a delete is bound to the uid the person selected. Both are authorized when staged (403,
-nothing staged, for a principal who may not make them) and again when saved. Every request needs the page and CSRF
+draft id; a delete is bound to the uid the person selected. Every request needs the page and CSRF
 headers; every write is authorized (``create``, ``delete``, ``patch``) for the exact scope it
-writes to (a create's namespace, a delete's or an edit's object), and goes through the save hook
-as the signed-in principal.
+writes to (a create's namespace, a delete's or an edit's object), when it is staged (403, nothing
+staged) and again when it is saved, and goes through the save hook as the signed-in principal.
 """
 
 from __future__ import annotations
