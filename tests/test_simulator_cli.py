@@ -24,7 +24,7 @@ def test_cli_serves_the_demo_with_a_loadable_kubeconfig(tmp_path: Path) -> None:
     try:
         assert process.stdout is not None
         announced = process.stdout.readline()
-        assert announced.startswith("krm-simulator: serving http://127.0.0.1:"), process.stderr.read() if process.stderr else ""
+        assert announced.startswith("krm-simulator: serving https://127.0.0.1:"), announced
         assert announced.rstrip().endswith(f"kubeconfig {kubeconfig}")
         contexts, current = kubernetes.config.list_kube_config_contexts(str(kubeconfig))
         assert {context["name"] for context in contexts} == {"admin", "editor", "viewer", "krm-gateway"}

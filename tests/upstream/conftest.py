@@ -69,7 +69,7 @@ def cluster(kube: KubeSimulator) -> Cluster:
 @pytest.fixture
 def proxy(kube: KubeSimulator) -> Iterator[Proxy]:
     """A recording, fault-injecting proxy in front of ``kube``."""
-    with Proxy(kube.url) as running:
+    with Proxy(kube.url, kube.ca_pem) as running:
         yield running
 
 

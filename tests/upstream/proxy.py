@@ -1,6 +1,7 @@
 """A recording, fault-injecting HTTP proxy in front of the simulator (patched processes only).
 
-It forwards every request to the simulator and streams the answer back line by line, recording
+It forwards every request to the simulator over HTTPS, verifying the simulator's certificate
+against its CA, and streams the answer back line by line, recording
 each request, and can refuse streaming lists the way an aggregated API server does, or rewrite
 watch events on their way (to deliver what a conforming server never sends, such as a
 metadata-only object).
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import ssl
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -60,12 +62,13 @@ class Request:
 
 
 class Proxy:
-    """``with Proxy(upstream_url) as proxy:`` then point clients at ``proxy.url``."""
+    """``with Proxy(upstream_url, upstream_ca_pem) as proxy:`` then point clients at ``proxy.url``."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, ca_pem: bytes) -> None:
         parts = urlsplit(upstream)
         self._host = parts.hostname or "127.0.0.1"
-        self._port = parts.port or 80
+        self._port = parts.port or 443
+        self._tls = ssl.create_default_context(cadata=ca_pem.decode("ascii"))
         self.requests: list[Request] = []
         self.refuse_streaming_lists = False
         self.rewrite: EventRewriter | None = None
@@ -101,7 +104,7 @@ class Proxy:
             headers["Content-Type"] = environ["CONTENT_TYPE"]
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else None
-        upstream = http.client.HTTPConnection(self._host, self._port, timeout=600)
+        upstream = http.client.HTTPSConnection(self._host, self._port, timeout=600, context=self._tls)
         upstream.request(method, path + ("?" + raw_query if raw_query else ""), body=body, headers=headers)
         response = upstream.getresponse()
         passed = [(k, v) for k, v in response.getheaders() if k.lower() in ("content-type", "retry-after")]

@@ -1,7 +1,7 @@
 """An in-memory Kubernetes API server for tests and demos, spoken to by the official client unmodified.
 
-``KubeSimulator`` serves plain HTTP on a free 127.0.0.1 port and writes a kubeconfig with one
-context per user (bearer tokens)::
+``KubeSimulator`` serves HTTPS on a free 127.0.0.1 port with a certificate from its own fresh CA,
+and writes a kubeconfig that trusts that CA, with one context per user (bearer tokens)::
 
     with KubeSimulator(demo=True, demo_tick=None) as kube:
         api = kube.api_client("editor")          # kubernetes.client.ApiClient from the kubeconfig

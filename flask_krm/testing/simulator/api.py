@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -325,13 +324,16 @@ class ApiServer:
 
 
 def _end_when_closed(connection: Any, watcher: Watcher) -> None:
-    """End ``watcher`` once its client has closed the connection (as a real server notices at once)."""
+    """End ``watcher`` once its client has closed the connection (as a real server notices at once).
+
+    A client sends nothing more on a connection that carries a watch, so the connection turning
+    readable means it is closing: the end of the stream, or TLS's close_notify alert before it.
+    """
     try:
         gevent.socket.wait_read(connection.fileno())
-        if connection.recv(1, socket.MSG_PEEK) == b"":
-            watcher.end(drop=False)
     except OSError:
-        watcher.end(drop=False)
+        pass
+    watcher.end(drop=False)
 
 
 def _selected_name(query: dict[str, str], resource: ResourceType) -> str:

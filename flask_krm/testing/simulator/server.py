@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ from .kubeconfig import write_kubeconfig
 from .rbac import RbacAuthorizer
 from .registry import Registry, now
 from .store import ObjectStore
+from .tls import ServingCertificate, issue_serving_certificate
 from .watch import ConnectionDropped, WatchSettings
 
 T = TypeVar("T")
@@ -52,6 +54,40 @@ class _Handler(WSGIHandler):  # type: ignore[misc]
             self.close_connection = True
             return
         super().handle_error(kind, value, traceback)
+
+
+TLS_HANDSHAKE_RECORD = b"\x16"
+"""The first byte a TLS client sends (the record type of its ClientHello)."""
+
+PLAIN_HTTP_REFUSAL = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+"""What kube-apiserver (Go's TLS server) answers a plain HTTP request on its HTTPS port."""
+
+
+class _TlsServer(WSGIServer):  # type: ignore[misc]
+    """pywsgi over TLS: a failed handshake ends its connection quietly, plain HTTP gets a 400, as from Go's server."""
+
+    def wrap_socket_and_handle(self, client_socket: socket.socket, address: Any) -> Any:
+        try:
+            first = client_socket.recv(1, socket.MSG_PEEK)
+            if first != TLS_HANDSHAKE_RECORD:
+                if first:
+                    _refuse_plain_http(client_socket)
+                return None
+            tls_socket = self.wrap_socket(client_socket, **self.ssl_args)
+        except OSError:  # ssl.SSLError included: a failed handshake, or the client went away
+            return None
+        with contextlib.closing(tls_socket):
+            return self.handle(tls_socket, address)
+
+
+def _refuse_plain_http(client_socket: socket.socket) -> None:
+    """Answer, then read what the client still sends before closing (closing on unread data would reset the answer)."""
+    with contextlib.suppress(OSError):
+        client_socket.sendall(PLAIN_HTTP_REFUSAL)
+        client_socket.shutdown(socket.SHUT_WR)
+        client_socket.settimeout(1.0)
+        while client_socket.recv(65536):
+            pass
 
 
 def build_server(
@@ -93,7 +129,7 @@ def install_rbac(registry: Registry, objects: Sequence[Mapping[str, Any]]) -> No
 
 
 class KubeSimulator:
-    """A Kubernetes API server in memory, served over plain HTTP on 127.0.0.1 from its own thread.
+    """A Kubernetes API server in memory, served over HTTPS on 127.0.0.1 from its own thread.
 
     Use as a context manager: ``with KubeSimulator() as kube: kube.api_client("admin")``. ``users``
     are the token users (the demo users by default); ``rbac`` are extra Role, ClusterRole, RoleBinding
@@ -104,6 +140,11 @@ class KubeSimulator:
     ``faults.compact()``; ``history_window`` instead keeps only that many changes.
     ``resource_version_wait``: how long a read at a future resourceVersion waits for it before the
     504 (kube-apiserver: 3 s; tests may shorten it).
+
+    TLS: each simulator makes its own certificate authority and serving certificate (for 127.0.0.1
+    and ``localhost``); the kubeconfig it writes trusts that CA (``certificate-authority-data``), so
+    the official client and kubectl verify the server as they verify a real cluster. ``ca_pem``
+    holds the CA certificate for other clients.
     """
 
     def __init__(
@@ -133,11 +174,12 @@ class KubeSimulator:
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
         self._kubeconfig_path = Path(kubeconfig_path) if kubeconfig_path else None
         self._thread: HubThread | None = None
-        self._server: WSGIServer | None = None
+        self._server: _TlsServer | None = None
         self.application: ApiServer | None = None
         self._faults: Faults | None = None
         self.demo: DemoController | None = None
         self.url = ""
+        self._certificate: ServingCertificate | None = None
 
     # lifecycle
 
@@ -163,13 +205,20 @@ class KubeSimulator:
         install_rbac(self.application.registry, self._rbac)
         if self._compaction_interval is not None:
             self._compactor = gevent.spawn(compact_periodically, self.application.store, self._compaction_interval)
-        self._server = WSGIServer(("127.0.0.1", self._port), self.application, handler_class=_Handler, log=None)
+        self._certificate = issue_serving_certificate()
+        self._server = _TlsServer(
+            ("127.0.0.1", self._port), self.application, handler_class=_Handler, log=None,
+            ssl_context=self._certificate.server_context(),
+        )
         self._server.start()
         port = self._server.server_port
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"https://127.0.0.1:{port}"
         self.application.address = f"127.0.0.1:{port}"
-        assert self._kubeconfig_path is not None
-        write_kubeconfig(self._kubeconfig_path, self.url, self._users, self._users[0].name)
+        self._write_kubeconfig()
+
+    def _write_kubeconfig(self) -> None:
+        assert self._kubeconfig_path is not None and self._certificate is not None
+        write_kubeconfig(self._kubeconfig_path, self.url, self._certificate.ca_pem, self._users, self._users[0].name)
 
     def _shutdown(self) -> None:
         if self._compactor is not None:
@@ -211,6 +260,13 @@ class KubeSimulator:
         return str(self._kubeconfig_path)
 
     @property
+    def ca_pem(self) -> bytes:
+        """The PEM certificate of the CA that signed the serving certificate (what the kubeconfig trusts)."""
+        if self._certificate is None:
+            raise RuntimeError("the simulator is not running")
+        return self._certificate.ca_pem
+
+    @property
     def port(self) -> int:
         """The port on 127.0.0.1."""
         return int(self.url.rsplit(":", 1)[1])
@@ -230,7 +286,7 @@ class KubeSimulator:
         application = self.application
         self.call(lambda: application.authenticator.add(user))
         self._users.append(user)
-        write_kubeconfig(self._kubeconfig_path, self.url, self._users, self._users[0].name)
+        self._write_kubeconfig()
         return user
 
     def demo_step(self, steps: int = 1) -> None:
