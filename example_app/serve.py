@@ -9,9 +9,11 @@ from gevent import monkey; monkey.patch_all()  # noqa: E702, I001 - first: befor
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import errno  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
+import socket  # noqa: E402
 import sys  # noqa: E402
 import typing as t  # noqa: E402
 from collections.abc import Iterator, Sequence  # noqa: E402
@@ -131,8 +133,30 @@ def banner(cluster: Cluster, url: str) -> str:
     return "\n".join(lines)
 
 
-def serve(cluster: Cluster, host: str, port: int) -> None:
-    """Run the application against ``cluster`` until SIGINT or SIGTERM."""
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port``, bound before anything else starts so a busy port is said at once."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=128)
+    except OSError as exc:
+        raise UsageError(cannot_listen(host, port, exc)) from None
+
+
+def cannot_listen(host: str, port: int, exc: OSError) -> str:
+    """What to do when ``host``:``port`` cannot be listened on, in one line."""
+    another = 'choose another port: make run ARGS="--port 0" (a free one) or ARGS="--port 5001"'
+    if exc.errno == errno.EADDRINUSE:
+        owner = " (on macOS, the AirPlay Receiver uses port 5000)" if port == 5000 else ""
+        return f"port {port} on {host} is already in use{owner}; stop what uses it, or {another}"
+    if exc.errno == errno.EACCES:
+        return f"not allowed to listen on port {port} (ports below 1024 need privileges); {another}"
+    if exc.errno in (errno.EADDRNOTAVAIL, socket.EAI_NONAME):
+        return f"cannot listen on {host}: not an address of this machine (--host, default 127.0.0.1)"
+    return f"cannot listen on {host} port {port}: {exc.strerror or exc}"
+
+
+def serve(cluster: Cluster, listener: socket.socket) -> None:
+    """Run the application on ``listener`` against ``cluster`` until SIGINT or SIGTERM."""
     target: dict[str, t.Any] = {"kubeconfig": cluster.kubeconfig}
     if cluster.context:
         target["context"] = cluster.context
@@ -145,12 +169,13 @@ def serve(cluster: Cluster, host: str, port: int) -> None:
     })
     krm = app.extensions["krm"].extension
     status = StatusServer(app).start()  # for `flask --app example_app krm streams`
-    server = WSGIServer((host, port), app, log=None)
+    server = WSGIServer(listener, app, log=None)
     server.start()
     stopping = gevent.event.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         gevent.signal_handler(signum, stopping.set)
-    shown_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    host = str(listener.getsockname()[0])
+    shown_host = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, f"[{host}]" if ":" in host else host)
     print(banner(cluster, f"http://{shown_host}:{server.server_port}/"), flush=True)
     try:
         stopping.wait()
@@ -165,11 +190,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parse_arguments(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
-        if wants_real_cluster(arguments):
-            serve(real_cluster(arguments), arguments.host, arguments.port)
-        else:
-            with simulated_cluster(arguments.demo_tick) as cluster:
-                serve(cluster, arguments.host, arguments.port)
+        cluster = real_cluster(arguments) if wants_real_cluster(arguments) else None
+        with listen(arguments.host, arguments.port) as listener:
+            if cluster is not None:
+                serve(cluster, listener)
+            else:
+                with simulated_cluster(arguments.demo_tick) as simulated:
+                    serve(simulated, listener)
     except UsageError as exc:
         print(f"example_app: {exc}", file=sys.stderr)
         return 2
