@@ -40,7 +40,7 @@ class ServingCertificate:
 
     def server_context(self) -> ssl.SSLContext:
         """A gevent-cooperative server-side TLS context (TLS 1.2 or newer) serving this certificate."""
-        context = gevent.ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context: ssl.SSLContext = gevent.ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         with tempfile.TemporaryDirectory(prefix="krm-simulator-tls-") as directory:  # private (0700)
             chain, key = Path(directory, "chain.pem"), Path(directory, "key.pem")
