@@ -52,7 +52,7 @@ def main() -> int:
         seen["status"] = head.split(b"\r\n")[0].decode()
         seen["headers"] = sorted(line.decode().lower() for line in head.split(b"\r\n")[1:])
         seen["body_starts"] = body[:40].decode()
-        watch_count = krm._get_state(app).hub.watch_count  # type: ignore[union-attr]
+        watch_count = krm.runtime(app).hub.watch_count  # type: ignore[union-attr]
         seen["watches_before"] = watch_count
         gevent.sleep(0.2)  # idle: nothing to write
         client.close()
@@ -62,7 +62,7 @@ def main() -> int:
         seen["released_after_s"] = round(at - started, 3)
         seen["reason"] = reason
         gevent.sleep(0.1)
-        seen["watches_after"] = krm._get_state(app).hub.watch_count  # type: ignore[union-attr]
+        seen["watches_after"] = krm.runtime(app).hub.watch_count  # type: ignore[union-attr]
         seen["heartbeat_s"] = HEARTBEAT
         krm.shutdown(app)
         server.stop(timeout=1)
