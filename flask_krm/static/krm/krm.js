@@ -3,8 +3,12 @@
  * Loaded after htmx and its SSE extension (krm_script() emits all three). It
  *  - keeps fields with an unsent edit out of live morphs (data-krm-unsent joins htmx.config.morphSkip);
  *    core htmx already keeps the focused field's value, caret and selection;
- *  - shows the page's connection state in every live component and enables its writes only while
- *    the page's stream and the component's own stream are both live;
+ *  - shows the page's connection state in every live component and enables its write buttons (Save,
+ *    row actions...) only while the page's stream and the component's own stream are both live;
+ *  - keeps every field editable whatever the connection: an edit made while the page's stream is
+ *    not live (or whose request was lost with the connection) is queued in the page and sent, one
+ *    field at a time in the order of the edits, once the stream is live again;
+ *  - sends a field's unsent edit with a keepalive request when the page goes away (reload...);
  *  - retries a failed first connect, and stops for good on the server's "krm-close" event;
  *  - sends pending field edits before a request from a [data-krm-flush] button (Save...).
  */
@@ -13,6 +17,8 @@
 
     const UNSENT = "data-krm-unsent";    // edited, and no successful request has carried this value yet
     const PENDING = "data-krm-pending";  // edited, and the debounced request has not been made yet
+    const QUEUED = "data-krm-queued";    // edited, and waiting in the page for the connection to come back
+    const RESEND_DELAY = 1000;           // ms before a queued edit lost while the stream stayed live is retried
     const TEXT = {
         connecting: "Connecting…",
         syncing: "Loading…",
@@ -25,6 +31,9 @@
     let closedReason = "";
     const inFlight = new Set();
     const idleWaiters = [];
+    const queue = [];          // queued fields, in the order of their latest edit
+    let flushing = null;       // {field, ctx}: the queued edit being sent now
+    const answered = new WeakSet();  // requests that got a whole answer from the server
 
     const skip = "[" + UNSENT + "]";
     const current = htmx.config.morphSkip;
@@ -34,6 +43,7 @@
     const componentOf = el => el instanceof Element ? el.closest("[data-krm-component]") : null;
     const isField = el => el instanceof Element && el.matches("input[hx-post], textarea[hx-post], select[hx-post]")
         && componentOf(el) !== null;
+    const isWrite = el => el instanceof HTMLButtonElement && el.hasAttribute("hx-post") && componentOf(el) !== null;
     const channel = () => document.getElementById("krm-channel");
 
     function sentValue(el, body) {
@@ -66,6 +76,16 @@
         const el = ctx.sourceElement;
         if (isField(el)) {
             el.removeAttribute(PENDING);
+            if (flushing && flushing.field === el && !flushing.ctx) flushing.ctx = ctx;
+            else if (connection !== "live" || queue.length || flushing) {
+                event.preventDefault();
+                enqueue(el);
+            }
+            return;
+        }
+        // The buttons are disabled while not live; this also covers a click before that ran.
+        if (isWrite(el) && componentOf(el).getAttribute("data-krm-connection") !== "live") {
+            event.preventDefault();
             return;
         }
         if (!(el instanceof Element) || !el.matches("[data-krm-flush]")) return;
@@ -78,8 +98,89 @@
         }
     });
 
+    // -- edits queued while the connection is down ----------------------------------------------
+
+    function enqueue(field) {
+        const at = queue.indexOf(field);
+        if (at >= 0) queue.splice(at, 1);
+        queue.push(field);
+        field.setAttribute(QUEUED, "");
+    }
+
+    // Sends the first queued edit; the next one goes when its request has finished.
+    function flushQueue() {
+        while (!flushing && connection === "live" && queue.length) {
+            const field = queue.shift();
+            field.removeAttribute(QUEUED);
+            if (!field.isConnected || !field.hasAttribute(UNSENT)) continue;
+            flushing = {field, ctx: null};
+            htmx.trigger(field, "krm-flush");
+            if (!flushing.ctx) flushing = null;  // htmx made no request for it (removed meanwhile)
+        }
+    }
+
+    // A request that got no answer (the connection dropped): its edit goes back to the queue.
+    function requeueLost(ctx) {
+        const el = ctx.sourceElement;
+        const lost = isField(el) && !answered.has(ctx) && el.isConnected && el.hasAttribute(UNSENT);
+        if (flushing && flushing.ctx === ctx) {
+            flushing = null;
+            if (lost) {
+                queue.unshift(el);
+                el.setAttribute(QUEUED, "");
+                setTimeout(flushQueue, RESEND_DELAY);
+                return;
+            }
+            setTimeout(flushQueue, 0);
+        } else if (lost && !el.hasAttribute(PENDING)) {
+            enqueue(el);
+            setTimeout(flushQueue, RESEND_DELAY);
+        }
+    }
+
+    // -- the page goes away: send what has not been sent -----------------------------------------
+
+    function headersOf(el) {
+        const headers = {"HX-Request": "true"};
+        const chain = [];
+        for (let node = el; node instanceof Element; node = node.parentElement) chain.unshift(node);
+        for (const node of chain) {
+            for (const name of ["hx-headers:inherited", node === el ? "hx-headers" : null]) {
+                const raw = name && node.getAttribute(name);
+                if (raw) Object.assign(headers, JSON.parse(raw));
+            }
+        }
+        return headers;
+    }
+
+    function editBody(field) {
+        const body = new URLSearchParams();
+        if (field.name && (field.type !== "checkbox" || field.checked)) body.set(field.name, field.value);
+        const vals = JSON.parse(field.getAttribute("hx-vals") || "{}");
+        for (const key of Object.keys(vals)) body.set(key, vals[key]);
+        return body;
+    }
+
+    function sendOnLeave(field) {
+        try {
+            fetch(field.getAttribute("hx-post"), {
+                method: "POST", keepalive: true, credentials: "same-origin", mode: "same-origin",
+                headers: headersOf(field), body: editBody(field)
+            }).catch(() => {});
+        } catch (error) {
+            // keepalive bodies are capped (64 kB in all): a larger edit stays in the draft it reached.
+        }
+    }
+
+    window.addEventListener("pagehide", () => {
+        const waiting = [...queue, ...document.querySelectorAll("[" + UNSENT + "]")];
+        for (const field of new Set(waiting)) {
+            if (isField(field) && field.hasAttribute(UNSENT)) sendOnLeave(field);
+        }
+    });
+
     function isIdle(component, except) {
-        if (component.querySelector("[" + PENDING + "]")) return false;
+        if (component.querySelector("[" + PENDING + "],[" + QUEUED + "]")) return false;
         for (const ctx of inFlight) {
             if (ctx.sourceElement !== except && component.contains(ctx.sourceElement)) return false;
         }
@@ -101,12 +202,14 @@
     });
 
     document.addEventListener("htmx:after:request", event => {
+        answered.add(event.detail.ctx);
         const {sourceElement: el, request, response} = event.detail.ctx;
         if (!isField(el) || !response || response.status >= 300) return;
         if (sentValue(el, request.body) === currentValue(el)) el.removeAttribute(UNSENT);
     });
 
     document.addEventListener("htmx:finally:request", event => {
+        requeueLost(event.detail.ctx);
         if (inFlight.delete(event.detail.ctx) && idleWaiters.length) setTimeout(checkIdle, 0);
     });
 
@@ -117,6 +220,7 @@
         connection = state;
         if (state === "closed") closedReason = reason || "";
         refresh();
+        flushQueue();
     }
 
     function componentState(component) {
@@ -140,7 +244,10 @@
             const status = component.querySelector(".krm-connection");
             if (status && status.textContent !== text) status.textContent = text;
             const writes = component.querySelector(".krm-writes");
-            if (writes) writes.disabled = state !== "live";
+            if (writes && writes.disabled) writes.disabled = false;  // rendered disabled until this script runs
+            for (const button of component.querySelectorAll("button[hx-post]")) {
+                if (button.disabled !== (state !== "live")) button.disabled = state !== "live";
+            }
         }
     }
 
@@ -156,6 +263,7 @@
     });
     onChannel("htmx:sse:error", () => setConnection("reconnecting"));
     onChannel("htmx:sse:after:message", refresh);
+    document.addEventListener("htmx:after:swap", refresh);  // a swapped-in button starts enabled
     onChannel("krm-close", event => setConnection("closed", event.detail && event.detail.data));
     onChannel("htmx:sse:close", event => {
         if (event.detail && event.detail.reason !== "message") setConnection("closed");
