@@ -179,3 +179,20 @@ def test_a_reload_inside_the_debounce_window_keeps_what_was_typed(
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
     assert data_of(core, name) == {"a": "typed then reloaded", "b": "one"}
+
+
+def test_row_actions_wait_for_the_connection(
+    through_proxy: Page, proxy: TcpProxy, core: kubernetes.client.CoreV1Api  # noqa: F811 (fixture)
+) -> None:
+    name = new_configmap(core, "rows", {"a": "one"})
+    page = through_proxy
+    page.goto("/configmaps")
+    wait_live(page)
+    delete = page.get_by_role("button", name=f"Delete {name}", exact=True)
+    expect(delete).to_be_enabled()
+    proxy.cut()
+    expect(page.locator(".krm-connection").first).to_have_text(RECONNECTING)
+    expect(delete).to_be_disabled()
+    proxy.restore()
+    wait_live(page)
+    expect(delete).to_be_enabled()
