@@ -38,8 +38,9 @@ Reported for each, next to the baseline and as a ratio to it:
 Latency counts, for the endpoint, from the writer's PATCH through the simulator and the upstream
 watch to the reader; the baseline stamps its frames in the server itself, so the endpoint's ratio
 carries the upstream's share. Each step's ``first_p50_ms`` (the median over events of the latency
-of an event's earliest arrival at any subscriber) estimates that share. Every process shares the machine's cores (``load_average`` says how
-busy the machine was), so compare ratios, not absolute numbers.
+of an event's earliest arrival at any subscriber) estimates that share. Every process shares the
+machine's cores (``load_average`` says how busy the machine was), so compare ratios, not absolute
+numbers.
 
 ``snapshot``: a new subscriber's snapshot of a synced 10,000-object scope, served from the hub's
 cache (engine, shared encoded bodies and SSE framing), against ``json.dumps`` of those objects:
@@ -181,7 +182,12 @@ REPORTED: Final = (
 
 
 def _climb(
-    mode: str, subscribers: int, ladder: tuple[int, ...], seconds: float, kubeconfig: str = "", writer: _Child | None = None
+    mode: str,
+    subscribers: int,
+    ladder: tuple[int, ...],
+    seconds: float,
+    kubeconfig: str = "",
+    writer: _Child | None = None,
 ) -> dict[str, Any]:
     server = _Child("server_main", mode=mode, kubeconfig=kubeconfig)
     clients = _Child("clients_main")
@@ -440,7 +446,10 @@ def server_main() -> None:
     _say({"port": server.server_port})
     for command in _commands():
         if command["command"] == "stats":
-            pauses = {"longest_gc_pause_ms": round(longest[0] * 1000, 1), "longest_gc_cpu_ms": round(longest[1] * 1000, 1)}
+            pauses = {
+                "longest_gc_pause_ms": round(longest[0] * 1000, 1),
+                "longest_gc_cpu_ms": round(longest[1] * 1000, 1),
+            }
             _say({**_usage(), **pauses})
         elif command["command"] == "write":
             assert write is not None
@@ -596,7 +605,11 @@ def snapshot_main() -> None:
 
         def call(method: str, path: str, body: Any = None) -> Any:
             m, url, h, b, _ = api.param_serialize(
-                method, path, header_params={"Content-Type": "application/json"}, body=body, auth_settings=["BearerToken"]
+                method,
+                path,
+                header_params={"Content-Type": "application/json"},
+                body=body,
+                auth_settings=["BearerToken"],
             )
             response = api.call_api(m, url, header_params=h, body=b, _request_timeout=(5, 60))
             return json.loads(response.read())  # type: ignore[no-untyped-call]

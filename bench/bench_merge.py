@@ -36,8 +36,13 @@ def make_object(leaves: int, version: int, changed: Callable[[int], bool]) -> di
     return {
         "apiVersion": "example.com/v1",
         "kind": "Thing",
-        "metadata": {"uid": UID, "name": "thing", "namespace": "bench", "resourceVersion": str(version),
-                     "labels": {"app.kubernetes.io/name": "bench"}},
+        "metadata": {
+            "uid": UID,
+            "name": "thing",
+            "namespace": "bench",
+            "resourceVersion": str(version),
+            "labels": {"app.kubernetes.io/name": "bench"},
+        },
         "spec": groups,
         "status": {"observedGeneration": version},
     }

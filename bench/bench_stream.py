@@ -149,7 +149,9 @@ def _snapshot_us(objects: list[dict[str, Any]], repeats: int = 3) -> tuple[float
     for _ in range(repeats):
         start = time.perf_counter()
         events = StreamEngine(scope, shared=projections).feed(Snapshot(objects))
-        chunk = b"".join([frame(seq, pair[1]) for seq, event in enumerate(events, 1) if (pair := projections.pair(event))])
+        chunk = b"".join(
+            [frame(seq, pair[1]) for seq, event in enumerate(events, 1) if (pair := projections.pair(event))]
+        )
         joiner = min(joiner, time.perf_counter() - start)
         assert chunk.count(b"\n\n") == len(objects)
         start = time.perf_counter()

@@ -20,8 +20,14 @@ class Kind:
 
     def scope(self, target: str, namespace: str, name: str = "") -> Scope:
         """The scope of this kind's objects in ``namespace`` of ``target`` (one object with ``name``)."""
-        return Scope(target=target, group=self.group, version=self.version, resource=self.resource,
-                     namespace=namespace, name=name)
+        return Scope(
+            target=target,
+            group=self.group,
+            version=self.version,
+            resource=self.resource,
+            namespace=namespace,
+            name=name,
+        )
 
 
 CONFIGMAPS: t.Final = Kind("ConfigMaps", "", "v1", "configmaps")

@@ -1,4 +1,6 @@
-from gevent import monkey; monkey.patch_all()  # noqa: E702, I001 - first: before ssl, urllib3 and kubernetes load
+from gevent import monkey
+
+monkey.patch_all()  # noqa: E702, I001 - first: before ssl, urllib3 and kubernetes load
 
 # Serve the example application under gevent's WSGI server (``make run``, ``python -m example_app``).
 #
@@ -59,12 +61,21 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--kubeconfig", help="use the cluster of this kubeconfig instead of the simulator")
     parser.add_argument("--context", help="kubeconfig context to use (default: its current context)")
-    parser.add_argument("--namespace", action="append", dest="namespaces", metavar="NAME",
-                        help="namespace to show (repeatable; default: the context's namespace, or 'default')")
-    parser.add_argument("--impersonate", action="store_true",
-                        help="with a real cluster: act as the signed-in user through impersonation")
-    parser.add_argument("--demo-tick", type=float, default=1.0,
-                        help="seconds between the simulator's demo controller steps (default 1)")
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        metavar="NAME",
+        help="namespace to show (repeatable; default: the context's namespace, or 'default')",
+    )
+    parser.add_argument(
+        "--impersonate",
+        action="store_true",
+        help="with a real cluster: act as the signed-in user through impersonation",
+    )
+    parser.add_argument(
+        "--demo-tick", type=float, default=1.0, help="seconds between the simulator's demo controller steps (default 1)"
+    )
     return parser.parse_args(argv)
 
 
@@ -98,7 +109,9 @@ def real_cluster(arguments: argparse.Namespace) -> Cluster:
         contexts, active = kube_config.list_kube_config_contexts(config_file=kubeconfig)
     except (OSError, kube_config.ConfigException) as exc:
         raise UsageError(f"cannot read the kubeconfig {kubeconfig}: {exc}") from None
-    chosen = active if arguments.context is None else next((c for c in contexts if c["name"] == arguments.context), None)
+    chosen = (
+        active if arguments.context is None else next((c for c in contexts if c["name"] == arguments.context), None)
+    )
     if chosen is None:
         names = ", ".join(c["name"] for c in contexts) or "none"
         raise UsageError(f"the kubeconfig {kubeconfig} has no context {arguments.context!r} (it has: {names})")
@@ -123,7 +136,8 @@ def banner(cluster: Cluster, url: str) -> str:
         f"  Cluster:   {cluster.description}",
         f"  Showing:   namespaces {', '.join(cluster.namespaces)}",
         f"  Open:      {url}",
-        "  Sign in:   " + "\n             ".join(
+        "  Sign in:   "
+        + "\n             ".join(
             f"{name} / {password}  ({'may change objects' if role == 'editor' else 'may only read'})"
             for name, (role, password) in DEMO_PASSWORDS.items()
         ),
@@ -160,13 +174,15 @@ def serve(cluster: Cluster, listener: socket.socket) -> None:
     target: dict[str, t.Any] = {"kubeconfig": cluster.kubeconfig}
     if cluster.context:
         target["context"] = cluster.context
-    app = create_app({
-        "KRM_TARGETS": {"cluster": target},
-        "EXAMPLE_TARGET": "cluster",
-        "EXAMPLE_NAMESPACES": cluster.namespaces,
-        "EXAMPLE_IMPERSONATE": cluster.impersonate,
-        "EXAMPLE_CLUSTER_DESCRIPTION": cluster.description,
-    })
+    app = create_app(
+        {
+            "KRM_TARGETS": {"cluster": target},
+            "EXAMPLE_TARGET": "cluster",
+            "EXAMPLE_NAMESPACES": cluster.namespaces,
+            "EXAMPLE_IMPERSONATE": cluster.impersonate,
+            "EXAMPLE_CLUSTER_DESCRIPTION": cluster.description,
+        }
+    )
     krm = app.extensions["krm"].extension
     status = StatusServer(app).start()  # for `flask --app example_app krm streams`
     server = WSGIServer(listener, app, log=None)

@@ -181,7 +181,9 @@ def _find_resource(api: _Api, entry: AllowedResource) -> str | None:
         path = f"/apis/{entry.group}/{version}" if entry.group else f"/api/{version}"
         code, body, _ = api.get(path)
         resources = body.get("resources") if code == 200 and body else None
-        if isinstance(resources, list) and any(isinstance(r, Mapping) and r.get("name") == entry.resource for r in resources):
+        if isinstance(resources, list) and any(
+            isinstance(r, Mapping) and r.get("name") == entry.resource for r in resources
+        ):
             return f"{entry.group}/{version}" if entry.group else version
     return None
 
@@ -198,8 +200,10 @@ def _namespaces_of(entry: AllowedResource, policy: ScopePolicy) -> list[str]:
 def check_target(app: Flask, krm: KrmRuntime, target: str, timeout: float) -> Section:
     """Reachability of ``target``, the served resources on it, and its own identity's rights."""
     spec = t.cast(config.TargetSpec, config.get(app, "TARGETS")[target])
-    where = "in-cluster service account" if spec.in_cluster else (
-        f"kubeconfig {spec.kubeconfig}" + (f", context {spec.context}" if spec.context else ", current context")
+    where = (
+        "in-cluster service account"
+        if spec.in_cluster
+        else (f"kubeconfig {spec.kubeconfig}" + (f", context {spec.context}" if spec.context else ", current context"))
     )
     section = Section(f"Target {target} ({where})")
     try:
@@ -233,11 +237,17 @@ def check_target(app: Flask, krm: KrmRuntime, target: str, timeout: float) -> Se
             if len(allowed) == len(READ_VERBS):
                 section.add("ok", f"{name} ({served}) {where}: the target's identity may list and watch")
             elif impersonate:
-                section.add("note", f"{name} ({served}) {where}: the target's identity may not list and watch; "
-                                    "streams work only through a client loader that impersonates")
+                section.add(
+                    "note",
+                    f"{name} ({served}) {where}: the target's identity may not list and watch; "
+                    "streams work only through a client loader that impersonates",
+                )
             else:
-                section.add("FAIL", f"{name} ({served}) {where}: the target's identity may neither list and watch "
-                                    "nor impersonate: no stream can be served")
+                section.add(
+                    "FAIL",
+                    f"{name} ({served}) {where}: the target's identity may neither list and watch "
+                    "nor impersonate: no stream can be served",
+                )
     return section
 
 
@@ -265,7 +275,9 @@ def check_command(timeout: float) -> None:
         for finding in section.findings:
             failures += finding.status == "FAIL"
             click.echo(f"  {finding.status:<4} {finding.text}")
-    click.echo(f"{failures} problem{'s' if failures != 1 else ''} found" if failures else "Everything needed is in place.")
+    click.echo(
+        f"{failures} problem{'s' if failures != 1 else ''} found" if failures else "Everything needed is in place."
+    )
     if failures:
         raise SystemExit(1)
 
@@ -303,11 +315,15 @@ class StreamTracker:
         for signal, receiver in self._connected:
             signal.disconnect(receiver)
 
-    def _stream_opened(self, sender: object, *, principal: Principal, scope: Scope, projection: str, **_: t.Any) -> None:
+    def _stream_opened(
+        self, sender: object, *, principal: Principal, scope: Scope, projection: str, **_: t.Any
+    ) -> None:
         with self._lock:
             self._streams.setdefault((principal.name, scope, projection), []).append(time.time())
 
-    def _stream_closed(self, sender: object, *, principal: Principal, scope: Scope, projection: str, **_: t.Any) -> None:
+    def _stream_closed(
+        self, sender: object, *, principal: Principal, scope: Scope, projection: str, **_: t.Any
+    ) -> None:
         with self._lock:
             opened = self._streams.get((principal.name, scope, projection))
             if opened:

@@ -96,10 +96,7 @@ class TargetSpec:
             raise ValueError(f"{where} must be a mapping, got {type(spec).__name__}")
         unknown = sorted(set(spec) - {"kubeconfig", "context", "in_cluster"})
         if unknown:
-            raise ValueError(
-                f"{where} has unknown keys {', '.join(unknown)}; "
-                "allowed: kubeconfig, context, in_cluster"
-            )
+            raise ValueError(f"{where} has unknown keys {', '.join(unknown)}; allowed: kubeconfig, context, in_cluster")
         in_cluster = spec.get("in_cluster", False)
         kubeconfig = spec.get("kubeconfig")
         context = spec.get("context")
@@ -169,8 +166,7 @@ def _scope_policy(key: str, value: t.Any) -> t.Any:
         return ScopePolicy()
     if not isinstance(value, ScopePolicy):
         raise ValueError(
-            f"KRM_{key} must be a flask_krm.scope.ScopePolicy or None (refuse every scope), "
-            f"got {type(value).__name__}"
+            f"KRM_{key} must be a flask_krm.scope.ScopePolicy or None (refuse every scope), got {type(value).__name__}"
         )
     return value
 

@@ -183,9 +183,7 @@ _GO_ESCAPES: Final = str.maketrans(
 )
 
 _COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
-_SORTED: Final = json.JSONEncoder(
-    separators=(",", ":"), ensure_ascii=False, check_circular=False, sort_keys=True
-)
+_SORTED: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False, sort_keys=True)
 _encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 # Where Python's float text can differ from Go's: an integral float ("1.0", Go "1") or exponent
@@ -285,9 +283,7 @@ def encode_body(event: Event) -> bytes:
     Encode once per stream position and share the bytes among every subscriber.
     """
     if isinstance(event, Upsert):
-        redacted = ",".join(
-            '{"path":%s,"rev":%d}' % (_encode_string(r.path), r.rev) for r in event.redacted
-        )
+        redacted = ",".join('{"path":%s,"rev":%d}' % (_encode_string(r.path), r.rev) for r in event.redacted)
         text = '"type":%s,"object":%s,"redacted":[%s]}' % (
             _encode_string(event.type),
             _sorted_json(event.object),

@@ -32,10 +32,10 @@ from .hooks import (
     T_action_view,
     Verb,
 )
+from .native import NativeProxy
 from .principal import Principal
 from .proxies import current_app_object
 from .runtime import NOT_REGISTERED, KrmRuntime, find_runtime, install, krm_csrf_token
-from .native import NativeProxy
 from .save import editor as save_editor
 from .save.review import ReviewViews
 from .scope import Scope, ScopePolicy
@@ -335,9 +335,7 @@ class KrmStream:
         """The validated value of ``KRM_<key>`` for ``app`` (default: the current app)."""
         return self.runtime(app).setting(key)
 
-    def stream_response(
-        self, scope: Scope | Mapping[str, t.Any] | str, projection: str | None = None
-    ) -> Response:
+    def stream_response(self, scope: Scope | Mapping[str, t.Any] | str, projection: str | None = None) -> Response:
         """A spec-v1 SSE ``Response`` for ``scope``, for hosts that mount their own stream route.
 
         ``scope`` is a :class:`~flask_krm.scope.Scope` or query parameters to parse;
@@ -395,4 +393,3 @@ class KrmStream:
         SIGTERM handler). Afterwards the application's streams are refused.
         """
         self.runtime(app).shutdown(timeout)
-

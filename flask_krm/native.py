@@ -70,11 +70,19 @@ def parse_flag(name: str, value: str) -> bool:
         return False
     raise FlagError(f"query parameter {name!r} must be true or false")
 
+
 _REASONS: Final = {400: "BadRequest", 413: "RequestEntityTooLarge"}
 
 
 def _status(code: int, reason: str, message: str) -> Response:
-    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": message}
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
     return Response(json.dumps(body), status=code, mimetype="application/json", headers={"Cache-Control": "no-store"})
 
 
@@ -143,8 +151,11 @@ class NativeProxy:
         timeout = (self.timeout[0], None) if watching else self.timeout
         try:
             method, url, headers, _, _ = api.param_serialize(
-                "GET", collection_path(replace(scope, name="", label_selector="")) + (f"/{scope.name}" if scope.name else ""),
-                query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
+                "GET",
+                collection_path(replace(scope, name="", label_selector="")) + (f"/{scope.name}" if scope.name else ""),
+                query_params=query,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
             )
             upstream = api.call_api(method, url, header_params=headers, _request_timeout=timeout).response
         except (ApiException, urllib3.exceptions.HTTPError, OSError):
@@ -157,7 +168,9 @@ class NativeProxy:
                 return _status(502, "ServiceUnavailable", "the Kubernetes API server answer was cut off")
             finally:
                 upstream.release_conn()
-            return Response(data, status=upstream.status, content_type=content_type, headers={"Cache-Control": "no-store"})
+            return Response(
+                data, status=upstream.status, content_type=content_type, headers={"Cache-Control": "no-store"}
+            )
 
         def relay() -> Iterator[bytes]:
             try:
@@ -173,7 +186,9 @@ class NativeProxy:
                 upstream.release_conn()
 
         return Response(
-            stream_with_context(relay()), status=upstream.status, content_type=content_type,
+            stream_with_context(relay()),
+            status=upstream.status,
+            content_type=content_type,
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
@@ -212,11 +227,15 @@ class NativeProxy:
         if answer.ok:
             return Response(status=204, headers={"Cache-Control": "no-store"})
         if answer.code == 0:
-            return _status(502, "Unknown", "the write was sent but its result is unknown; read the object before writing again")
+            return _status(
+                502, "Unknown", "the write was sent but its result is unknown; read the object before writing again"
+            )
         status = answer.status
         if status is None:
             return _status(answer.code, "Failure", f"the Kubernetes API server answered HTTP {answer.code}")
-        return Response(json.dumps(status), status=answer.code, mimetype="application/json", headers={"Cache-Control": "no-store"})
+        return Response(
+            json.dumps(status), status=answer.code, mimetype="application/json", headers={"Cache-Control": "no-store"}
+        )
 
     # -- checks ----------------------------------------------------------------------------
 

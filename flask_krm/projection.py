@@ -288,9 +288,7 @@ Revisions: TypeAlias = Mapping[str, tuple[bytes, int]]
 last observed and its revision. Never mutated: each step makes a new one."""
 
 
-def next_revisions(
-    previous: Revisions | None, projected: Projected
-) -> tuple[Revisions | None, tuple[Redaction, ...]]:
+def next_revisions(previous: Revisions | None, projected: Projected) -> tuple[Revisions | None, tuple[Redaction, ...]]:
     """One revision step: the state after observing ``projected`` and its
     redaction records. ``None`` is the state of a uid with nothing withheld.
 

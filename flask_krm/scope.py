@@ -347,14 +347,11 @@ def _validate(scope: Scope) -> None:
             raise InvalidField(f"{attr} must be a string", field=attr)
     if not scope.resource:
         raise MissingField(
-            "resource is required (the lowercase plural API name, such as configmaps); "
-            "there is no default",
+            "resource is required (the lowercase plural API name, such as configmaps); there is no default",
             field="resource",
         )
     if not scope.version:
-        raise MissingField(
-            "version is required (such as v1 or v1beta1); there is no default", field="version"
-        )
+        raise MissingField("version is required (such as v1 or v1beta1); there is no default", field="version")
     if scope.resource != scope.resource.lower() and _DNS1035_LABEL.match(scope.resource.lower()):
         raise InvalidField(
             f"resource {_show(scope.resource)} looks like a Kind: resource is the lowercase plural "
@@ -615,16 +612,12 @@ class ScopePolicy:
             shown = _show(scope.target) if scope.target else "the default target"
             raise ScopeNotPermitted(f"target {shown} is not served here", "target")
         gr = f"{scope.resource}.{scope.group}" if scope.group else scope.resource
-        entry = next(
-            (e for e in self.resources if e.group == scope.group and e.resource == scope.resource), None
-        )
+        entry = next((e for e in self.resources if e.group == scope.group and e.resource == scope.resource), None)
         if entry is None:
             raise ScopeNotPermitted(f"resource {gr!r} is not served here", "resource")
         if entry.cluster_scoped:
             if scope.namespace:
-                raise ScopeNotPermitted(
-                    f"resource {gr!r} is cluster-scoped: a namespace cannot be given", "namespace"
-                )
+                raise ScopeNotPermitted(f"resource {gr!r} is cluster-scoped: a namespace cannot be given", "namespace")
             return
         if not scope.namespace:
             if entry.all_namespaces:
@@ -633,9 +626,7 @@ class ScopePolicy:
         allowed = self.namespaces if entry.namespaces is None else entry.namespaces
         if scope.namespace in allowed or ANY_NAMESPACE in allowed:
             return
-        raise ScopeNotPermitted(
-            f"namespace {_show(scope.namespace)} is not served here for {gr!r}", "namespace"
-        )
+        raise ScopeNotPermitted(f"namespace {_show(scope.namespace)} is not served here for {gr!r}", "namespace")
 
     def permits(self, scope: Scope) -> bool:
         try:

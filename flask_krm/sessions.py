@@ -218,8 +218,7 @@ def _evict_one_clean(held: _Namespace) -> None:
             del held.entries[key]
             return
     raise DraftLimitReached(
-        f"This session already holds {len(held.entries)} views with unsaved changes: "
-        "save or discard one of them first."
+        f"This session already holds {len(held.entries)} views with unsaved changes: save or discard one of them first."
     )
 
 

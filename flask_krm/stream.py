@@ -88,9 +88,7 @@ log = logging.getLogger(__name__)
 PARTIAL_KINDS: Final = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
 """Kinds that carry metadata only: never forwarded, whatever their uid."""
 
-TERMINAL_CODES: Final[frozenset[str]] = frozenset(
-    {"FORBIDDEN", "UNAUTHENTICATED", "SCOPE_INVALID", "SLOW_CONSUMER"}
-)
+TERMINAL_CODES: Final[frozenset[str]] = frozenset({"FORBIDDEN", "UNAUTHENTICATED", "SCOPE_INVALID", "SLOW_CONSUMER"})
 """Codes that always end a stream. ``UPSTREAM_UNAVAILABLE`` and ``RESYNC_REQUIRED`` never do;
 ``INTERNAL`` ends it when its source says so."""
 
@@ -107,9 +105,7 @@ MAX_REMEMBERED_DELETIONS: Final = 4096
 """How many deleted uids a cycle remembers, to drop replays of their older states."""
 
 _SYNCED: Final = Synced()
-_INTERNAL_FAILURE: Final = StreamError(
-    "INTERNAL", "internal error while processing an upstream event", terminal=True
-)
+_INTERNAL_FAILURE: Final = StreamError("INTERNAL", "internal error while processing an upstream event", terminal=True)
 
 Pair: TypeAlias = tuple[Event, bytes]
 """A protocol event and its encoded body (:func:`flask_krm.events.encode_body`)."""
@@ -437,9 +433,7 @@ class StreamEngine:
             elif isinstance(op, Failure):
                 self._failure(op, out)
             else:
-                self._terminal(
-                    out, StreamError("INTERNAL", "the upstream source sent an unknown operation", True)
-                )
+                self._terminal(out, StreamError("INTERNAL", "the upstream source sent an unknown operation", True))
         except _Abandoned:
             pass
         except Exception as exc:  # never let a malformed upstream event escape

@@ -63,9 +63,7 @@ def stream_response(scope: Scope | Mapping[str, t.Any] | str, projection: str | 
     if projection is None:
         projection = t.cast(str, krm.setting("PROJECTION"))
     if projection not in PROJECTIONS:
-        return refusal(
-            "SCOPE_INVALID", f"projection {projection!r} is unknown; use one of {', '.join(PROJECTIONS)}"
-        )
+        return refusal("SCOPE_INVALID", f"projection {projection!r} is unknown; use one of {', '.join(PROJECTIONS)}")
     decision = krm.decide(principal, scope, projection, "watch")
     if not decision.allowed:
         error = decision.stream_error()

@@ -132,7 +132,10 @@ class EtcdFaults:
 
     def _post(self, path: str, body: Mapping[str, Any]) -> Any:
         request = urllib.request.Request(
-            self.etcd_url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+            self.etcd_url + path,
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
         )
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
@@ -315,7 +318,9 @@ def _write_kubeconfig(workdir: Path, url: str, ca_path: Path, users: Sequence[Us
         "kind": "Config",
         "clusters": [{"name": "kube-apiserver", "cluster": {"server": url, "certificate-authority-data": ca_data}}],
         "users": [{"name": user.name, "user": {"token": user.token}} for user in users],
-        "contexts": [{"name": user.name, "context": {"cluster": "kube-apiserver", "user": user.name}} for user in users],
+        "contexts": [
+            {"name": user.name, "context": {"cluster": "kube-apiserver", "user": user.name}} for user in users
+        ],
         "current-context": users[0].name,
     }
     path = workdir / "kubeconfig"
@@ -339,7 +344,10 @@ class _AdminHttp:
 
     def post(self, path: str, body: Mapping[str, Any]) -> Any:
         request = urllib.request.Request(
-            self._url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+            self._url + path,
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
         )
         return json.loads(self._send(request))
 
@@ -372,8 +380,10 @@ def _install_demo_objects(http: _AdminHttp) -> None:
         try:
             http.post(CLUSTER_COLLECTIONS[resource_object["kind"]], resource_object)
         except urllib.error.HTTPError as error:
-            raise RealKubeError(f"creating {resource_object['kind']} {resource_object['metadata']['name']}: "
-                                f"HTTP {error.code} {error.read().decode(errors='replace')}") from None
+            raise RealKubeError(
+                f"creating {resource_object['kind']} {resource_object['metadata']['name']}: "
+                f"HTTP {error.code} {error.read().decode(errors='replace')}"
+            ) from None
     spec = FLUNDER_CRD["spec"]
     http.await_ok(f"/apis/{spec['group']}/{spec['versions'][0]['name']}/{spec['names']['plural']}")
     rules = {obj["metadata"]["name"]: obj["rules"] for obj in rbac_objects if obj["kind"] == "ClusterRole"}

@@ -27,9 +27,7 @@ def _vendor_module():  # type: ignore[no-untyped-def]
 def test_vendored_corpus_equals_source() -> None:
     expected = _vendor_module().expected_files(SOURCE)
     vendored = {
-        str(p.relative_to(CORPUS)): p.read_bytes()
-        for p in CORPUS.rglob("*")
-        if p.is_file() and p.name != "NOTICE"
+        str(p.relative_to(CORPUS)): p.read_bytes() for p in CORPUS.rglob("*") if p.is_file() and p.name != "NOTICE"
     }
     assert sorted(vendored) == sorted(expected)
     for rel, data in expected.items():
@@ -47,6 +45,6 @@ def test_every_golden_frame_matches_the_event_schema() -> None:
     for sse in (CORPUS / "sse").glob("*.sse"):
         for block in sse.read_text().split("\n\n"):
             if block.startswith("data: "):
-                jsonschema.validate(json.loads(block[len("data: "):]), schema)
+                jsonschema.validate(json.loads(block[len("data: ") :]), schema)
                 frames += 1
     assert frames > 50

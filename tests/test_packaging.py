@@ -21,6 +21,9 @@ def test_the_wheel_ships_templates_static_files_and_py_typed(tmp_path: Path) -> 
     shipped = set(zipfile.ZipFile(wheel).namelist())
     package = REPO / "flask_krm"
     expected = {"flask_krm/py.typed", "flask_krm/testing/simulator/field_schemas.json"} | {
-        str(path.relative_to(REPO)) for folder in ("templates", "static") for path in (package / folder).rglob("*") if path.is_file()
+        str(path.relative_to(REPO))
+        for folder in ("templates", "static")
+        for path in (package / folder).rglob("*")
+        if path.is_file()
     }
     assert expected - shipped == set()

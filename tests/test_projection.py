@@ -250,7 +250,9 @@ def secret_with_copies(token: str = "aHVudGVyMg==") -> dict[str, Any]:
 def test_annotations_holding_a_copy_of_a_secret_are_withheld_like_its_values(name: str) -> None:
     projected = project(secret_with_copies(), name)
     assert projected.object["metadata"]["annotations"] == {
-        "note": "keep me", "example.com/config": '{"replicas": 2}', "example.com/broken": '{"data": ',
+        "note": "keep me",
+        "example.com/config": '{"replicas": 2}',
+        "example.com/broken": '{"data": ',
     }
     assert projected.redacted_paths == (
         "/data/token",
@@ -379,8 +381,7 @@ def test_the_visible_key_does_not_mutate() -> None:
 json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
 json_values = st.recursive(
     json_scalars | st.floats(allow_nan=False, allow_infinity=False),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
     max_leaves=12,
 )
 keys = st.text(min_size=1, max_size=10).filter(lambda k: "SECRET" not in k)
@@ -390,9 +391,7 @@ plain = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./", max_size=12)
 
 @st.composite
 def any_object(draw: st.DrawFn) -> dict[str, Any]:
-    metadata: dict[str, Any] = draw(
-        st.dictionaries(st.sampled_from(["uid", "name", "resourceVersion"]), plain)
-    )
+    metadata: dict[str, Any] = draw(st.dictionaries(st.sampled_from(["uid", "name", "resourceVersion"]), plain))
     if draw(st.booleans()):
         metadata["managedFields"] = draw(json_values)
     if draw(st.booleans()):
@@ -428,9 +427,7 @@ def test_no_secret_value_survives_full_or_spec(raw: dict[str, Any], name: str) -
     wire = encode_body(event) + repr(projected).encode() + repr(event).encode()
     assert b"SECRET-" not in wire
     expected = sorted(
-        f"/{field}/{escape_pointer_segment(k)}"
-        for field in ("data", "stringData")
-        for k in raw.get(field) or {}
+        f"/{field}/{escape_pointer_segment(k)}" for field in ("data", "stringData") for k in raw.get(field) or {}
     )
     assert list(projected.redacted_paths) == expected
 

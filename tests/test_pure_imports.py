@@ -82,6 +82,5 @@ def test_a_pure_module_imports_without_flask_or_gevent(module: str) -> None:
     result = _import(module, bare=False)
     assert result.returncode == 0, (
         f"importing {module} the way a host does pulled in a blocked package; if the traceback "
-        "passes through flask_krm/__init__.py, that file must import its Flask-side names lazily\n"
-        + result.stderr
+        "passes through flask_krm/__init__.py, that file must import its Flask-side names lazily\n" + result.stderr
     )

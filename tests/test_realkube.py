@@ -37,7 +37,9 @@ def release(version: str) -> tuple[int, int, int]:
 
 
 def whoami(client: kubernetes.client.ApiClient) -> kubernetes.client.V1UserInfo:
-    review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(kubernetes.client.V1SelfSubjectReview())
+    review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(
+        kubernetes.client.V1SelfSubjectReview()
+    )
     assert review.status is not None and review.status.user_info is not None
     return review.status.user_info
 
@@ -70,7 +72,9 @@ def test_rbac_lets_the_viewer_read_but_not_patch(kube: KubeApiServer) -> None:
     patch = {"data": {"k": "changed"}}
     with kube.api_client("admin") as admin, kube.api_client("viewer") as viewer:
         kubernetes.client.CoreV1Api(admin).create_namespaced_config_map("default", probe)
-        assert kubernetes.client.CoreV1Api(viewer).read_namespaced_config_map("rbac-probe", "default").data == {"k": "v"}
+        assert kubernetes.client.CoreV1Api(viewer).read_namespaced_config_map("rbac-probe", "default").data == {
+            "k": "v"
+        }
         with pytest.raises(ApiException) as refused:
             kubernetes.client.CoreV1Api(viewer).patch_namespaced_config_map("rbac-probe", "default", patch)
         patched = kubernetes.client.CoreV1Api(admin).patch_namespaced_config_map("rbac-probe", "default", patch)
@@ -80,7 +84,12 @@ def test_rbac_lets_the_viewer_read_but_not_patch(kube: KubeApiServer) -> None:
 
 
 def test_the_flunder_crd_is_served_namespaced(kube: KubeApiServer) -> None:
-    flunder = {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "fl-1"}, "spec": {"reference": "x"}}
+    flunder = {
+        "apiVersion": "wardle.example.com/v1alpha1",
+        "kind": "Flunder",
+        "metadata": {"name": "fl-1"},
+        "spec": {"reference": "x"},
+    }
     with kube.api_client("admin") as client:
         created = kubernetes.client.CustomObjectsApi(client).create_namespaced_custom_object(
             "wardle.example.com", "v1alpha1", "default", "flunders", flunder
@@ -106,7 +115,9 @@ def test_compaction_reaches_etcd() -> None:
         core = kubernetes.client.CoreV1Api(client)
         old = server.faults.revision()
         core.create_namespace(kubernetes.client.V1Namespace(metadata=kubernetes.client.V1ObjectMeta(name="compacted")))
-        core.create_namespace(kubernetes.client.V1Namespace(metadata=kubernetes.client.V1ObjectMeta(name="compacted-2")))
+        core.create_namespace(
+            kubernetes.client.V1Namespace(metadata=kubernetes.client.V1ObjectMeta(name="compacted-2"))
+        )
         assert server.faults.compact() == server.faults.revision() > old
         with pytest.raises(ApiException) as caught:
             core.list_namespace(resource_version=str(old), resource_version_match="Exact")

@@ -312,9 +312,7 @@ def test_requirements_match_like_kubernetes() -> None:
 
 
 def test_wire_and_query_orders_are_fixed() -> None:
-    scope = Scope(
-        label_selector="a=b", name="n", namespace="ns", resource="r", version="v1", group="g.io", target="t"
-    )
+    scope = Scope(label_selector="a=b", name="n", namespace="ns", resource="r", version="v1", group="g.io", target="t")
     assert list(scope.to_wire()) == [
         "target",
         "group",
@@ -325,8 +323,7 @@ def test_wire_and_query_orders_are_fixed() -> None:
         "labelSelector",
     ]
     assert (
-        scope.canonical_query()
-        == "target=t&group=g.io&version=v1&resource=r&namespace=ns&name=n&labelSelector=a%3Db"
+        scope.canonical_query() == "target=t&group=g.io&version=v1&resource=r&namespace=ns&name=n&labelSelector=a%3Db"
     )
     assert scope.canonical_query("krm-spec/v1").endswith("&projection=krm-spec%2Fv1")
 
@@ -363,9 +360,7 @@ POLICY = ScopePolicy(
 
 
 def _scope(**fields: str) -> Scope:
-    return Scope(
-        **{"target": "prod", "version": "v1", "resource": "configmaps", "namespace": "app", **fields}
-    )
+    return Scope(**{"target": "prod", "version": "v1", "resource": "configmaps", "namespace": "app", **fields})
 
 
 def test_the_zero_policy_refuses_everything() -> None:

@@ -16,7 +16,16 @@ from tests.contract.kube import request
 def test_cli_serves_the_demo_with_a_loadable_kubeconfig(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "config"
     process = subprocess.Popen(
-        [sys.executable, "-m", "flask_krm.testing.simulator", "--kubeconfig", str(kubeconfig), "--demo", "--demo-tick", "0.05"],
+        [
+            sys.executable,
+            "-m",
+            "flask_krm.testing.simulator",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--demo",
+            "--demo-tick",
+            "0.05",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

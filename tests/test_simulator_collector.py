@@ -1,4 +1,5 @@
-"""What the simulator adds beside a bare kube-apiserver: its garbage collector's finalizers, and the field tables' release."""
+"""What the simulator adds beside a bare kube-apiserver: its garbage collector's finalizers, and
+the field tables' release."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ def admin() -> Iterator[kubernetes.client.ApiClient]:
 
 
 @pytest.mark.parametrize(("policy", "finalizer"), [("Foreground", "foregroundDeletion"), ("Orphan", "orphan")])
-def test_the_collector_removes_its_finalizer_and_the_object_goes(admin: kubernetes.client.ApiClient, policy: str, finalizer: str) -> None:
+def test_the_collector_removes_its_finalizer_and_the_object_goes(
+    admin: kubernetes.client.ApiClient, policy: str, finalizer: str
+) -> None:
     request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "gc"}})
     path = "/api/v1/namespaces/gc/configmaps"
     created = request(admin, "POST", path, body=configmap("a")).body
@@ -47,5 +50,14 @@ def test_other_finalizers_still_hold_the_object(admin: kubernetes.client.ApiClie
 def test_the_field_tables_come_from_the_pinned_release() -> None:
     table = json.loads(resources.files("flask_krm.testing.simulator").joinpath("field_schemas.json").read_text())
     assert table["source"] == f"k8s.io/kubernetes {pinned_kubernetes_version()} api/openapi-spec/v3"
-    assert set(table["kinds"]) == {"Namespace", "ConfigMap", "Secret", "Deployment", "Scale", "Role", "RoleBinding",
-                                   "ClusterRole", "ClusterRoleBinding"}
+    assert set(table["kinds"]) == {
+        "Namespace",
+        "ConfigMap",
+        "Secret",
+        "Deployment",
+        "Scale",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+    }

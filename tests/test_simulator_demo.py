@@ -31,8 +31,12 @@ def test_seeded_objects(kube: KubeSimulator) -> None:
     with kube.api_client("viewer") as viewer:
         names = {
             (item["metadata"]["namespace"], item["metadata"]["name"])
-            for path in ("/api/v1/configmaps", "/api/v1/secrets", "/apis/apps/v1/deployments",
-                         "/apis/wardle.example.com/v1alpha1/flunders")
+            for path in (
+                "/api/v1/configmaps",
+                "/api/v1/secrets",
+                "/apis/apps/v1/deployments",
+                "/apis/wardle.example.com/v1alpha1/flunders",
+            )
             for item in request(viewer, "GET", path).body["items"]
         }
         flunder = request(viewer, "GET", f"/apis/wardle.example.com/v1alpha1/namespaces/{DEMO}/flunders/fl-1").body
@@ -44,8 +48,15 @@ def test_seeded_objects(kube: KubeSimulator) -> None:
 def test_rollout_progresses_like_a_deployment_controller(kube: KubeSimulator) -> None:
     with kube.api_client("admin") as admin:
         assert _deployment(admin, "web")["status"] == {}
-        version = request(admin, "GET", f"/apis/apps/v1/namespaces/{DEMO}/deployments").body["metadata"]["resourceVersion"]
-        with watch(admin, f"/apis/apps/v1/namespaces/{DEMO}/deployments", resourceVersion=version, fieldSelector="metadata.name=web") as events:
+        version = request(admin, "GET", f"/apis/apps/v1/namespaces/{DEMO}/deployments").body["metadata"][
+            "resourceVersion"
+        ]
+        with watch(
+            admin,
+            f"/apis/apps/v1/namespaces/{DEMO}/deployments",
+            resourceVersion=version,
+            fieldSelector="metadata.name=web",
+        ) as events:
             kube.demo_step(4)
             written = [event["object"] for event in events.take(3)]
         statuses = [obj["status"] for obj in written]
@@ -53,11 +64,15 @@ def test_rollout_progresses_like_a_deployment_controller(kube: KubeSimulator) ->
         assert [status["updatedReplicas"] for status in statuses] == [2, 2, 2]
         assert all(obj["spec"] == written[0]["spec"] and obj["metadata"]["generation"] == 1 for obj in written)
         final = _deployment(admin, "web")
-        assert final["metadata"]["resourceVersion"] == written[-1]["metadata"]["resourceVersion"]  # the 4th step had nothing to do
+        assert (
+            final["metadata"]["resourceVersion"] == written[-1]["metadata"]["resourceVersion"]
+        )  # the 4th step had nothing to do
     assert final["status"]["observedGeneration"] == 1 == final["metadata"]["generation"]
     assert final["status"]["updatedReplicas"] == 2 and final["status"]["availableReplicas"] == 2
     conditions = {condition["type"]: condition for condition in final["status"]["conditions"]}
-    assert conditions["Available"]["status"] == "True" and conditions["Available"]["reason"] == "MinimumReplicasAvailable"
+    assert (
+        conditions["Available"]["status"] == "True" and conditions["Available"]["reason"] == "MinimumReplicasAvailable"
+    )
     assert conditions["Progressing"]["reason"] == "NewReplicaSetAvailable"
     assert final["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
 
@@ -65,8 +80,15 @@ def test_rollout_progresses_like_a_deployment_controller(kube: KubeSimulator) ->
 def test_a_spec_change_starts_a_new_rollout(kube: KubeSimulator) -> None:
     kube.demo_step(3)
     with kube.api_client("editor") as editor:
-        patch = {"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.9"}]}}}}
-        changed = request(editor, "PATCH", f"/apis/apps/v1/namespaces/{DEMO}/deployments/web", body=patch, content_type=MERGE_PATCH)
+        patch = {
+            "spec": {
+                "replicas": 3,
+                "template": {"spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.9"}]}},
+            }
+        }
+        changed = request(
+            editor, "PATCH", f"/apis/apps/v1/namespaces/{DEMO}/deployments/web", body=patch, content_type=MERGE_PATCH
+        )
         assert changed.status == 200 and changed.body["metadata"]["generation"] == 2
         kube.demo_step()
         rolling = _deployment(editor, "web")
@@ -102,16 +124,53 @@ def test_the_controller_ticks_by_itself() -> None:
 
 
 def test_demo_users(kube: KubeSimulator) -> None:
-    with kube.api_client("editor") as editor, kube.api_client("viewer") as viewer, kube.api_client("krm-gateway") as gateway:
+    with (
+        kube.api_client("editor") as editor,
+        kube.api_client("viewer") as viewer,
+        kube.api_client("krm-gateway") as gateway,
+    ):
         patch = {"data": {"greeting": "hi"}}
-        assert request(editor, "PATCH", f"/api/v1/namespaces/{DEMO}/configmaps/app-config", body=patch, content_type=MERGE_PATCH).status == 200
+        assert (
+            request(
+                editor,
+                "PATCH",
+                f"/api/v1/namespaces/{DEMO}/configmaps/app-config",
+                body=patch,
+                content_type=MERGE_PATCH,
+            ).status
+            == 200
+        )
         assert request(editor, "POST", "/api/v1/namespaces/default/configmaps", body=configmap("x")).status == 403
-        assert request(viewer, "PATCH", f"/api/v1/namespaces/{DEMO}/configmaps/app-config", body=patch, content_type=MERGE_PATCH).status == 403
+        assert (
+            request(
+                viewer,
+                "PATCH",
+                f"/api/v1/namespaces/{DEMO}/configmaps/app-config",
+                body=patch,
+                content_type=MERGE_PATCH,
+            ).status
+            == 403
+        )
         assert request(viewer, "GET", f"/api/v1/namespaces/{DEMO}/secrets/db-credentials").status == 200
-        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                  "spec": {"user": "editor", "resourceAttributes": {"verb": "patch", "resource": "configmaps", "namespace": DEMO}}}
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": "editor",
+                "resourceAttributes": {"verb": "patch", "resource": "configmaps", "namespace": DEMO},
+            },
+        }
         answered = request(gateway, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body=review)
         assert answered.status == 201 and answered.body["status"]["allowed"] is True
         with watch(gateway, "/api/v1/configmaps", timeoutSeconds=1) as events:
             assert events.next()["type"] == "ADDED"
-        assert request(gateway, "PATCH", f"/api/v1/namespaces/{DEMO}/configmaps/app-config", body=patch, content_type=MERGE_PATCH).status == 403
+        assert (
+            request(
+                gateway,
+                "PATCH",
+                f"/api/v1/namespaces/{DEMO}/configmaps/app-config",
+                body=patch,
+                content_type=MERGE_PATCH,
+            ).status
+            == 403
+        )

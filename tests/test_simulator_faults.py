@@ -49,9 +49,13 @@ def _create(admin: kubernetes.client.ApiClient, namespace: str, name: str) -> di
     return reply.body  # type: ignore[no-any-return]
 
 
-def test_drop_watches_cuts_the_stream_mid_response(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+def test_drop_watches_cuts_the_stream_mid_response(
+    admin: kubernetes.client.ApiClient, namespace: str, faults: Faults
+) -> None:
     start = _create(admin, namespace, "a")
-    with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=start["metadata"]["resourceVersion"]) as events:
+    with watch(
+        admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=start["metadata"]["resourceVersion"]
+    ) as events:
         _create(admin, namespace, "b")
         assert events.next()["object"]["metadata"]["name"] == "b"
         assert faults.drop_watches() >= 1
@@ -59,9 +63,13 @@ def test_drop_watches_cuts_the_stream_mid_response(admin: kubernetes.client.ApiC
             events.rest()
 
 
-def test_expire_watches_sends_a_410_error_event(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+def test_expire_watches_sends_a_410_error_event(
+    admin: kubernetes.client.ApiClient, namespace: str, faults: Faults
+) -> None:
     start = _create(admin, namespace, "a")
-    with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=start["metadata"]["resourceVersion"]) as events:
+    with watch(
+        admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=start["metadata"]["resourceVersion"]
+    ) as events:
         _create(admin, namespace, "b")
         events.next()
         faults.expire_watches()
@@ -122,7 +130,9 @@ def test_latency(admin: kubernetes.client.ApiClient, faults: Faults) -> None:
     assert time.monotonic() - started >= 0.2
 
 
-def test_lost_write_response_still_applies_the_write(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+def test_lost_write_response_still_applies_the_write(
+    admin: kubernetes.client.ApiClient, namespace: str, faults: Faults
+) -> None:
     _create(admin, namespace, "a")
     path = f"/api/v1/namespaces/{namespace}/configmaps/a"
     faults.lose_next_write_response()
@@ -132,7 +142,9 @@ def test_lost_write_response_still_applies_the_write(admin: kubernetes.client.Ap
     assert request(admin, "PATCH", path, body={"data": {"k": "again"}}, content_type=MERGE_PATCH).status == 200
 
 
-def test_mutating_hook_runs_before_every_write(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+def test_mutating_hook_runs_before_every_write(
+    admin: kubernetes.client.ApiClient, namespace: str, faults: Faults
+) -> None:
     seen: list[str] = []
 
     def restore_owner(write: WriteRequest) -> None:
@@ -144,7 +156,9 @@ def test_mutating_hook_runs_before_every_write(admin: kubernetes.client.ApiClien
     try:
         created = _create(admin, namespace, "a")
         path = f"/api/v1/namespaces/{namespace}/configmaps/a"
-        patched = request(admin, "PATCH", path, body={"metadata": {"labels": {"owner": None}}}, content_type=MERGE_PATCH).body
+        patched = request(
+            admin, "PATCH", path, body={"metadata": {"labels": {"owner": None}}}, content_type=MERGE_PATCH
+        ).body
     finally:
         remove()
     assert created["metadata"]["labels"] == {"owner": "platform"}
@@ -155,12 +169,16 @@ def test_mutating_hook_runs_before_every_write(admin: kubernetes.client.ApiClien
     assert "labels" not in after["metadata"] or "owner" not in after["metadata"]["labels"]
 
 
-def test_held_watch_events_arrive_in_order_after_release(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+def test_held_watch_events_arrive_in_order_after_release(
+    admin: kubernetes.client.ApiClient, namespace: str, faults: Faults
+) -> None:
     start = _create(admin, namespace, "a")
     collection = f"/api/v1/namespaces/{namespace}/configmaps"
     version = start["metadata"]["resourceVersion"]
-    with watch(admin, collection, resourceVersion=version) as events, \
-            watch(admin, collection, resourceVersion=version, read_timeout=0.5) as quiet:
+    with (
+        watch(admin, collection, resourceVersion=version) as events,
+        watch(admin, collection, resourceVersion=version, read_timeout=0.5) as quiet,
+    ):
         _create(admin, namespace, "b")
         assert events.next()["object"]["metadata"]["name"] == "b"
         assert quiet.next()["object"]["metadata"]["name"] == "b"
@@ -177,15 +195,28 @@ def test_held_watch_events_arrive_in_order_after_release(admin: kubernetes.clien
     assert delivered[1]["object"]["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]
 
 
-def test_write_hooks_see_a_status_write_as_one(admin: kubernetes.client.ApiClient, namespace: str, faults: Faults) -> None:
+def test_write_hooks_see_a_status_write_as_one(
+    admin: kubernetes.client.ApiClient, namespace: str, faults: Faults
+) -> None:
     seen: list[tuple[str, str]] = []
     remove = faults.mutate_writes(lambda write: seen.append((write.verb, write.subresource)))
     try:
-        body = {"metadata": {"name": "web"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": {
-            "metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}}
+        body = {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+                },
+            },
+        }
         path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
         assert request(admin, "POST", path, body=body).status == 201
-        status = request(admin, "PATCH", f"{path}/web/status", body={"status": {"readyReplicas": 1}}, content_type=MERGE_PATCH)
+        status = request(
+            admin, "PATCH", f"{path}/web/status", body={"status": {"readyReplicas": 1}}, content_type=MERGE_PATCH
+        )
         spec = request(admin, "PATCH", f"{path}/web", body={"spec": {"replicas": 2}}, content_type=MERGE_PATCH)
         scale = request(admin, "PATCH", f"{path}/web/scale", body={"spec": {"replicas": 3}}, content_type=MERGE_PATCH)
     finally:
@@ -203,12 +234,15 @@ def test_refused_streaming_lists(admin: kubernetes.client.ApiClient, namespace: 
                 pass
         status = json.loads(refused.value.body)
         assert refused.value.status == 422 and status["reason"] == "Invalid"
-        assert status["details"]["causes"] == [{
-            "reason": "FieldValueForbidden", "field": "sendInitialEvents",
-            "message": (
-                "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
-            ),
-        }]
+        assert status["details"]["causes"] == [
+            {
+                "reason": "FieldValueForbidden",
+                "field": "sendInitialEvents",
+                "message": (
+                    "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+                ),
+            }
+        ]
         with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", **streaming) as events:
             assert events.next()["type"] == "BOOKMARK"  # other group versions still stream
     finally:

@@ -20,8 +20,15 @@ def admin() -> Iterator[kubernetes.client.ApiClient]:
 def test_deleting_a_namespace_deletes_its_objects_then_itself(admin: kubernetes.client.ApiClient) -> None:
     request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "doomed"}})
     plain = request(admin, "POST", "/api/v1/namespaces/doomed/configmaps", body=configmap("plain")).body
-    request(admin, "POST", "/api/v1/namespaces/doomed/configmaps", body=configmap("held", finalizers=["example.com/hold"]))
-    with watch(admin, "/api/v1/namespaces", resourceVersion=plain["metadata"]["resourceVersion"], fieldSelector="metadata.name=doomed") as namespaces:
+    request(
+        admin, "POST", "/api/v1/namespaces/doomed/configmaps", body=configmap("held", finalizers=["example.com/hold"])
+    )
+    with watch(
+        admin,
+        "/api/v1/namespaces",
+        resourceVersion=plain["metadata"]["resourceVersion"],
+        fieldSelector="metadata.name=doomed",
+    ) as namespaces:
         deleted = request(admin, "DELETE", "/api/v1/namespaces/doomed")
         assert deleted.body["status"]["phase"] == "Terminating"
         assert namespaces.next()["type"] == "MODIFIED"
@@ -29,7 +36,13 @@ def test_deleting_a_namespace_deletes_its_objects_then_itself(admin: kubernetes.
         held = request(admin, "GET", "/api/v1/namespaces/doomed/configmaps/held").body
         assert held["metadata"]["deletionTimestamp"]
         assert request(admin, "GET", "/api/v1/namespaces/doomed").status == 200
-        request(admin, "PATCH", "/api/v1/namespaces/doomed/configmaps/held", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
+        request(
+            admin,
+            "PATCH",
+            "/api/v1/namespaces/doomed/configmaps/held",
+            body={"metadata": {"finalizers": None}},
+            content_type=MERGE_PATCH,
+        )
         gone = namespaces.next()
     assert gone["type"] == "DELETED" and gone["object"]["metadata"]["name"] == "doomed"
     assert request(admin, "GET", "/api/v1/namespaces/doomed").status == 404

@@ -45,12 +45,16 @@ def test_patch_items_keep_their_order_among_server_items() -> None:
 
 def test_lists_without_a_merge_strategy_are_replaced() -> None:
     original = {"metadata": {"name": "r"}, "rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]}
-    assert strategic_merge(original, {"rules": [{"verbs": ["watch"]}]}, patch_meta("Role"))["rules"] == [{"verbs": ["watch"]}]
+    assert strategic_merge(original, {"rules": [{"verbs": ["watch"]}]}, patch_meta("Role"))["rules"] == [
+        {"verbs": ["watch"]}
+    ]
 
 
 def test_set_element_order_must_agree_with_the_patch() -> None:
     original = _pod([{"name": "a"}, {"name": "b"}])
-    patch = {"spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "a"}], "containers": [{"name": "b"}]}}}}
+    patch = {
+        "spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "a"}], "containers": [{"name": "b"}]}}}
+    }
     with pytest.raises(StrategicMergeError) as refused:
         strategic_merge(original, patch, DEPLOYMENT)
     assert refused.value.code == 500 and "doesn't match $setElementOrder list" in refused.value.message
@@ -74,7 +78,9 @@ def test_merge_directive_in_a_list_is_refused() -> None:
 def test_json_patch_leaves_its_input_alone_and_stops_at_the_first_failure() -> None:
     document = {"data": {"a": "1"}}
     with pytest.raises(PatchFailed):
-        apply_json_patch(document, [{"op": "add", "path": "/data/b", "value": "2"}, {"op": "remove", "path": "/data/c"}])
+        apply_json_patch(
+            document, [{"op": "add", "path": "/data/b", "value": "2"}, {"op": "remove", "path": "/data/c"}]
+        )
     assert document == {"data": {"a": "1"}}
     assert apply_json_patch(document, [{"op": "replace", "path": "", "value": {"other": True}}]) == {"other": True}
 
@@ -108,8 +114,14 @@ def admin() -> Iterator[kubernetes.client.ApiClient]:
 def test_apply_is_refused_after_its_options_are_checked(admin: kubernetes.client.ApiClient) -> None:
     """Server-side apply is not simulated: an apply the real server would perform is 415, naming what is applied."""
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "applied"}}
-    reply = request(admin, "PATCH", "/api/v1/namespaces/p/configmaps/a", query=[("fieldManager", "me")], body=body,
-                    content_type="application/apply-patch+yaml")
+    reply = request(
+        admin,
+        "PATCH",
+        "/api/v1/namespaces/p/configmaps/a",
+        query=[("fieldManager", "me")],
+        body=body,
+        content_type="application/apply-patch+yaml",
+    )
     assert reply.status == 415 and reply.body["reason"] == "UnsupportedMediaType"
     assert reply.body["message"] == (
         "the body of the request was in an unknown format - accepted media types include: "

@@ -44,7 +44,18 @@ def test_label_selector_matching(text: str, matches: bool) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["app in web", "app in (web", "app=web,", "=web", "app=web=x", "app in (web))", "Bad Key=1", "app=bad value!", "tier>x", ",app"],
+    [
+        "app in web",
+        "app in (web",
+        "app=web,",
+        "=web",
+        "app=web=x",
+        "app in (web))",
+        "Bad Key=1",
+        "app=bad value!",
+        "tier>x",
+        ",app",
+    ],
 )
 def test_malformed_label_selectors(text: str) -> None:
     with pytest.raises(SelectorError):
@@ -52,7 +63,9 @@ def test_malformed_label_selectors(text: str) -> None:
 
 
 def test_match_labels_and_expressions() -> None:
-    selector = selector_from_match({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["front"]}]})
+    selector = selector_from_match(
+        {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["front"]}]}
+    )
     assert selector.matches(LABELS)
     assert not selector.matches({"app": "web", "tier": "back"})
 

@@ -45,7 +45,9 @@ def test_history_window_bounds_replay() -> None:
 
 def test_periodic_bookmarks() -> None:
     with KubeSimulator(bookmark_interval=0.1) as frequent, frequent.api_client() as admin:
-        with watch(admin, "/api/v1/namespaces/default/configmaps", allowWatchBookmarks="true", resourceVersion="0") as events:
+        with watch(
+            admin, "/api/v1/namespaces/default/configmaps", allowWatchBookmarks="true", resourceVersion="0"
+        ) as events:
             bookmark = events.until(lambda event: event["type"] == "BOOKMARK")[-1]
     assert set(bookmark["object"]["metadata"]) == {"resourceVersion"}
 
@@ -58,10 +60,19 @@ def test_added_user(kube: KubeSimulator, namespace: str) -> None:
 
 
 def test_rbac_objects_at_start_up() -> None:
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "cm-writer", "namespace": "team"},
-            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]}
-    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "cm-writer", "namespace": "team"},
-               "subjects": [{"kind": "User", "name": "viewer"}], "roleRef": {"kind": "Role", "name": "cm-writer"}}
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "cm-writer", "namespace": "team"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "cm-writer", "namespace": "team"},
+        "subjects": [{"kind": "User", "name": "viewer"}],
+        "roleRef": {"kind": "Role", "name": "cm-writer"},
+    }
     with KubeSimulator(rbac=[role, binding]) as kube, kube.api_client("viewer") as viewer:
         assert request(viewer, "POST", "/api/v1/namespaces/team/configmaps", body=configmap("mine")).status == 201
         assert request(viewer, "POST", "/api/v1/namespaces/default/configmaps", body=configmap("mine")).status == 403

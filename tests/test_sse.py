@@ -220,9 +220,7 @@ json_values = st.recursive(
     st.lists(json_text, max_size=3),
     st.sampled_from(["added", "modified"]),
 )
-def test_the_encoding_equals_the_reference_round_trip(
-    obj: dict[str, Any], paths: list[str], kind: str
-) -> None:
+def test_the_encoding_equals_the_reference_round_trip(obj: dict[str, Any], paths: list[str], kind: str) -> None:
     event = Upsert(kind, obj, tuple(Redaction(p, n + 1) for n, p in enumerate(paths)))  # type: ignore[arg-type]
     assert encode_body(event) == _reference_body(event)
     decoded = json.loads(b"{" + encode_body(event))

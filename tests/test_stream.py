@@ -286,9 +286,7 @@ def test_a_cluster_scoped_delete_has_no_namespace() -> None:
         "metadata": {"uid": "n", "name": "app", "resourceVersion": "5"},
     }
     engine = live(ns, scope=scope)
-    (deleted,) = engine.feed(
-        Change("DELETED", {**ns, "metadata": {**ns["metadata"], "resourceVersion": "6"}})
-    )
+    (deleted,) = engine.feed(Change("DELETED", {**ns, "metadata": {**ns["metadata"], "resourceVersion": "6"}}))
     assert isinstance(deleted, Deleted)
     assert deleted.identity.to_json() == {"uid": "n", "apiVersion": "v1", "kind": "Namespace", "name": "app"}
 
@@ -491,9 +489,7 @@ def test_ordering_is_accepted_by_name() -> None:
 
 def test_upstream_unavailable_is_never_terminal() -> None:
     engine = live(cm("a"))
-    events = engine.feed(
-        Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=True, retry_after_ms=500)
-    )
+    events = engine.feed(Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=True, retry_after_ms=500))
     assert events == [StreamError("UPSTREAM_UNAVAILABLE", "connection refused", False, 500)]
     assert not engine.closed
 
@@ -539,9 +535,7 @@ def test_an_unknown_operation_ends_the_stream() -> None:
     ],
     ids=["none", "int", "mapping", "unencodable-value"],
 )
-def test_internal_failures_end_the_stream_and_never_escape(
-    op: SourceOp, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_internal_failures_end_the_stream_and_never_escape(op: SourceOp, caplog: pytest.LogCaptureFixture) -> None:
     engine = StreamEngine(SCOPE)
     with caplog.at_level(logging.ERROR, logger="flask_krm.stream"):
         events = engine.feed(op)

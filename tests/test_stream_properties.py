@@ -50,9 +50,7 @@ class Upstream:
         self.rv += 1
         return str(self.rv)
 
-    def make(
-        self, name: str, kind: str, data: dict[str, str], status: int, uid: str | None = None
-    ) -> dict[str, Any]:
+    def make(self, name: str, kind: str, data: dict[str, str], status: int, uid: str | None = None) -> dict[str, Any]:
         if uid is None:
             self.generation += 1
             uid = f"{name}-{self.generation}"
@@ -96,9 +94,7 @@ KIND_WEIGHTS = (
 def actions(draw: st.DrawFn) -> tuple[Any, ...]:
     kind = draw(st.sampled_from(KIND_WEIGHTS))
     if kind == "write":
-        data = draw(
-            st.dictionaries(st.sampled_from(["a", "b", "c/d"]), st.sampled_from(["1", "2"]), max_size=2)
-        )
+        data = draw(st.dictionaries(st.sampled_from(["a", "b", "c/d"]), st.sampled_from(["1", "2"]), max_size=2))
         return (
             kind,
             draw(st.sampled_from(NAMES)),
@@ -169,9 +165,7 @@ def history(steps: list[tuple[Any, ...]], final_announced: bool) -> tuple[list[S
             ops.append(Change("DELETED", {**gone, "metadata": meta}))
             ops.append(up.snapshot())
         elif kind == "unavailable":
-            ops.append(
-                Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=False, retry_after_ms=100)
-            )
+            ops.append(Failure("UPSTREAM_UNAVAILABLE", "connection refused", terminal=False, retry_after_ms=100))
         elif kind == "error-event":
             ops.append(Change("ERROR", {"kind": "Status", "code": 410}))  # type: ignore[arg-type]
             ops.append(up.snapshot())

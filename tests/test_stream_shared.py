@@ -231,7 +231,8 @@ def test_sharing_changes_no_event(steps: list[tuple[Any, ...]], joiners: list[tu
     shared = SharedProjections()
     # each joiner twice over (two connections in one state), and a reference engine of its own
     sharing = [
-        [StreamEngine(SCOPE, projection, ordering, shared=shared) for _ in range(2)] for _, projection, ordering in joiners
+        [StreamEngine(SCOPE, projection, ordering, shared=shared) for _ in range(2)]
+        for _, projection, ordering in joiners
     ]
     alone = [StreamEngine(SCOPE, projection, ordering) for _, projection, ordering in joiners]
     for position, op in enumerate(ops):

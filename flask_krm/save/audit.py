@@ -93,7 +93,9 @@ class AuditRecord:
         )
 
 
-def diff(before: Mapping[str, Any], after: Mapping[str, Any], redacted_paths: Iterable[str] = ()) -> tuple[dict[str, Any], ...]:
+def diff(
+    before: Mapping[str, Any], after: Mapping[str, Any], redacted_paths: Iterable[str] = ()
+) -> tuple[dict[str, Any], ...]:
     """RFC 6902 operations turning ``before`` into ``after``, with redacted values withheld."""
     ops = jsonpatch.make_patch(dict(before), dict(after)).patch
     return withhold(ops, redacted_paths)
@@ -188,7 +190,7 @@ def withhold(ops: Sequence[Mapping[str, Any]], redacted_paths: Iterable[str]) ->
                 del op["value"]
                 op["redacted"] = True
             else:
-                below = [h[len(path):] for h in hidden if len(h) > len(path) and h[: len(path)] == path]
+                below = [h[len(path) :] for h in hidden if len(h) > len(path) and h[: len(path)] == path]
                 if below:
                     op["value"], cut = _without(op["value"], below)
                     if cut:

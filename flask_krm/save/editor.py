@@ -38,10 +38,10 @@ from ..ui.page import Component
 from ..ui.recovery import recovery_copy
 from ..ui.render import EditedObject, render_template_fragment
 from ..ui.state import store_policy
-from .perform import Confirmation, EditorTarget, save_edit
 from .flow import Phase, SaveFlow
 from .fragments import outcome_fragment
 from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
+from .perform import Confirmation, EditorTarget, save_edit
 
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts

@@ -23,8 +23,6 @@ FieldId = Callable[[Sequence[Any], str], str]
 """``field_id(path, suffix)``: the DOM id of an editor field (``Component.element_id``)."""
 
 
-
-
 def outcome_fragment(
     target_id: str,
     outcome: Outcome,
@@ -43,7 +41,11 @@ def outcome_fragment(
     shown = {error_id for _, error_id in causes if error_id}
     cleared_ids = [i for i in dict.fromkeys(field_id(path, "-error") for path in cleared) if i not in shown]
     conflicts = [(path_to_pointer(path), field_id(path, "")) for path in outcome.conflicts]
-    offered = copy_out(recovery) if recovery is not None and outcome.kind is OutcomeKind.UNAVAILABLE and recovery.patch else None
+    offered = (
+        copy_out(recovery)
+        if recovery is not None and outcome.kind is OutcomeKind.UNAVAILABLE and recovery.patch
+        else None
+    )
     return render_template_fragment(
         "krm/save/outcome.html",
         target_id=target_id,

@@ -115,6 +115,7 @@ HTTP_STATUS: Final[Mapping[OutcomeKind, int]] = {
     OutcomeKind.DELETED: 200,
 }
 
+
 @dataclass(frozen=True, slots=True)
 class FieldCause:
     """One 422 cause, placed at its field when the field could be parsed.

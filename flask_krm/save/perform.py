@@ -162,7 +162,9 @@ def _call_hook(hook: SaveHook, request: WriteRequest) -> WriteResult | Outcome:
     except SaveRefused as refused:
         return Outcome(refused.kind, detail=refused.detail)
     except Exception:  # the host's hook failed somewhere: whether it wrote is unknown
-        logger.exception("the save hook failed for %s %s", log_value(request.operation), log_value(request.scope.resource))
+        logger.exception(
+            "the save hook failed for %s %s", log_value(request.operation), log_value(request.scope.resource)
+        )
         return WriteResult(0, error="save hook error")
     if not isinstance(result, WriteResult):
         logger.error("the save hook returned %s, not a WriteResult", type(result).__name__)
@@ -252,7 +254,9 @@ class Confirmation:
 
 
 def _identity_of_scope(scope: Scope, kind: str, name: str, uid: str = "") -> ObjectIdentity:
-    return ObjectIdentity(api_version=scope.api_version, kind=kind, name=name, namespace=scope.namespace or None, uid=uid)
+    return ObjectIdentity(
+        api_version=scope.api_version, kind=kind, name=name, namespace=scope.namespace or None, uid=uid
+    )
 
 
 def _write_outcome(result: WriteResult, success: OutcomeKind, redacted: tuple[str, ...] = ()) -> Outcome:
@@ -294,7 +298,9 @@ def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
     body = pending.body
     redacted = secret_value_paths(body)
     scope = create_scope(target.scope, pending)
-    result = _call_hook(target.hook, WriteRequest("create", target.principal, scope, target.projection, target.api, body=body))
+    result = _call_hook(
+        target.hook, WriteRequest("create", target.principal, scope, target.projection, target.api, body=body)
+    )
     outcome = result if isinstance(result, Outcome) else _write_outcome(result, OutcomeKind.CREATED, redacted)
     uid = "" if isinstance(result, Outcome) else (result.uid or "")
     publish(
@@ -318,8 +324,13 @@ def delete(target: EditorTarget, pending: PendingDelete, kind: str) -> Outcome:
     """DELETE the object the person selected, bound to its uid (and version, when captured)."""
     scope = delete_scope(target.scope, pending)
     request = WriteRequest(
-        "delete", target.principal, scope, target.projection, target.api,
-        uid=pending.uid, resource_version=pending.resource_version,
+        "delete",
+        target.principal,
+        scope,
+        target.projection,
+        target.api,
+        uid=pending.uid,
+        resource_version=pending.resource_version,
     )
     result = _call_hook(target.hook, request)
     outcome = result if isinstance(result, Outcome) else _write_outcome(result, OutcomeKind.DELETED)

@@ -14,7 +14,6 @@ from typing import Any
 
 from blinker import Namespace
 
-
 from ..principal import Principal
 from ..proxies import current_app_or_none
 from ..scope import Scope

@@ -39,14 +39,13 @@ from ..htmx import PAGE_HEADER
 from ..runtime import runtime
 from ..ui.binding import Binding, Refusal, bind
 from ..ui.page import ListSpec
+from .editor import editor_state, settings_of
 from .flow import SaveFlow
 from .fragments import review_fragment
 from .outcomes import Outcome, OutcomeKind
-from .staging import CreatePolicy, CreateRejected, PendingCreate, PendingDelete, Staging, StagingError
-from .editor import editor_state, settings_of
 from .perform import EditorTarget, create_scope, delete_scope, save_review
+from .staging import CreatePolicy, CreateRejected, PendingCreate, PendingDelete, Staging, StagingError
 from .writer import object_scope
-
 
 STAGING_STATE: t.Final = "krm.staging"
 
@@ -106,7 +105,9 @@ class ReviewViews:
                 return 422, {"": Outcome(OutcomeKind.REFUSED, detail=str(rejected))}
             where = create_scope(scope, PendingCreate("", validated))
             if not runtime().decide(binding.principal, where, binding.component.projection, "create").allowed:
-                return 403, {"": not_permitted(f"You may not create {scope.resource} in {where.namespace or 'this cluster'}.")}
+                return 403, {
+                    "": not_permitted(f"You may not create {scope.resource} in {where.namespace or 'this cluster'}.")
+                }
             staging.stage_create(validated, policy, namespace=scope.namespace or None)
             return 200, {}
 
@@ -120,7 +121,9 @@ class ReviewViews:
                 return 404, {}
             metadata = server.get("metadata") or {}
             name = str(metadata.get("name") or "")
-            pending = PendingDelete(uid, name, metadata.get("namespace") or None, request.form.get("resource_version") or None)
+            pending = PendingDelete(
+                uid, name, metadata.get("namespace") or None, request.form.get("resource_version") or None
+            )
             where = delete_scope(binding.component.scope, pending)
             if not runtime().decide(binding.principal, where, binding.component.projection, "delete").allowed:
                 return 403, {"": not_permitted(f"You may not delete {name}.")}

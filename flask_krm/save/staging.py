@@ -223,9 +223,7 @@ class Staging:
         self._creates[pending.draft_id] = pending
         return pending
 
-    def update_create(
-        self, draft_id: str, body: Any, policy: CreatePolicy, *, namespace: str | None
-    ) -> PendingCreate:
+    def update_create(self, draft_id: str, body: Any, policy: CreatePolicy, *, namespace: str | None) -> PendingCreate:
         """Replace a pending create's body (validated again); its last outcome is cleared."""
         self._create(draft_id)
         pending = PendingCreate(draft_id, policy.validate(body, namespace=namespace))

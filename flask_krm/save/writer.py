@@ -124,7 +124,9 @@ class KubeWriter:
 
     def send_merge_patch(self, path: str, body: Mapping[str, Any]) -> Answer:
         """PATCH ``body`` to ``path`` as a JSON merge patch; both preconditions must be in it."""
-        return self.request("PATCH", path, body=body, content_type=MERGE_PATCH, query={"fieldManager": self._field_manager})
+        return self.request(
+            "PATCH", path, body=body, content_type=MERGE_PATCH, query={"fieldManager": self._field_manager}
+        )
 
     def delete(self, scope: Scope, *, uid: str, resource_version: str | None = None) -> Answer:
         """DELETE object ``scope.name`` only if it is still the object ``uid`` (and at that version)."""
@@ -144,7 +146,9 @@ class KubeWriter:
     def create(self, scope: Scope, body: Mapping[str, Any]) -> Answer:
         """POST ``body`` (sanitized by a ``CreatePolicy``) into ``scope``'s collection."""
         return self.request(
-            "POST", collection_path(replace(scope, name="", label_selector="")), body=body,
+            "POST",
+            collection_path(replace(scope, name="", label_selector="")),
+            body=body,
             query={"fieldManager": self._field_manager},
         )
 
@@ -179,7 +183,9 @@ class KubeWriter:
                 body=body,
                 auth_settings=["BearerToken"],
             )
-            response = self._api.call_api(method, url, header_params=headers, body=payload, _request_timeout=self._timeout)
+            response = self._api.call_api(
+                method, url, header_params=headers, body=payload, _request_timeout=self._timeout
+            )
             data: bytes = response.read()  # type: ignore[no-untyped-call]
         except ApiException as exc:  # the client's wrapping of TLS failures
             return Answer(0, error=f"ApiException {exc.status}")
@@ -291,7 +297,9 @@ class WriteResult:
         """Keep only what the save flow needs from ``answer``; the raw object is dropped."""
         metadata = answer.body.get("metadata") if answer.ok and answer.body else None
         uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
-        return cls(answer.code, answer.status, written_version(answer), uid if isinstance(uid, str) else None, answer.error)
+        return cls(
+            answer.code, answer.status, written_version(answer), uid if isinstance(uid, str) else None, answer.error
+        )
 
 
 SaveHook = Callable[[WriteRequest], WriteResult]

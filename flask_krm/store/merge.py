@@ -170,9 +170,7 @@ class _Merger:
         self.record(path, theirs)
         return ours
 
-    def keyed(
-        self, path: Path, ours_path: Path, base: Any, ours: list[Any], theirs: Any, keys: tuple[str, ...]
-    ) -> Any:
+    def keyed(self, path: Path, ours_path: Path, base: Any, ours: list[Any], theirs: Any, keys: tuple[str, ...]) -> Any:
         """The keyed list merged item by item, or None when a side is not a valid keyed list."""
         base_items = base if type(base) is list else []
         their_items = theirs if type(theirs) is list else []

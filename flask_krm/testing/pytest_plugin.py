@@ -376,7 +376,9 @@ class LiveEditor:
         self.page.wait_until(lambda: self.stream == "live", timeout, "the editor to be live")
         return self
 
-    def wait_until(self, condition: Callable[[LiveEditor], bool], timeout: float = DEFAULT_TIMEOUT, what: str = "") -> LiveEditor:
+    def wait_until(
+        self, condition: Callable[[LiveEditor], bool], timeout: float = DEFAULT_TIMEOUT, what: str = ""
+    ) -> LiveEditor:
         """Wait until ``condition(editor)`` holds, as the page's channel updates the editor."""
         self.page.wait_until(lambda: condition(self), timeout, what)
         return self

@@ -42,6 +42,7 @@ if t.TYPE_CHECKING:
     from ..store import LiveResourceStore
     from .feeds import Feed
 
+
 @dataclass(frozen=True, slots=True)
 class EditorContext:
     """Everything an action needs about the editor it was invoked on."""

@@ -40,4 +40,3 @@ def krm_script(nonce: str | None = None) -> Markup:
         for name in files
     ]
     return Markup("\n").join(tags)
-

@@ -159,7 +159,10 @@ def _fresh_add_row(component: Component, map_path: Path) -> str:
     """An empty add row for the map at ``map_path``, replacing the one just used."""
     fid = component.element_id(map_path)
     row = render_template_fragment(
-        "krm/map_add_row.html", fid=fid, map_path_json=path_json(map_path), label=" › ".join(map(str, map_path)),
+        "krm/map_add_row.html",
+        fid=fid,
+        map_path_json=path_json(map_path),
+        label=" › ".join(map(str, map_path)),
         edit_url=request.path,
     )
     return partial(f"{fid}-add", row, swap="outerHTML")

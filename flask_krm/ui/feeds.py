@@ -27,8 +27,8 @@ from ..events import Event, Reset, StreamError, Synced
 from .render import CONNECTING, StreamStatus
 
 if t.TYPE_CHECKING:
-    from ..subscriptions import Subscription
     from ..store import LiveResourceStore
+    from ..subscriptions import Subscription
 
 log = logging.getLogger("flask_krm")
 

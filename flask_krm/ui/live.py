@@ -44,7 +44,6 @@ from .state import FIRST_PAINT_WAIT, RENDER_HOLD
 PAGE_KEY: t.Final = "flask_krm.page"
 
 
-
 def _scope(value: t.Any) -> Scope:
     if isinstance(value, Scope):
         return value
@@ -201,4 +200,3 @@ def _live(component: Component, template: str) -> Markup:
         else [],
     )
     return Markup(render_template(template, **context))
-

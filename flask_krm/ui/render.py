@@ -191,9 +191,7 @@ def render_list_body(
                 ),
             )
         )
-    return render_template_fragment(
-        "krm/list_body.html", component=component, spec=spec, status=status, rows=rows
-    )
+    return render_template_fragment("krm/list_body.html", component=component, spec=spec, status=status, rows=rows)
 
 
 # --------------------------------------------------------------------------------- editors --
@@ -343,7 +341,9 @@ def render_editor_body(
         return _render_editor(component, status, None, removed)
     uid = edited.uid
     if store is None or uid is None:
-        return cache.get_or_render(("editor", component.id, status, None), lambda: _render_editor(component, status, None))
+        return cache.get_or_render(
+            ("editor", component.id, status, None), lambda: _render_editor(component, status, None)
+        )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
         return _render_editor(component, status, state)

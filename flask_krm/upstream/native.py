@@ -296,7 +296,11 @@ class NativeWatch:
         path = collection_path(replace(self.scope, name="", label_selector=""))
         try:
             method, url, headers, _, _ = self.api.param_serialize(
-                "GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+                "GET",
+                path,
+                query_params=query,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
             )
             response: urllib3.BaseHTTPResponse = self.api.call_api(
                 method, url, header_params=headers, _request_timeout=timeout

@@ -454,7 +454,9 @@ class Reflector:
                 body = json.loads(data) if data else {}
             except ValueError:
                 body = {}
-            raise _HttpStatus(response.status, body if isinstance(body, Mapping) else {}, _retry_after(response.headers))
+            raise _HttpStatus(
+                response.status, body if isinstance(body, Mapping) else {}, _retry_after(response.headers)
+            )
         return response
 
     def _watch_request(self, query: list[tuple[str, str]]) -> urllib3.BaseHTTPResponse:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..events import Event, encode_body, frame
-from ..ops import Bookmark, Change, ContinuityLost, SourceOp, Snapshot
+from ..ops import Bookmark, Change, ContinuityLost, Snapshot, SourceOp
 from ..projection import DEFAULT_PROJECTION
 from ..scope import Scope, parse_scope
 from ..sse import comment
@@ -65,9 +65,7 @@ def tombstone_object(obj: Mapping[str, Any]) -> dict[str, Any]:
     """``obj`` with ``metadata.uid`` removed: a delete without a trustworthy identity."""
     out = dict(obj)
     metadata = obj.get("metadata")
-    out["metadata"] = (
-        {k: v for k, v in metadata.items() if k != "uid"} if isinstance(metadata, Mapping) else {}
-    )
+    out["metadata"] = {k: v for k, v in metadata.items() if k != "uid"} if isinstance(metadata, Mapping) else {}
     return out
 
 
@@ -164,9 +162,7 @@ def run_connection(engine: StreamEngine, ops: Sequence[SourceOp]) -> Iterator[Ev
 
 def render_connection(engine: StreamEngine, ops: Sequence[SourceOp]) -> bytes:
     """One connection's SSE frames, ``seq`` from 1."""
-    return b"".join(
-        frame(seq, encode_body(event)) for seq, event in enumerate(run_connection(engine, ops), start=1)
-    )
+    return b"".join(frame(seq, encode_body(event)) for seq, event in enumerate(run_connection(engine, ops), start=1))
 
 
 def render_fixture(

@@ -139,7 +139,12 @@ def new_configmap(core: kubernetes.client.CoreV1Api, prefix: str, data: dict[str
 
 
 def create_configmap(core: kubernetes.client.CoreV1Api, name: str, data: dict[str, str], **metadata: t.Any) -> None:
-    body: dict[str, t.Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}, "data": data}
+    body: dict[str, t.Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, **metadata},
+        "data": data,
+    }
     core.create_namespaced_config_map(NAMESPACE, t.cast(t.Any, body))
 
 

@@ -110,7 +110,9 @@ def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> 
 
     @app.get("/deployments/<name>")
     def deployment(name: str) -> str:
-        return render_template_string(EDITOR_PAGE, scope=DEPLOYMENTS, name=name, projection=deployment_projection, title=name)
+        return render_template_string(
+            EDITOR_PAGE, scope=DEPLOYMENTS, name=name, projection=deployment_projection, title=name
+        )
 
     krm = KrmStream()
 
@@ -130,7 +132,9 @@ def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> 
     if saving:
         creates = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
         app.register_blueprint(ReviewViews(policies={("", "configmaps"): creates}).blueprint())
-        app.jinja_env.loader = ChoiceLoader([DictLoader({"krm/list.html": MANAGED_LIST}), t.cast(t.Any, app.jinja_env.loader)])
+        app.jinja_env.loader = ChoiceLoader(
+            [DictLoader({"krm/list.html": MANAGED_LIST}), t.cast(t.Any, app.jinja_env.loader)]
+        )
     else:
         krm.editor_action("show-draft", label="Show draft")(show_draft)
     return app, krm

@@ -56,7 +56,9 @@ def main() -> int:
     stopping = gevent.event.Event()
     with contextlib.ExitStack() as stack:
         saving = bool(given)  # a simulator run by the caller is the saving tests' own
-        kubeconfig = given[0] if saving else stack.enter_context(KubeSimulator(demo=True, demo_tick=None)).kubeconfig_path
+        kubeconfig = (
+            given[0] if saving else stack.enter_context(KubeSimulator(demo=True, demo_tick=None)).kubeconfig_path
+        )
         app, krm = create_app(kubeconfig, tempfile.mkdtemp(prefix="krm-browser-"), saving=saving)
         server = WSGIServer(("127.0.0.1", 0), TrafficRecorder(app, traffic), log=None)
         server.start()

@@ -147,7 +147,9 @@ def test_a_second_tab_shows_the_same_draft(context: BrowserContext, core: kubern
 
 def test_hostile_values_are_shown_as_text_and_run_nothing(page: Page, core: kubernetes.client.CoreV1Api) -> None:
     name = unique("xss")
-    create_configmap(core, name, {"greeting": XSS_SCRIPT, "attr": XSS_ATTR}, labels={"app": "x"}, annotations={"note": XSS_ATTR})
+    create_configmap(
+        core, name, {"greeting": XSS_SCRIPT, "attr": XSS_ATTR}, labels={"app": "x"}, annotations={"note": XSS_ATTR}
+    )
     dialogs: list[str] = []
 
     def dismiss(dialog: Dialog) -> None:
@@ -221,10 +223,15 @@ def test_copies_of_a_secret_in_annotations_are_shown_as_withheld(
     token, copied = f"t0ken-{name}", f"c0pied-{name}"
 
     def kapp_copy(value: str) -> str:
-        return json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"token": value}})
+        return json.dumps(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"token": value}}
+        )
 
     secret: dict[str, t.Any] = {
-        "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "stringData": {"token": token},
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "stringData": {"token": token},
         "metadata": {"name": name, "annotations": {"kapp.k14s.io/original": kapp_copy(token), "owner": "payments"}},
     }
     core.create_namespaced_secret(NAMESPACE, t.cast(t.Any, secret))
@@ -239,7 +246,12 @@ def test_copies_of_a_secret_in_annotations_are_shown_as_withheld(
         page.screenshot(path=os.path.join(os.environ["KRM_SCREENSHOTS"], "secret-annotation-copy.png"), full_page=True)
     traffic = server.traffic_bytes()
     assert b"kapp.k14s.io/original" in traffic and b"(revision 2)" in traffic
-    for needle in (token, copied, base64.b64encode(token.encode()).decode(), base64.b64encode(copied.encode()).decode()):
+    for needle in (
+        token,
+        copied,
+        base64.b64encode(token.encode()).decode(),
+        base64.b64encode(copied.encode()).decode(),
+    ):
         assert needle.encode() not in traffic, f"{needle!r} was sent to the browser"
         assert needle not in page.content()
 

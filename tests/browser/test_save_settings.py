@@ -12,10 +12,10 @@ from flask import Flask
 from flask_krm import KrmStream
 from flask_krm.events import Redaction, Upsert
 from flask_krm.projection import project
-from flask_krm.scope import parse_scope
-from flask_krm.save.outcomes import OutcomeKind, OutcomeTexts
 from flask_krm.runtime import runtime
 from flask_krm.save.editor import settings_of
+from flask_krm.save.outcomes import OutcomeKind, OutcomeTexts
+from flask_krm.scope import parse_scope
 from flask_krm.sessions import DraftRegistry, Limits
 from flask_krm.store import DEFAULT_POLICY, LiveResourceStore, RecoveryCopies, RecoveryCopy, identity_of
 from flask_krm.ui.page import EditorSpec, make_component
@@ -79,8 +79,14 @@ def test_copy_out_is_the_draft_without_what_kubernetes_assigns_and_never_a_withh
     raw = {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": "creds", "namespace": "app", "uid": "u-1", "resourceVersion": "7",
-                     "creationTimestamp": "2025-01-01T00:00:00Z", "labels": {"team": "a", "old": "x"}},
+        "metadata": {
+            "name": "creds",
+            "namespace": "app",
+            "uid": "u-1",
+            "resourceVersion": "7",
+            "creationTimestamp": "2025-01-01T00:00:00Z",
+            "labels": {"team": "a", "old": "x"},
+        },
         "type": "Opaque",
         "data": {"token": "c2VjcmV0LXZhbHVl"},
     }

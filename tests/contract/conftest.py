@@ -117,7 +117,9 @@ def viewer(kube_server: Any) -> Iterator[kubernetes.client.ApiClient]:
 def namespace(admin: kubernetes.client.ApiClient) -> Iterator[str]:
     """A fresh namespace, deleted after the test."""
     name = unique_name("contract")
-    created = request(admin, "POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    created = request(
+        admin, "POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
     assert created.status == 201, created.body
     yield name
     deleted = request(admin, "DELETE", f"/api/v1/namespaces/{name}")

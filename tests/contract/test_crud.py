@@ -22,7 +22,10 @@ def _deployment(name: str) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": {
             "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]},
+            },
         },
     }
 
@@ -42,13 +45,24 @@ def test_create_sets_identity_version_and_timestamp(admin: kubernetes.client.Api
     assert fetched == created
 
 
-def test_generation_starts_at_one_for_deployments_and_custom_resources(admin: kubernetes.client.ApiClient, namespace: str) -> None:
-    deployment = request(admin, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body=_deployment("web")).body
+def test_generation_starts_at_one_for_deployments_and_custom_resources(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
+    deployment = request(
+        admin, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body=_deployment("web")
+    ).body
     assert deployment["metadata"]["generation"] == 1
     assert deployment["spec"]["replicas"] == 1 and deployment["spec"]["strategy"]["type"] == "RollingUpdate"
     flunder = kubernetes.client.CustomObjectsApi(admin).create_namespaced_custom_object(
-        *FLUNDERS[:2], namespace, FLUNDERS[2],
-        {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "f"}, "spec": {"reference": "x"}},
+        *FLUNDERS[:2],
+        namespace,
+        FLUNDERS[2],
+        {
+            "apiVersion": "wardle.example.com/v1alpha1",
+            "kind": "Flunder",
+            "metadata": {"name": "f"},
+            "spec": {"reference": "x"},
+        },
     )
     assert flunder["metadata"]["generation"] == 1
     assert flunder["spec"] == {"reference": "x"}
@@ -76,9 +90,14 @@ def test_not_found_status(admin: kubernetes.client.ApiClient, namespace: str) ->
     status = status_of(caught.value)
     assert caught.value.status == 404
     assert status == {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": 'configmaps "missing" not found', "reason": "NotFound",
-        "details": {"name": "missing", "kind": "configmaps"}, "code": 404,
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'configmaps "missing" not found',
+        "reason": "NotFound",
+        "details": {"name": "missing", "kind": "configmaps"},
+        "code": 404,
     }
     reply = request(admin, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/missing")
     assert reply.body["message"] == 'deployments.apps "missing" not found'
@@ -102,7 +121,9 @@ def test_create_in_a_missing_namespace(admin: kubernetes.client.ApiClient) -> No
     assert reply.body["message"] == f'namespaces "{missing}" not found'
 
 
-def test_delete_returns_success_status_and_the_object_is_gone(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+def test_delete_returns_success_status_and_the_object_is_gone(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
     core = kubernetes.client.CoreV1Api(admin)
     created = core.create_namespaced_config_map(namespace, configmap("doomed"))
     result = core.delete_namespaced_config_map("doomed", namespace)
@@ -112,8 +133,12 @@ def test_delete_returns_success_status_and_the_object_is_gone(admin: kubernetes.
 
 
 def test_secret_string_data_is_folded_into_data(admin: kubernetes.client.ApiClient, namespace: str) -> None:
-    secret = request(admin, "POST", f"/api/v1/namespaces/{namespace}/secrets",
-                     body={"metadata": {"name": "s"}, "stringData": {"password": "hunter2"}}).body
+    secret = request(
+        admin,
+        "POST",
+        f"/api/v1/namespaces/{namespace}/secrets",
+        body={"metadata": {"name": "s"}, "stringData": {"password": "hunter2"}},
+    ).body
     assert secret["data"] == {"password": "aHVudGVyMg=="}
     assert secret["type"] == "Opaque"
     assert "stringData" not in secret
@@ -121,9 +146,16 @@ def test_secret_string_data_is_folded_into_data(admin: kubernetes.client.ApiClie
 
 def test_custom_resource_crud(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     custom = kubernetes.client.CustomObjectsApi(admin)
-    body = {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "f"}, "spec": {"reference": "a"}}
+    body = {
+        "apiVersion": "wardle.example.com/v1alpha1",
+        "kind": "Flunder",
+        "metadata": {"name": "f"},
+        "spec": {"reference": "a"},
+    }
     custom.create_namespaced_custom_object(*FLUNDERS[:2], namespace, FLUNDERS[2], body)
-    patched = custom.patch_namespaced_custom_object(*FLUNDERS[:2], namespace, FLUNDERS[2], "f", {"spec": {"reference": "b"}})
+    patched = custom.patch_namespaced_custom_object(
+        *FLUNDERS[:2], namespace, FLUNDERS[2], "f", {"spec": {"reference": "b"}}
+    )
     assert patched["spec"]["reference"] == "b" and patched["metadata"]["generation"] == 2
     listed = custom.list_namespaced_custom_object(*FLUNDERS[:2], namespace, FLUNDERS[2])
     assert listed["kind"] == "FlunderList"

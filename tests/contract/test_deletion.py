@@ -29,24 +29,37 @@ def test_uid_precondition_mismatch(admin: kubernetes.client.ApiClient, namespace
     assert caught.value.status == 409 and status["reason"] == "Conflict"
     assert status["message"] == (
         f'Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition ({OTHER_UID}) does not match '
-        f'the UID in record ({created["metadata"]["uid"]}). The object might have been deleted and then recreated'
+        f"the UID in record ({created['metadata']['uid']}). The object might have been deleted and then recreated"
     )
     assert status["details"] == {"name": "a", "kind": "ConfigMap"}
     assert request(admin, "GET", f"/api/v1/namespaces/{namespace}/configmaps/a").status == 200
 
 
-def test_resource_version_precondition_mismatch(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]) -> None:
+def test_resource_version_precondition_mismatch(
+    admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]
+) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps/a"
     request(admin, "PATCH", path, body={"data": {"k": "w"}}, content_type=MERGE_PATCH)
     stale = created["metadata"]["resourceVersion"]
-    reply = request(admin, "DELETE", path, body={"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"resourceVersion": stale}})
+    reply = request(
+        admin,
+        "DELETE",
+        path,
+        body={"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"resourceVersion": stale}},
+    )
     assert reply.status == 409
-    assert reply.body["message"].startswith(f'Operation cannot be fulfilled on ConfigMap "a": the ResourceVersion in the precondition ({stale}) does not match')
+    assert reply.body["message"].startswith(
+        f'Operation cannot be fulfilled on ConfigMap "a": the ResourceVersion in the precondition ({stale}) does not match'
+    )
 
 
-def test_matching_preconditions_delete(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]) -> None:
+def test_matching_preconditions_delete(
+    admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]
+) -> None:
     preconditions = {"uid": created["metadata"]["uid"], "resourceVersion": created["metadata"]["resourceVersion"]}
-    reply = request(admin, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/a", body={"preconditions": preconditions})
+    reply = request(
+        admin, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/a", body={"preconditions": preconditions}
+    )
     assert reply.status == 200 and reply.body["details"]["uid"] == created["metadata"]["uid"]
 
 
@@ -62,17 +75,26 @@ def test_finalizers_make_deletion_two_phase(admin: kubernetes.client.ApiClient, 
         terminating = events.next()
         assert terminating["type"] == "MODIFIED" and terminating["object"]["metadata"]["deletionTimestamp"]
         assert request(admin, "GET", f"{path}/held").status == 200
-        refused = request(admin, "PATCH", f"{path}/held", body={"metadata": {"finalizers": ["example.com/hold", "x.com/more"]}},
-                          content_type=MERGE_PATCH)
+        refused = request(
+            admin,
+            "PATCH",
+            f"{path}/held",
+            body={"metadata": {"finalizers": ["example.com/hold", "x.com/more"]}},
+            content_type=MERGE_PATCH,
+        )
         assert refused.status == 422
         assert refused.body["details"]["causes"][0]["field"] == "metadata.finalizers"
-        released = request(admin, "PATCH", f"{path}/held", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
+        released = request(
+            admin, "PATCH", f"{path}/held", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH
+        )
         assert released.status == 200
         deleted = events.next()
     assert deleted["type"] == "DELETED"
     assert deleted["object"]["metadata"]["uid"] == created["metadata"]["uid"]
     assert deleted["object"]["data"] == {"k": "v"}
-    assert int(deleted["object"]["metadata"]["resourceVersion"]) > int(terminating["object"]["metadata"]["resourceVersion"])
+    assert int(deleted["object"]["metadata"]["resourceVersion"]) > int(
+        terminating["object"]["metadata"]["resourceVersion"]
+    )
     assert request(admin, "GET", f"{path}/held").status == 404
 
 
@@ -90,7 +112,11 @@ def test_a_deleted_namespace_is_terminating(admin: kubernetes.client.ApiClient, 
         f'configmaps "late" is forbidden: unable to create new content in namespace {namespace} because it is being terminated'
     )
     assert refused.body["details"]["causes"] == [
-        {"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}
+        {
+            "reason": "NamespaceTerminating",
+            "message": f"namespace {namespace} is being terminated",
+            "field": "metadata.namespace",
+        }
     ]
     request(admin, "PATCH", f"{path}/held", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)
 
@@ -107,13 +133,19 @@ def test_delete_collection_by_selectors(admin: kubernetes.client.ApiClient, name
     request(admin, "POST", path, body=configmap("s", labels={"group": "g"}, finalizers=["example.com/hold"]))
     last = request(admin, "POST", path, body=configmap("t", labels={"group": "other"})).body
     with watch(admin, path, resourceVersion=last["metadata"]["resourceVersion"]) as events:
-        reply = request(admin, "DELETE", path, query=[("labelSelector", "group=g"), ("fieldSelector", "metadata.name!=r")])
+        reply = request(
+            admin, "DELETE", path, query=[("labelSelector", "group=g"), ("fieldSelector", "metadata.name!=r")]
+        )
         seen = events.take(3)
     assert reply.status == 200
     assert reply.body["kind"] == "ConfigMapList" and reply.body["apiVersion"] == "v1"
     assert _names(reply.body["items"]) == ["p", "q", "s"]
     assert "deletionTimestamp" not in reply.body["items"][2]["metadata"]  # the items as they were listed
-    assert sorted((event["type"], event["object"]["metadata"]["name"]) for event in seen) == [("DELETED", "p"), ("DELETED", "q"), ("MODIFIED", "s")]
+    assert sorted((event["type"], event["object"]["metadata"]["name"]) for event in seen) == [
+        ("DELETED", "p"),
+        ("DELETED", "q"),
+        ("MODIFIED", "s"),
+    ]
     remaining = request(admin, "GET", path).body["items"]
     assert _names(remaining) == ["r", "s", "t"] and remaining[1]["metadata"]["deletionTimestamp"]
     request(admin, "PATCH", f"{path}/s", body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH)

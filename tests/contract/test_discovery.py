@@ -21,7 +21,9 @@ def test_core_versions_and_groups(admin: kubernetes.client.ApiClient) -> None:
     assert groups["kind"] == "APIGroupList"
     by_name = {group["name"]: group for group in groups["groups"]}
     assert by_name["apps"]["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}
-    assert {"groupVersion": "wardle.example.com/v1alpha1", "version": "v1alpha1"} in by_name["wardle.example.com"]["versions"]
+    assert {"groupVersion": "wardle.example.com/v1alpha1", "version": "v1alpha1"} in by_name["wardle.example.com"][
+        "versions"
+    ]
     assert "authorization.k8s.io" in by_name
     assert request(admin, "GET", "/apis/apps").body["name"] == "apps"
 
@@ -29,7 +31,11 @@ def test_core_versions_and_groups(admin: kubernetes.client.ApiClient) -> None:
 def test_core_v1_resources(admin: kubernetes.client.ApiClient) -> None:
     resources = _resources(admin, "/api/v1")
     configmaps = resources["configmaps"]
-    assert configmaps["namespaced"] is True and configmaps["kind"] == "ConfigMap" and configmaps["singularName"] == "configmap"
+    assert (
+        configmaps["namespaced"] is True
+        and configmaps["kind"] == "ConfigMap"
+        and configmaps["singularName"] == "configmap"
+    )
     assert {"create", "delete", "get", "list", "patch", "update", "watch"} <= set(configmaps["verbs"])  # type: ignore[arg-type]
     assert "cm" in configmaps["shortNames"]  # type: ignore[operator]
     assert resources["namespaces"]["namespaced"] is False
@@ -68,17 +74,41 @@ def test_the_custom_resource_definition_carries_its_schema(admin: kubernetes.cli
 
 def test_verbs_storage_version_hashes_and_categories(admin: kubernetes.client.ApiClient) -> None:
     core = _resources(admin, "/api/v1")
-    assert core["configmaps"]["verbs"] == ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    assert core["configmaps"]["verbs"] == [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ]
     assert core["namespaces"]["verbs"] == ["create", "delete", "get", "list", "patch", "update", "watch"]
-    assert (core["configmaps"]["storageVersionHash"], core["secrets"]["storageVersionHash"]) == ("qFsyl6wFWjQ=", "S6u1pOWzb84=")
+    assert (core["configmaps"]["storageVersionHash"], core["secrets"]["storageVersionHash"]) == (
+        "qFsyl6wFWjQ=",
+        "S6u1pOWzb84=",
+    )
     assert core["namespaces"]["storageVersionHash"] == "Q3oi5N2YM8M="
     deployments = _resources(admin, "/apis/apps/v1")["deployments"]
     assert deployments["storageVersionHash"] == "8aSe+NMegvE=" and deployments["categories"] == ["all"]
     assert "deletecollection" in deployments["verbs"]  # type: ignore[operator]
     rbac = _resources(admin, "/apis/rbac.authorization.k8s.io/v1")
-    assert rbac["roles"]["storageVersionHash"] == "7FuwZcIIItM=" and rbac["clusterroles"]["storageVersionHash"] == "bYE5ZWDrJ44="
+    assert (
+        rbac["roles"]["storageVersionHash"] == "7FuwZcIIItM="
+        and rbac["clusterroles"]["storageVersionHash"] == "bYE5ZWDrJ44="
+    )
     flunders = _resources(admin, "/apis/wardle.example.com/v1alpha1")
-    assert flunders["flunders"]["verbs"] == ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
+    assert flunders["flunders"]["verbs"] == [
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "create",
+        "update",
+        "watch",
+    ]
     assert flunders["flunders"]["storageVersionHash"] == "UHqNx5H3K7A="
     assert "storageVersionHash" not in flunders["flunders/status"]
     definitions = _resources(admin, "/apis/apiextensions.k8s.io/v1")["customresourcedefinitions"]

@@ -34,11 +34,15 @@ def test_dry_run_create(admin: kubernetes.client.ApiClient, namespace: str) -> N
     assert request(admin, "GET", f"{_configmaps(namespace)}/dry").status == 404
     generated = request(admin, "POST", _configmaps(namespace), query=DRY, body={"metadata": {"generateName": "dry-"}})
     assert generated.status == 201 and generated.body["metadata"]["name"].startswith("dry-")
-    typed = kubernetes.client.CoreV1Api(admin).create_namespaced_config_map(namespace, configmap("typed"), dry_run="All")
+    typed = kubernetes.client.CoreV1Api(admin).create_namespaced_config_map(
+        namespace, configmap("typed"), dry_run="All"
+    )
     assert typed.metadata.name == "typed" and typed.metadata.resource_version is None
 
 
-def test_dry_run_create_is_validated(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]) -> None:
+def test_dry_run_create_is_validated(
+    admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any]
+) -> None:
     exists = request(admin, "POST", _configmaps(namespace), query=DRY, body=configmap("a"))
     assert exists.status == 409 and exists.body["reason"] == "AlreadyExists"
     bad_name = request(admin, "POST", _configmaps(namespace), query=DRY, body=configmap("Not_A_Name"))
@@ -63,7 +67,10 @@ def test_dry_run_delete(admin: kubernetes.client.ApiClient, namespace: str, crea
     reply = request(admin, "DELETE", path, query=DRY)
     assert reply.status == 200
     assert reply.body == {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
         "details": {"name": "a", "kind": "configmaps", "uid": created["metadata"]["uid"]},
     }
     assert request(admin, "GET", path).status == 200
@@ -79,7 +86,9 @@ def test_dry_run_delete_of_an_object_with_finalizers(admin: kubernetes.client.Ap
     assert reply.body["metadata"]["deletionTimestamp"] and reply.body["metadata"]["deletionGracePeriodSeconds"] == 0
     assert reply.body["metadata"]["resourceVersion"] == held["metadata"]["resourceVersion"]
     assert "deletionTimestamp" not in request(admin, "GET", path).body["metadata"]
-    assert request(admin, "PATCH", path, body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH).status == 200
+    assert (
+        request(admin, "PATCH", path, body={"metadata": {"finalizers": None}}, content_type=MERGE_PATCH).status == 200
+    )
 
 
 def test_dry_run_delete_of_a_namespace(admin: kubernetes.client.ApiClient, namespace: str) -> None:
@@ -93,7 +102,12 @@ def test_dry_runs_emit_no_events(admin: kubernetes.client.ApiClient, namespace: 
     path = _configmaps(namespace)
     with watch(admin, path, resourceVersion=created["metadata"]["resourceVersion"]) as events:
         assert request(admin, "POST", path, query=DRY, body=configmap("dry")).status == 201
-        assert request(admin, "PATCH", f"{path}/a", query=DRY, body={"data": {"k": "dry"}}, content_type=MERGE_PATCH).status == 200
+        assert (
+            request(
+                admin, "PATCH", f"{path}/a", query=DRY, body={"data": {"k": "dry"}}, content_type=MERGE_PATCH
+            ).status
+            == 200
+        )
         assert request(admin, "DELETE", f"{path}/a", query=DRY).status == 200
         real = request(admin, "PATCH", f"{path}/a", body={"data": {"k": "real"}}, content_type=MERGE_PATCH).body
         event = events.next()
@@ -103,18 +117,44 @@ def test_dry_runs_emit_no_events(admin: kubernetes.client.ApiClient, namespace: 
 
 @pytest.mark.parametrize(
     ("method", "kind", "value"),
-    [("POST", "CreateOptions", "Bogus"), ("POST", "CreateOptions", ""), ("PATCH", "PatchOptions", "Bogus"), ("PUT", "UpdateOptions", "all"), ("DELETE", "DeleteOptions", "Bogus")],
+    [
+        ("POST", "CreateOptions", "Bogus"),
+        ("POST", "CreateOptions", ""),
+        ("PATCH", "PatchOptions", "Bogus"),
+        ("PUT", "UpdateOptions", "all"),
+        ("DELETE", "DeleteOptions", "Bogus"),
+    ],
 )
-def test_unsupported_dry_run_values(admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any], method: str, kind: str, value: str) -> None:
+def test_unsupported_dry_run_values(
+    admin: kubernetes.client.ApiClient, namespace: str, created: dict[str, Any], method: str, kind: str, value: str
+) -> None:
     path = _configmaps(namespace) if method == "POST" else f"{_configmaps(namespace)}/a"
     body = {"PATCH": {"data": {"k": "x"}}, "POST": configmap("b"), "PUT": created, "DELETE": None}[method]
-    reply = request(admin, method, path, query=[("dryRun", value)], body=body, content_type=MERGE_PATCH if method == "PATCH" else "application/json")
+    reply = request(
+        admin,
+        method,
+        path,
+        query=[("dryRun", value)],
+        body=body,
+        content_type=MERGE_PATCH if method == "PATCH" else "application/json",
+    )
     assert reply.status == 422
     detail = f'Unsupported value: ["{value}"]: supported values: "All"'
     assert reply.body == {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": f'{kind}.meta.k8s.io "" is invalid: dryRun: {detail}', "reason": "Invalid",
-        "details": {"group": "meta.k8s.io", "kind": kind, "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}]},
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'{kind}.meta.k8s.io "" is invalid: dryRun: {detail}',
+        "reason": "Invalid",
+        "details": {
+            "group": "meta.k8s.io",
+            "kind": kind,
+            "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}],
+        },
         "code": 422,
     }
-    assert request(admin, "GET", f"{_configmaps(namespace)}/a").body["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    assert (
+        request(admin, "GET", f"{_configmaps(namespace)}/a").body["metadata"]["resourceVersion"]
+        == created["metadata"]["resourceVersion"]
+    )

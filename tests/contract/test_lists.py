@@ -65,17 +65,26 @@ def test_label_selectors(admin: kubernetes.client.ApiClient, labelled: str, sele
 def test_field_selectors(admin: kubernetes.client.ApiClient, labelled: str) -> None:
     assert _names(admin, labelled, fieldSelector="metadata.name=c") == ["c"]
     assert _names(admin, labelled, fieldSelector="metadata.name!=c") == ["a", "b", "d"]
-    body = request(admin, "GET", "/api/v1/configmaps", query=[("fieldSelector", f"metadata.namespace={labelled},metadata.name=b")]).body
+    body = request(
+        admin, "GET", "/api/v1/configmaps", query=[("fieldSelector", f"metadata.namespace={labelled},metadata.name=b")]
+    ).body
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in body["items"]] == [(labelled, "b")]
 
 
 def test_bad_selectors_are_bad_requests(admin: kubernetes.client.ApiClient, labelled: str) -> None:
-    unsupported = request(admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("fieldSelector", "data.k=a")])
+    unsupported = request(
+        admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("fieldSelector", "data.k=a")]
+    )
     assert unsupported.status == 400 and unsupported.body["reason"] == "BadRequest"
-    assert unsupported.body["message"] == '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    assert (
+        unsupported.body["message"]
+        == '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
     on_secrets = request(admin, "GET", f"/api/v1/namespaces/{labelled}/secrets", query=[("fieldSelector", "data.k=a")])
     assert on_secrets.status == 400 and on_secrets.body["message"] == "field label not supported: data.k"
-    malformed = request(admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("labelSelector", "app in web")])
+    malformed = request(
+        admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("labelSelector", "app in web")]
+    )
     assert malformed.status == 400 and malformed.body["reason"] == "BadRequest"
     assert malformed.body["message"] == "unable to parse requirement: found 'web' expected: '('"
 
@@ -96,7 +105,9 @@ def test_pagination_is_a_consistent_snapshot(admin: kubernetes.client.ApiClient,
 
 
 def test_pagination_with_a_selector_has_no_remaining_count(admin: kubernetes.client.ApiClient, labelled: str) -> None:
-    page = request(admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("limit", 1), ("labelSelector", "app")]).body
+    page = request(
+        admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("limit", 1), ("labelSelector", "app")]
+    ).body
     assert len(page["items"]) == 1 and page["metadata"]["continue"]
     assert "remainingItemCount" not in page["metadata"]
 
@@ -116,14 +127,23 @@ def test_exact_resource_version_lists_the_past(admin: kubernetes.client.ApiClien
     request(admin, "DELETE", f"{path}/d")
     past = request(admin, "GET", path, query=[("resourceVersion", before), ("resourceVersionMatch", "Exact")]).body
     assert past["metadata"]["resourceVersion"] == before
-    assert [(i["metadata"]["name"], i["data"]["k"]) for i in past["items"]] == [("a", "a"), ("b", "b"), ("c", "c"), ("d", "d")]
-    latest = request(admin, "GET", path, query=[("resourceVersion", before), ("resourceVersionMatch", "NotOlderThan")]).body
+    assert [(i["metadata"]["name"], i["data"]["k"]) for i in past["items"]] == [
+        ("a", "a"),
+        ("b", "b"),
+        ("c", "c"),
+        ("d", "d"),
+    ]
+    latest = request(
+        admin, "GET", path, query=[("resourceVersion", before), ("resourceVersionMatch", "NotOlderThan")]
+    ).body
     assert int(latest["metadata"]["resourceVersion"]) > int(before)
     assert [(i["metadata"]["name"], i["data"]["k"]) for i in latest["items"]] == [("a", "new"), ("b", "b"), ("c", "c")]
 
 
 def test_resource_version_match_needs_a_resource_version(admin: kubernetes.client.ApiClient, labelled: str) -> None:
-    reply = request(admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("resourceVersionMatch", "Exact")])
+    reply = request(
+        admin, "GET", f"/api/v1/namespaces/{labelled}/configmaps", query=[("resourceVersionMatch", "Exact")]
+    )
     assert reply.status == 422
     assert reply.body["reason"] == "Invalid"
     assert reply.body["details"]["kind"] == "ListOptions" and reply.body["details"]["group"] == "meta.k8s.io"
@@ -150,5 +170,7 @@ def test_a_list_at_resource_version_0_ignores_the_limit(admin: kubernetes.client
     for match in ([], [("resourceVersionMatch", "NotOlderThan")]):
         reply = request(admin, "GET", path, query=[("resourceVersion", "0"), ("limit", "1"), *match])
         assert reply.status == 200
-        assert [item["metadata"]["name"] for item in reply.body["items"]] == [item["metadata"]["name"] for item in everything]
+        assert [item["metadata"]["name"] for item in reply.body["items"]] == [
+            item["metadata"]["name"] for item in everything
+        ]
         assert "continue" not in reply.body["metadata"] and "remainingItemCount" not in reply.body["metadata"]

@@ -18,14 +18,19 @@ def _current(admin: kubernetes.client.ApiClient) -> int:
     return int(request(admin, "GET", "/api/v1/namespaces", query=[("limit", 1)]).body["metadata"]["resourceVersion"])
 
 
-def test_reads_at_a_future_version_time_out(kube_server: Any, admin: kubernetes.client.ApiClient, namespace: str) -> None:
+def test_reads_at_a_future_version_time_out(
+    kube_server: Any, admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
     """kube-apiserver waits about 3 s for the version to arrive, then answers 504 (the three reads wait together)."""
     request(admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("a"))
     before = _current(admin)
     future = str(before + 100_000)
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    reads = [(f"{path}/a", [("resourceVersion", future)]), (path, [("resourceVersion", future)]),
-             (path, [("resourceVersion", future), ("resourceVersionMatch", "Exact")])]
+    reads = [
+        (f"{path}/a", [("resourceVersion", future)]),
+        (path, [("resourceVersion", future)]),
+        (path, [("resourceVersion", future), ("resourceVersionMatch", "Exact")]),
+    ]
 
     def read(target: tuple[str, list[tuple[str, str]]]) -> Reply:
         with kube_server.api_client("admin") as client:
@@ -38,20 +43,36 @@ def test_reads_at_a_future_version_time_out(kube_server: Any, admin: kubernetes.
         current = int(reply.body["message"].rsplit(" ", 1)[1])
         assert current >= before
         assert reply.body == {
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": f"Timeout: Too large resource version: {future}, current: {current}", "reason": "Timeout",
-            "details": {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1},
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": f"Timeout: Too large resource version: {future}, current: {current}",
+            "reason": "Timeout",
+            "details": {
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            },
             "code": 504,
         }
 
 
-def test_a_read_waits_for_a_version_about_to_arrive(kube_server: Any, admin: kubernetes.client.ApiClient, namespace: str) -> None:
+def test_a_read_waits_for_a_version_about_to_arrive(
+    kube_server: Any, admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
     next_version = str(_current(admin) + 1)
     replies: list[Reply] = []
 
     def read() -> None:
         with kube_server.api_client("admin") as client:
-            replies.append(request(client, "GET", f"/api/v1/namespaces/{namespace}/configmaps", query=[("resourceVersion", next_version)]))
+            replies.append(
+                request(
+                    client,
+                    "GET",
+                    f"/api/v1/namespaces/{namespace}/configmaps",
+                    query=[("resourceVersion", next_version)],
+                )
+            )
 
     reader = threading.Thread(target=read)
     reader.start()
@@ -73,9 +94,16 @@ def test_a_watch_from_a_future_version_stays_silent(admin: kubernetes.client.Api
 
 def test_history_reaches_back_to_the_first_version(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     """Until a compaction, every version since the server started can be listed and watched from."""
-    first = request(admin, "GET", "/api/v1/namespaces", query=[("resourceVersion", "1"), ("resourceVersionMatch", "Exact")])
+    first = request(
+        admin, "GET", "/api/v1/namespaces", query=[("resourceVersion", "1"), ("resourceVersionMatch", "Exact")]
+    )
     assert first.status == 200
-    assert first.body == {"kind": "NamespaceList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": []}
+    assert first.body == {
+        "kind": "NamespaceList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": "1"},
+        "items": [],
+    }
     with watch(admin, "/api/v1/namespaces", resourceVersion="1") as events:
         replayed = events.until(lambda event: event["object"]["metadata"]["name"] == namespace)
     added = {event["object"]["metadata"]["name"] for event in replayed if event["type"] == "ADDED"}
@@ -84,7 +112,14 @@ def test_history_reaches_back_to_the_first_version(admin: kubernetes.client.ApiC
 
 def test_resource_versions_that_are_not_numbers(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     request(admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap("a"))
-    unwrapped = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": INVALID_SYNTAX, "code": 500}
+    unwrapped = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": INVALID_SYNTAX,
+        "code": 500,
+    }
     path = f"/api/v1/namespaces/{namespace}/configmaps"
     assert request(admin, "GET", f"{path}/a", query=[("resourceVersion", "abc")]).body == unwrapped
     watched = request(admin, "GET", path, query=[("watch", "1"), ("resourceVersion", "abc")])

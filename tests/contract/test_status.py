@@ -14,9 +14,19 @@ from .kube import MERGE_PATCH, request
 def deployment_path(admin: kubernetes.client.ApiClient, namespace: str) -> str:
     path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
     labels = {"app": "web"}
-    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {
-        "replicas": 2, "selector": {"matchLabels": labels},
-        "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]},
+            },
+        },
+    }
     created = request(admin, "POST", path, body=body)
     assert created.status == 201
     return f"{path}/web"
@@ -44,8 +54,11 @@ def test_status_is_ignored_on_the_main_resource(admin: kubernetes.client.ApiClie
 
 
 def test_status_endpoint_changes_only_status(admin: kubernetes.client.ApiClient, deployment_path: str) -> None:
-    updated = _patch(admin, f"{deployment_path}/status", {"status": {"observedGeneration": 1, "replicas": 2, "readyReplicas": 1},
-                                                          "spec": {"replicas": 9}})
+    updated = _patch(
+        admin,
+        f"{deployment_path}/status",
+        {"status": {"observedGeneration": 1, "replicas": 2, "readyReplicas": 1}, "spec": {"replicas": 9}},
+    )
     assert updated["status"]["readyReplicas"] == 1 and updated["status"]["observedGeneration"] == 1
     assert updated["spec"]["replicas"] == 2
     assert updated["metadata"]["generation"] == 1
@@ -56,8 +69,15 @@ def test_status_endpoint_changes_only_status(admin: kubernetes.client.ApiClient,
 def test_status_writes_follow_optimistic_concurrency(admin: kubernetes.client.ApiClient, deployment_path: str) -> None:
     version = request(admin, "GET", deployment_path).body["metadata"]["resourceVersion"]
     _patch(admin, deployment_path, {"spec": {"replicas": 1}})
-    reply = request(admin, "PATCH", f"{deployment_path}/status", body={"metadata": {"resourceVersion": version}, "status": {"replicas": 1}},
-                    content_type=MERGE_PATCH)
+    reply = request(
+        admin,
+        "PATCH",
+        f"{deployment_path}/status",
+        body={"metadata": {"resourceVersion": version}, "status": {"replicas": 1}},
+        content_type=MERGE_PATCH,
+    )
     assert reply.status == 409
-    assert reply.body["message"].startswith('Operation cannot be fulfilled on deployments.apps "web": the object has been modified')
+    assert reply.body["message"].startswith(
+        'Operation cannot be fulfilled on deployments.apps "web": the object has been modified'
+    )
     assert reply.body["details"] == {"name": "web", "group": "apps", "kind": "deployments"}

@@ -20,13 +20,17 @@ def _version(obj: dict[str, Any]) -> int:
 
 
 def _create(admin: kubernetes.client.ApiClient, namespace: str, name: str, **metadata: Any) -> dict[str, Any]:
-    reply = request(admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap(name, {"k": name}, **metadata))
+    reply = request(
+        admin, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body=configmap(name, {"k": name}, **metadata)
+    )
     assert reply.status == 201, reply.body
     return reply.body  # type: ignore[no-any-return]
 
 
 def _patch(admin: kubernetes.client.ApiClient, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
-    reply = request(admin, "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/{name}", body=body, content_type=MERGE_PATCH)
+    reply = request(
+        admin, "PATCH", f"/api/v1/namespaces/{namespace}/configmaps/{name}", body=body, content_type=MERGE_PATCH
+    )
     assert reply.status == 200, reply.body
     return reply.body  # type: ignore[no-any-return]
 
@@ -35,7 +39,12 @@ def test_framing_of_a_typed_watch(admin: kubernetes.client.ApiClient, namespace:
     core = kubernetes.client.CoreV1Api(admin)
     start = request(admin, "GET", f"/api/v1/namespaces/{namespace}/configmaps").body["metadata"]["resourceVersion"]
     response = core.list_namespaced_config_map(
-        namespace, watch=True, resource_version=start, timeout_seconds=10, _preload_content=False, _request_timeout=(5, 10)
+        namespace,
+        watch=True,
+        resource_version=start,
+        timeout_seconds=10,
+        _preload_content=False,
+        _request_timeout=(5, 10),
     )
     try:
         assert response.headers["Content-Type"] == "application/json"
@@ -57,14 +66,22 @@ def test_framing_of_a_typed_watch(admin: kubernetes.client.ApiClient, namespace:
     assert events[2]["object"]["data"] == {"k": "changed"}
 
 
-def test_watch_from_a_version_replays_later_changes_in_order(admin: kubernetes.client.ApiClient, namespace: str) -> None:
+def test_watch_from_a_version_replays_later_changes_in_order(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
     a = _create(admin, namespace, "a")
     _create(admin, namespace, "b")
     _patch(admin, namespace, "a", {"data": {"k": "a2"}})
     request(admin, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/b")
-    with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=a["metadata"]["resourceVersion"]) as events:
+    with watch(
+        admin, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=a["metadata"]["resourceVersion"]
+    ) as events:
         replayed = events.take(3)
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in replayed] == [("ADDED", "b"), ("MODIFIED", "a"), ("DELETED", "b")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in replayed] == [
+        ("ADDED", "b"),
+        ("MODIFIED", "a"),
+        ("DELETED", "b"),
+    ]
     assert replayed[1]["object"]["data"] == {"k": "a2"}
 
 
@@ -72,7 +89,9 @@ def test_streaming_list_ends_its_snapshot_with_a_bookmark(admin: kubernetes.clie
     _create(admin, namespace, "a")
     b = _create(admin, namespace, "b")
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    with watch(admin, path, sendInitialEvents="true", resourceVersionMatch="NotOlderThan", allowWatchBookmarks="true") as events:
+    with watch(
+        admin, path, sendInitialEvents="true", resourceVersionMatch="NotOlderThan", allowWatchBookmarks="true"
+    ) as events:
         snapshot = events.until(lambda event: event["type"] == "BOOKMARK")
         c = _create(admin, namespace, "c")
         live = events.until(lambda event: event["type"] != "BOOKMARK")
@@ -88,11 +107,15 @@ def test_streaming_list_ends_its_snapshot_with_a_bookmark(admin: kubernetes.clie
 
 def test_streaming_list_needs_not_older_than(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     with pytest.raises(ApiException) as caught:
-        with watch(admin, f"/api/v1/namespaces/{namespace}/configmaps", sendInitialEvents="true", allowWatchBookmarks="true"):
+        with watch(
+            admin, f"/api/v1/namespaces/{namespace}/configmaps", sendInitialEvents="true", allowWatchBookmarks="true"
+        ):
             pass
     assert caught.value.status == 422
     body = json.loads(caught.value.body)
-    assert body["message"].startswith('ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires')
+    assert body["message"].startswith(
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires'
+    )
 
 
 def test_watch_without_a_version_starts_with_synthetic_adds(admin: kubernetes.client.ApiClient, namespace: str) -> None:
@@ -109,7 +132,9 @@ def test_bookmark_before_the_watch_times_out(admin: kubernetes.client.ApiClient,
     """kube-apiserver sends a bookmark about two seconds before a watch's timeout (and about every minute)."""
     start = _create(admin, namespace, "a")
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    with watch(admin, path, resourceVersion=start["metadata"]["resourceVersion"], allowWatchBookmarks="true", timeoutSeconds=3) as events:
+    with watch(
+        admin, path, resourceVersion=start["metadata"]["resourceVersion"], allowWatchBookmarks="true", timeoutSeconds=3
+    ) as events:
         changed = _patch(admin, namespace, "a", {"data": {"k": "b"}})
         seen = events.until(lambda event: event["type"] == "BOOKMARK")
     assert seen[0]["type"] == "MODIFIED"
@@ -165,7 +190,9 @@ def test_label_selector_watch_sees_objects_enter_and_leave(admin: kubernetes.cli
 def test_field_selector_watch_on_one_name(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     start = _create(admin, namespace, "a")
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    with watch(admin, path, resourceVersion=start["metadata"]["resourceVersion"], fieldSelector="metadata.name=b") as events:
+    with watch(
+        admin, path, resourceVersion=start["metadata"]["resourceVersion"], fieldSelector="metadata.name=b"
+    ) as events:
         _create(admin, namespace, "c")
         _create(admin, namespace, "b")
         seen = events.next()
@@ -174,7 +201,9 @@ def test_field_selector_watch_on_one_name(admin: kubernetes.client.ApiClient, na
 
 def test_all_namespaces_watch(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     start = request(admin, "GET", "/api/v1/configmaps", query=[("limit", 1)]).body["metadata"]["resourceVersion"]
-    with watch(admin, "/api/v1/configmaps", resourceVersion=start, fieldSelector=f"metadata.namespace={namespace}") as events:
+    with watch(
+        admin, "/api/v1/configmaps", resourceVersion=start, fieldSelector=f"metadata.namespace={namespace}"
+    ) as events:
         _create(admin, namespace, "a")
         seen = events.next()
     assert seen["object"]["metadata"]["namespace"] == namespace
@@ -192,8 +221,9 @@ def test_the_official_watch_helper(admin: kubernetes.client.ApiClient, namespace
     _create(admin, namespace, "a")
     watcher = kubernetes.watch.Watch(return_type=object)
     core = kubernetes.client.CoreV1Api(admin)
-    for event in watcher.stream(core.list_namespaced_config_map, namespace, resource_version=start, timeout_seconds=5,
-                                _request_timeout=(5, 10)):
+    for event in watcher.stream(
+        core.list_namespaced_config_map, namespace, resource_version=start, timeout_seconds=5, _request_timeout=(5, 10)
+    ):
         assert event["type"] == "ADDED" and event["object"]["metadata"]["name"] == "a"
         break
     watcher.stop()

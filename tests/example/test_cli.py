@@ -78,12 +78,18 @@ def test_check_notes_a_reader_that_only_impersonation_can_serve(kube: KubeSimula
 
 def test_check_reports_an_unreachable_api_server_and_a_missing_resource(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "gone",
-        "clusters": [{"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}}],
-        "users": [{"name": "gone", "user": {"token": "x"}}],
-        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
-    }))
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "gone",
+                "clusters": [{"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}}],
+                "users": [{"name": "gone", "user": {"token": "x"}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+            }
+        )
+    )
     code, output = check(example(tmp_path, None, str(kubeconfig)))
     assert code == 1
     assert "Target cluster (kubeconfig " in output and ", current context)" in output
@@ -146,7 +152,12 @@ def test_streams_lists_a_running_servers_watches_and_page_channels(example_serve
     assert connected.wait(timeout=10)
     done = subprocess.run(
         [sys.executable, "-m", "flask", "--app", "example_app", "krm", "streams"],
-        cwd=ROOT, env=clean_environment(), capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert example_server.stop() == 0  # a clean shutdown ends the page's channel for good
     reader.join(timeout=10)
@@ -171,8 +182,14 @@ def test_streams_formats_json_streams_with_their_age() -> None:
         "pid": 7,
         "watches": [],
         "pages": [],
-        "streams": [{"scope": {"target": "t", "group": "apps", "version": "v1", "resource": "deployments", "namespace": "n"},
-                     "since": 100.0, "principal": "ada", "projection": "krm-spec/v1"}],
+        "streams": [
+            {
+                "scope": {"target": "t", "group": "apps", "version": "v1", "resource": "deployments", "namespace": "n"},
+                "since": 100.0,
+                "principal": "ada",
+                "projection": "krm-spec/v1",
+            }
+        ],
     }
     lines = list(format_status(status, now=165.0))
     assert lines == [

@@ -148,8 +148,15 @@ def test_a_fresh_clone_runs_the_readme_first_command(tmp_path: Path, busy_port_5
     environment = without_installers(tmp_path / "bin")
     try:
         # port 5000 is busy: the setup runs, then one line says what to do
-        busy = subprocess.run(shlex.split(command), cwd=clone, env=environment, capture_output=True, text=True,
-                              timeout=SETUP_TIMEOUT, check=False)
+        busy = subprocess.run(
+            shlex.split(command),
+            cwd=clone,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=SETUP_TIMEOUT,
+            check=False,
+        )
         assert busy.returncode != 0
         said = [line for line in busy.stderr.splitlines() if not line.startswith("make")]  # make adds its own
         assert len(said) == 5, busy.stderr
@@ -158,7 +165,7 @@ def test_a_fresh_clone_runs_the_readme_first_command(tmp_path: Path, busy_port_5
         assert re.fullmatch(r"setup: ready in \d+ s", said[2]), busy.stderr
         assert said[3:] == [
             "run: starting the example application",
-            'example_app: port 5000 on 127.0.0.1 is already in use (on macOS, the AirPlay Receiver uses port 5000); '
+            "example_app: port 5000 on 127.0.0.1 is already in use (on macOS, the AirPlay Receiver uses port 5000); "
             'stop what uses it, or choose another port: make run ARGS="--port 0" (a free one) or ARGS="--port 5001"',
         ], busy.stderr
         assert busy.stdout == ""
@@ -169,8 +176,14 @@ def test_a_fresh_clone_runs_the_readme_first_command(tmp_path: Path, busy_port_5
         assert advised
         stderr = tmp_path / "run.stderr"
         with stderr.open("w") as errors:
-            server = subprocess.Popen(shlex.split(advised.group(1)), cwd=clone, env=environment,
-                                      stdout=subprocess.PIPE, stderr=errors, start_new_session=True)
+            server = subprocess.Popen(
+                shlex.split(advised.group(1)),
+                cwd=clone,
+                env=environment,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                start_new_session=True,
+            )
         try:
             banner = read_banner(server, timeout=SETUP_TIMEOUT)
             text = "\n".join(banner)

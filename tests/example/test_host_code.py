@@ -84,8 +84,13 @@ def test_the_scope_policy_serves_the_example_kinds_in_its_namespaces_only() -> N
 def write_request(operation: t.Literal["patch", "create"], document: dict[str, t.Any]) -> WriteRequest:
     intent = SaveIntent("uid-1", "7", document) if operation == "patch" else None
     return WriteRequest(
-        operation, principal("editor"), DEPLOYMENTS.scope("cluster", "demo", "web"), "krm-spec/v1", t.cast(t.Any, None),
-        intent=intent, body=document if operation == "create" else None,
+        operation,
+        principal("editor"),
+        DEPLOYMENTS.scope("cluster", "demo", "web"),
+        "krm-spec/v1",
+        t.cast(t.Any, None),
+        intent=intent,
+        body=document if operation == "create" else None,
     )
 
 
@@ -113,7 +118,13 @@ def test_the_save_hook_refuses_too_many_replicas_before_any_write() -> None:
 
 @pytest.mark.parametrize(
     "document",
-    [{"spec": {"replicas": 10}}, {"spec": {"replicas": None}}, {"spec": None}, {"data": {"a": "b"}}, {"spec": {"replicas": True}}],
+    [
+        {"spec": {"replicas": 10}},
+        {"spec": {"replicas": None}},
+        {"spec": None},
+        {"data": {"a": "b"}},
+        {"spec": {"replicas": True}},
+    ],
 )
 def test_the_save_hook_delegates_everything_else(document: dict[str, t.Any]) -> None:
     written: list[WriteRequest] = []
@@ -124,11 +135,17 @@ def test_the_save_hook_delegates_everything_else(document: dict[str, t.Any]) -> 
 
 def test_the_audit_page_lists_write_attempts_with_their_outcome_and_diff(app: Flask, client: FlaskClient) -> None:
     record = AuditRecord(
-        principal="editor", target="cluster", operation="patch",
-        identity=ObjectIdentity("v1", "Secret", "db-credentials", "demo", "uid-9"), outcome="saved-pending",
-        diff=({"op": "replace", "path": "/metadata/labels/tier", "value": "<b>gold</b>"},
-              {"op": "add", "path": "/data/password", "redacted": True}),
-        redacted_paths=("/data/password",), resource_version="12",
+        principal="editor",
+        target="cluster",
+        operation="patch",
+        identity=ObjectIdentity("v1", "Secret", "db-credentials", "demo", "uid-9"),
+        outcome="saved-pending",
+        diff=(
+            {"op": "replace", "path": "/metadata/labels/tier", "value": "<b>gold</b>"},
+            {"op": "add", "path": "/data/password", "redacted": True},
+        ),
+        redacted_paths=("/data/password",),
+        resource_version="12",
     )
     write_attempted.send(app, record=record)
     write_attempted.send(Flask("another"), record=record)  # another application's writes are not ours
@@ -136,7 +153,7 @@ def test_the_audit_page_lists_write_attempts_with_their_outcome_and_diff(app: Fl
     sign_in(client, "viewer")
     page = client.get("/audit").get_data(as_text=True)
     assert "Secret demo/db-credentials" in page and "saved-pending" in page
-    assert "replace /metadata/labels/tier = \"\\u003cb\\u003egold\\u003c/b\\u003e\"" in page
+    assert 'replace /metadata/labels/tier = "\\u003cb\\u003egold\\u003c/b\\u003e"' in page
     assert "add /data/password (value withheld)" in page
     assert "<b>gold</b>" not in page
 
@@ -150,7 +167,11 @@ def csrf_token(client: FlaskClient) -> str:
 def sign_in(client: FlaskClient, user: str, password: str | None = None, next_url: str = "") -> t.Any:
     return client.post(
         "/sign-in" + (f"?next={next_url}" if next_url else ""),
-        data={"username": user, "password": user if password is None else password, "krm_csrf_token": csrf_token(client)},
+        data={
+            "username": user,
+            "password": user if password is None else password,
+            "krm_csrf_token": csrf_token(client),
+        },
     )
 
 

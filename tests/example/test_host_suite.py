@@ -11,9 +11,23 @@ from .conftest import ROOT, clean_environment
 
 def test_the_example_passes_its_host_tests_written_with_the_pytest_plugin() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "gevent.monkey", "--module", "pytest", "-q", "-p", "no:cacheprovider",
-         "tests/example/host_suite"],
-        cwd=ROOT, env=clean_environment(), capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "gevent.monkey",
+            "--module",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/example/host_suite",
+        ],
+        cwd=ROOT,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-2000:]
     assert re.search(r"\b6 passed\b", done.stdout), done.stdout[-2000:]

@@ -31,8 +31,19 @@ def kube() -> Iterator[KubeSimulator]:
 
 
 def test_a_given_kubeconfig_and_context_replace_the_simulator(kube: KubeSimulator, tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "example_app", "--port", "0", "--kubeconfig", kube.kubeconfig_path,
-               "--context", "editor", "--namespace", "demo-staging"]
+    command = [
+        sys.executable,
+        "-m",
+        "example_app",
+        "--port",
+        "0",
+        "--kubeconfig",
+        kube.kubeconfig_path,
+        "--context",
+        "editor",
+        "--namespace",
+        "demo-staging",
+    ]
     example = start_example(command, tmp_path, timeout=60)
     try:
         text = "\n".join(example.banner)
@@ -69,7 +80,12 @@ def test_the_kubeconfig_environment_variable_also_selects_a_cluster(kube: KubeSi
 def test_an_unknown_context_is_a_usage_error(kube: KubeSimulator) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "example_app", "--kubeconfig", kube.kubeconfig_path, "--context", "nope"],
-        cwd=ROOT, env=clean_environment(), capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert f"the kubeconfig {kube.kubeconfig_path} has no context 'nope' (it has: admin, editor, viewer" in done.stderr
@@ -80,7 +96,12 @@ def test_an_unreadable_kubeconfig_is_a_usage_error(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     done = subprocess.run(
         [sys.executable, "-m", "example_app", "--kubeconfig", str(missing)],
-        cwd=ROOT, env=clean_environment(), capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert f"example_app: cannot read the kubeconfig {missing}" in done.stderr
@@ -134,9 +155,19 @@ def test_the_readme_gunicorn_command_serves_the_example_and_shuts_it_down(kube: 
     }
     with (tmp_path / "gunicorn.log").open("w") as log:
         server = subprocess.Popen(
-            [str(Path(sys.executable).with_name("gunicorn")), *flags, "--bind", f"127.0.0.1:{port}",
-             "--graceful-timeout", "10", "example_app:create_app()"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                str(Path(sys.executable).with_name("gunicorn")),
+                *flags,
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--graceful-timeout",
+                "10",
+                "example_app:create_app()",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -150,7 +181,12 @@ def test_the_readme_gunicorn_command_serves_the_example_and_shuts_it_down(kube: 
         assert_first_paint_shows(opener, page.geturl(), page.read().decode(), "hello")
         streams = subprocess.run(
             [sys.executable, "-m", "flask", "--app", "example_app", "krm", "streams"],
-            cwd=ROOT, env=clean_environment(), capture_output=True, text=True, timeout=60, check=False,
+            cwd=ROOT,
+            env=clean_environment(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
         worker = re.search(r"Server process (\d+)\n  Upstream watches: (\d+)", streams.stdout)
         assert worker and int(worker.group(2)) >= 4, streams.stdout + streams.stderr

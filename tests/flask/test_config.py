@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from flask_krm import KrmStream, ScopePolicy
-from flask_krm import config
+from flask_krm import KrmStream, ScopePolicy, config
 
 from .conftest import allow, make_app
 

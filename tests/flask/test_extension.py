@@ -78,8 +78,7 @@ def test_shutdown_is_idempotent_and_refuses_later_streams(app: Flask, krm: KrmSt
     client.get("/login/admin")
     response = client.get("/krm/resource-stream/v1?target=demo&version=v1&resource=configmaps&namespace=app")
     assert response.data == (
-        b'data: {"seq":1,"type":"error","code":"INTERNAL","message":"the server is shutting down",'
-        b'"terminal":true}\n\n'
+        b'data: {"seq":1,"type":"error","code":"INTERNAL","message":"the server is shutting down","terminal":true}\n\n'
     )
 
 
@@ -104,9 +103,9 @@ def test_scope_from_refuses_a_target_that_is_not_configured(tmp_path: Path) -> N
         krm.scope_from("target=demo&version=v1&resource=configmaps&namespace=app")
     krm.plug_source("demo", lambda scope, projection, principal: [], app)
     with app.app_context():
-        assert krm.scope_from({"target": "demo", "version": "v1", "resource": "configmaps", "namespace": "app"}) == Scope(
-            target="demo", version="v1", resource="configmaps", namespace="app"
-        )
+        assert krm.scope_from(
+            {"target": "demo", "version": "v1", "resource": "configmaps", "namespace": "app"}
+        ) == Scope(target="demo", version="v1", resource="configmaps", namespace="app")
 
 
 def test_init_app_adds_the_krm_command_group(tmp_path: Path) -> None:

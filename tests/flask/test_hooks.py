@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typing as t
-
 from pathlib import Path
 
 import pytest

@@ -86,9 +86,7 @@ def app(tmp_path: Path, krm: KrmStream) -> Iterator[Flask]:
 
 
 @pytest.mark.parametrize("fixture", corpus.fixture_params("gateway"))
-def test_bytes_equal_the_golden_of_every_connection(
-    app: Flask, krm: KrmStream, fixture: dict[str, t.Any]
-) -> None:
+def test_bytes_equal_the_golden_of_every_connection(app: Flask, krm: KrmStream, fixture: dict[str, t.Any]) -> None:
     scripted = ScriptedFixture.load(fixture, corpus.bodies())
     script = Script(scripted.connections)
     krm.plug_source("demo", script, app)
@@ -112,8 +110,10 @@ def test_stream_headers_and_signals(app: Flask, krm: KrmStream) -> None:
     client.get("/login/viewer")
     opened: list[dict[str, t.Any]] = []
     closed: list[dict[str, t.Any]] = []
-    with signals.stream_opened.connected_to(lambda sender, **kw: opened.append(kw), app), \
-            signals.stream_closed.connected_to(lambda sender, **kw: closed.append(kw), app):
+    with (
+        signals.stream_opened.connected_to(lambda sender, **kw: opened.append(kw), app),
+        signals.stream_closed.connected_to(lambda sender, **kw: closed.append(kw), app),
+    ):
         response = client.get(f"{URL}?{QUERY}")
         assert response.headers.get("Content-Type") == "text/event-stream"
         for name, value in HEADERS:
@@ -190,8 +190,7 @@ def test_shutdown_ends_open_streams_with_a_terminal_event(app: Flask, krm: KrmSt
             krm.shutdown(app)
             rest = b"".join(chunks)
     assert rest == (
-        b'data: {"seq":4,"type":"error","code":"INTERNAL","message":"the server is shutting down",'
-        b'"terminal":true}\n\n'
+        b'data: {"seq":4,"type":"error","code":"INTERNAL","message":"the server is shutting down","terminal":true}\n\n'
     )
     assert reasons == ["shutdown"]
     assert held.closed == 1
@@ -277,7 +276,8 @@ def test_kubernetes_targets_need_a_monkey_patched_process(tmp_path: Path) -> Non
     krm = KrmStream(app, authorizer=lambda *args: True, client_loader=lambda target, principal: None)
     client = app.test_client()
     client.get("/login/admin")
-    with pytest.raises(RuntimeError, match=r"monkey-patched process: call 'from gevent import monkey; monkey.patch_all\(\)'"):
+    with pytest.raises(
+        RuntimeError, match=r"monkey-patched process: call 'from gevent import monkey; monkey.patch_all\(\)'"
+    ):
         client.get(f"{URL}?{QUERY}")
     krm.shutdown(app)
-

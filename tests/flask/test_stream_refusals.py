@@ -80,7 +80,10 @@ def test_a_failing_principal_loader_is_forbidden_with_a_generic_message(app: Fla
             "target=demo&version=v1&resource=configmaps&namespace=kube-system",
             "namespace 'kube-system' is not served here for 'configmaps'",
         ),
-        (f"{GOOD}&projection=krm-status/v1", "projection 'krm-status/v1' is unknown; use one of krm-raw/v1, krm-full/v1, krm-spec/v1"),
+        (
+            f"{GOOD}&projection=krm-status/v1",
+            "projection 'krm-status/v1' is unknown; use one of krm-raw/v1, krm-full/v1, krm-spec/v1",
+        ),
     ],
 )
 def test_scope_refusals_are_scope_invalid(
@@ -110,9 +113,7 @@ def test_the_default_projection_is_authorized_when_none_is_requested(
     assert authorizer.calls[-1][2] == "krm-spec/v1"
 
 
-def test_a_failing_authorizer_is_a_terminal_internal_error(
-    app: Flask, krm: KrmStream, signed_in: FlaskClient
-) -> None:
+def test_a_failing_authorizer_is_a_terminal_internal_error(app: Flask, krm: KrmStream, signed_in: FlaskClient) -> None:
     @krm.authorizer
     def broken(principal: Principal, scope: Scope, projection: str, verb: str) -> bool:
         raise ConnectionError("authz backend down at 10.0.0.7")

@@ -61,7 +61,9 @@ def namespace(kube: KubeSimulator) -> str:
     """A fresh namespace where ``editor`` may edit."""
     name = unique("save")
     admin = KubeWriter(kube.api_client("admin"))
-    assert admin.request("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}).ok
+    assert admin.request(
+        "POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    ).ok
     for obj in namespace_rbac_objects(name):
         assert admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{name}/rolebindings", body=obj).ok
     return name
@@ -110,7 +112,9 @@ class LiveFeed:
 def feeds() -> Iterator[Callable[..., LiveFeed]]:
     started: list[LiveFeed] = []
 
-    def start(store: LiveResourceStore, scope: Scope, api: kubernetes.client.ApiClient, projection: str = "krm-full/v1") -> LiveFeed:
+    def start(
+        store: LiveResourceStore, scope: Scope, api: kubernetes.client.ApiClient, projection: str = "krm-full/v1"
+    ) -> LiveFeed:
         feed = LiveFeed(store, scope, projection, api).start()
         started.append(feed)
         return feed
@@ -124,8 +128,11 @@ def unconditional_patch(kube: KubeSimulator, path: str, patch: dict[str, Any], u
     """A colleague's or controller's merge patch without preconditions (never sent by flask-krm)."""
     api = kube.api_client(user)
     method, url, headers, body, _ = api.param_serialize(
-        "PATCH", path, header_params={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
-        body=patch, auth_settings=["BearerToken"],
+        "PATCH",
+        path,
+        header_params={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
+        body=patch,
+        auth_settings=["BearerToken"],
     )
     response = api.call_api(method, url, header_params=headers, body=body)
     response.read()
@@ -134,7 +141,9 @@ def unconditional_patch(kube: KubeSimulator, path: str, patch: dict[str, Any], u
 
 def admin_delete(kube: KubeSimulator, path: str) -> bool:
     api = kube.api_client("admin")
-    method, url, headers, _, _ = api.param_serialize("DELETE", path, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+    method, url, headers, _, _ = api.param_serialize(
+        "DELETE", path, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+    )
     response = api.call_api(method, url, header_params=headers)
     response.read()
     return bool(200 <= response.status <= 299)
@@ -145,7 +154,12 @@ def new_store() -> LiveResourceStore:
 
 
 def editor_target(
-    kube: KubeSimulator, scope: Scope, *, user: str = "editor", projection: str | None = "krm-full/v1", hook: SaveHook = default_save
+    kube: KubeSimulator,
+    scope: Scope,
+    *,
+    user: str = "editor",
+    projection: str | None = "krm-full/v1",
+    hook: SaveHook = default_save,
 ) -> EditorTarget:
     return EditorTarget(Principal(user), scope, projection, kube.api_client(user), hook)
 

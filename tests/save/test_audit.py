@@ -75,9 +75,17 @@ def test_log_line_names_paths_never_values() -> None:
         principal="editor",
         target="dev",
         operation="patch",
-        identity=ObjectIdentity.of({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "team", "uid": "u-1"}}),
+        identity=ObjectIdentity.of(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "team", "uid": "u-1"}}
+        ),
         outcome="saved-pending",
-        diff=withhold([{"op": "replace", "path": "/data/token", "value": SECRET_VALUE}, {"op": "add", "path": "/metadata/labels/a", "value": "b"}], ["/data/token"]),
+        diff=withhold(
+            [
+                {"op": "replace", "path": "/data/token", "value": SECRET_VALUE},
+                {"op": "add", "path": "/metadata/labels/a", "value": "b"},
+            ],
+            ["/data/token"],
+        ),
         redacted_paths=("/data/token",),
     )
     line = record.log_line()
@@ -88,8 +96,11 @@ def test_log_line_names_paths_never_values() -> None:
 @given(st.text(), st.text(), st.lists(st.text(), max_size=4))
 def test_a_log_line_is_one_line_whatever_the_names_and_keys(name: str, namespace: str, keys: list[str]) -> None:
     record = AuditRecord(
-        principal="p", target="dev", operation="patch",
-        identity=ObjectIdentity("v1", "ConfigMap", name, namespace or None, "u"), outcome="invalid",
+        principal="p",
+        target="dev",
+        operation="patch",
+        identity=ObjectIdentity("v1", "ConfigMap", name, namespace or None, "u"),
+        outcome="invalid",
         diff=tuple({"op": "add", "path": pointer("data", key), "value": "v"} for key in keys),
     )
     line = record.log_line()
@@ -99,15 +110,28 @@ def test_a_log_line_is_one_line_whatever_the_names_and_keys(name: str, namespace
 
 @pytest.mark.parametrize(
     ("value", "written"),
-    [("demo/app-config", "demo/app-config"), ("a\nb", '"a\\nb"'), ("\x1b[2K", '"\\u001b[2K"'), ("a b", '"a b"'),
-     ("k=v", '"k=v"'), ("", '""'), ("\u2028", '"\\u2028"'), ("caf\u00e9", '"caf\\u00e9"'), ('"', '"\\""')],
+    [
+        ("demo/app-config", "demo/app-config"),
+        ("a\nb", '"a\\nb"'),
+        ("\x1b[2K", '"\\u001b[2K"'),
+        ("a b", '"a b"'),
+        ("k=v", '"k=v"'),
+        ("", '""'),
+        ("\u2028", '"\\u2028"'),
+        ("caf\u00e9", '"caf\\u00e9"'),
+        ('"', '"\\""'),
+    ],
 )
 def test_log_values_are_written_as_they_are_only_when_plain(value: str, written: str) -> None:
     assert log_value(value) == written
 
 
 def test_merge_patch_ops_without_the_original_object() -> None:
-    patch = {"metadata": {"uid": "u", "resourceVersion": "3", "labels": {"a/b": "1", "gone": None}}, "data": {"token": SECRET_VALUE}, "spec": {}}
+    patch = {
+        "metadata": {"uid": "u", "resourceVersion": "3", "labels": {"a/b": "1", "gone": None}},
+        "data": {"token": SECRET_VALUE},
+        "spec": {},
+    }
     ops = merge_patch_ops(patch, secret_value_paths({"kind": "Secret"}, patch))
     assert ops == (
         {"op": "add", "path": "/metadata/labels/a~1b", "value": "1"},
@@ -118,9 +142,16 @@ def test_merge_patch_ops_without_the_original_object() -> None:
 
 def test_annotations_holding_a_copy_of_a_secret_are_secret_value_paths() -> None:
     copy_of_it = json.dumps({"kind": "Secret", "data": {"token": SECRET_VALUE}})
-    secret = {"kind": "Secret", "metadata": {"annotations": {"kapp.k14s.io/original": "{}", "note": "x", "backup": copy_of_it}}}
+    secret = {
+        "kind": "Secret",
+        "metadata": {"annotations": {"kapp.k14s.io/original": "{}", "note": "x", "backup": copy_of_it}},
+    }
     paths = secret_value_paths(secret, {"metadata": {"annotations": {"other/copy": copy_of_it}}})
-    assert paths == ("/metadata/annotations/kapp.k14s.io~1original", "/metadata/annotations/backup", "/metadata/annotations/other~1copy")
+    assert paths == (
+        "/metadata/annotations/kapp.k14s.io~1original",
+        "/metadata/annotations/backup",
+        "/metadata/annotations/other~1copy",
+    )
     ops = merge_patch_ops({"metadata": {"annotations": {"backup": copy_of_it, "note": "y"}}}, paths)
     assert SECRET_VALUE not in json.dumps(ops)
     assert {"op": "add", "path": "/metadata/annotations/note", "value": "y"} in ops

@@ -80,7 +80,7 @@ def test_a_built_value_with_a_non_finite_number_is_refused(value: t.Any) -> None
     [
         ("{data", "Expecting property name enclosed in double quotes (line 1, column 2)"),
         ("", "Expecting value (line 1, column 1)"),
-        (b"[\"\x80\"]", "it is not UTF-8 text"),
+        (b'["\x80"]', "it is not UTF-8 text"),
     ],
 )
 def test_text_that_is_not_json_says_where(text: str | bytes, detail: str) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-from flask_krm.save.perform import save_edit
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
+from flask_krm.save.perform import save_edit
 from flask_krm.testing.simulator import WriteRequest as SimulatorWrite
 
 from .conftest import editor_target, new_store, wait_for

@@ -274,7 +274,11 @@ def test_invalid_causes_are_placed_at_their_fields(store: LiveResourceStore) -> 
     flow = SaveFlow(UID)
     store.set_value(UID, ("data", "a"), "2")
     begin_write(flow, store)
-    status = {"code": 422, "reason": "Invalid", "details": {"causes": [{"field": "data[a]", "reason": "FieldValueInvalid", "message": "bad"}]}}
+    status = {
+        "code": 422,
+        "reason": "Invalid",
+        "details": {"causes": [{"field": "data[a]", "reason": "FieldValueInvalid", "message": "bad"}]},
+    }
     done = flow.written(store, WriteVerdict.INVALID, status=status, code=422)
     assert isinstance(done, Done)
     assert [(c.path, c.message) for c in done.outcome.causes] == [(("data", "a"), "bad")]

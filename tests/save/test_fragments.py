@@ -37,7 +37,9 @@ def test_version_stale_uses_the_saving_guide_wording(app: Flask) -> None:
 
 
 def test_host_texts_override_the_defaults(app: Flask) -> None:
-    html = outcome_fragment("o", Outcome(OutcomeKind.SAVED_PENDING), OutcomeTexts({"saved-pending": "Sent <ok>"}), field_id)
+    html = outcome_fragment(
+        "o", Outcome(OutcomeKind.SAVED_PENDING), OutcomeTexts({"saved-pending": "Sent <ok>"}), field_id
+    )
     assert "Sent &lt;ok&gt;" in html and "<ok>" not in html
 
 
@@ -60,7 +62,11 @@ def test_invalid_causes_go_to_their_fields_and_old_errors_are_cleared(app: Flask
 
 
 def test_a_redacted_cause_never_shows_its_message(app: Flask) -> None:
-    status = {"details": {"causes": [{"field": "data[token]", "reason": "FieldValueInvalid", "message": "Invalid value: c2VjcmV0"}]}}
+    status = {
+        "details": {
+            "causes": [{"field": "data[token]", "reason": "FieldValueInvalid", "message": "Invalid value: c2VjcmV0"}]
+        }
+    }
     outcome = Outcome(OutcomeKind.INVALID, causes=field_causes(status, ("/data/token",)))
     html = outcome_fragment("o", outcome, OutcomeTexts(), field_id)
     assert "c2VjcmV0" not in html and "FieldValueInvalid" in html
@@ -69,12 +75,18 @@ def test_a_redacted_cause_never_shows_its_message(app: Flask) -> None:
 def test_conflicts_link_to_their_fields(app: Flask) -> None:
     outcome = Outcome(OutcomeKind.DRAFT_CONFLICT, conflicts=(("metadata", "labels", "app.kubernetes.io/name"),))
     html = outcome_fragment("o", outcome, OutcomeTexts(), field_id)
-    assert '<a href="#f-metadata-labels-app.kubernetes.io/name-field">/metadata/labels/app.kubernetes.io~1name</a>' in html
+    assert (
+        '<a href="#f-metadata-labels-app.kubernetes.io/name-field">/metadata/labels/app.kubernetes.io~1name</a>' in html
+    )
 
 
 def test_unavailable_names_the_replacement_and_offers_the_recovery_copy(app: Flask) -> None:
-    copy = RecoveryCopy(Identity("uid-1", "v1", "ConfigMap", "app", "team"), {"data": {"a": "mine"}}, {"data": {"a": "mine"}}, 1.0)
-    html = outcome_fragment("o", Outcome(OutcomeKind.UNAVAILABLE, replacement_uid="uid-2"), OutcomeTexts(), field_id, recovery=copy)
+    copy = RecoveryCopy(
+        Identity("uid-1", "v1", "ConfigMap", "app", "team"), {"data": {"a": "mine"}}, {"data": {"a": "mine"}}, 1.0
+    )
+    html = outcome_fragment(
+        "o", Outcome(OutcomeKind.UNAVAILABLE, replacement_uid="uid-2"), OutcomeTexts(), field_id, recovery=copy
+    )
     assert "This configuration was removed. A replacement must be opened separately." in html
     assert "uid-2" in html
     assert json.dumps({"data": {"a": "mine"}}, indent=2).replace('"', "&#34;") in html
@@ -83,11 +95,13 @@ def test_unavailable_names_the_replacement_and_offers_the_recovery_copy(app: Fla
 def test_review_lists_every_pending_item_with_its_outcome(app: Flask) -> None:
     items = [
         ReviewItem("delete", "uid-9", "old"),
-        ReviewItem("create", "draft-1", "new", outcome=Outcome(OutcomeKind.REJECTED, http_status=409, detail="AlreadyExists")),
+        ReviewItem(
+            "create", "draft-1", "new", outcome=Outcome(OutcomeKind.REJECTED, http_status=409, detail="AlreadyExists")
+        ),
         ReviewItem("edit", "uid-1", "app", (("data", "a"), ("data", "b"))),
     ]
     html = review_fragment("r", items, OutcomeTexts(), save_url="/save", discard_url="/discard")
-    assert html.count('data-krm-review-kind=') == 3
+    assert html.count("data-krm-review-kind=") == 3
     assert "Kubernetes refused the request" in html and "2 fields" in html
     assert html.count("krm-review-discard") == 2
     assert 'hx-post="/save"' in html

@@ -17,12 +17,11 @@ from flask_login import LoginManager, login_user
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
 from flask_krm.csrf import HEADER
 from flask_krm.native import NativeProxy
-from flask_krm.upstream.native import NativePathError, native_collection_url, native_object_url, parse_native_path
 from flask_krm.save.publish import write_attempted
 from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
-
+from flask_krm.upstream.native import NativePathError, native_collection_url, native_object_url, parse_native_path
 from tests.users import User
 
 from .conftest import unconditional_patch
@@ -43,7 +42,9 @@ def app(tmp_path: Path, kube: KubeSimulator, namespace: str) -> Iterator[Flask]:
         login_user(User(name))
         return krm.csrf_token()
 
-    krm = KrmStream(app, authorizer=lambda *_: True, client_loader=lambda target, principal: kube.api_client(principal.name))
+    krm = KrmStream(
+        app, authorizer=lambda *_: True, client_loader=lambda target, principal: kube.api_client(principal.name)
+    )
     policy = ScopePolicy(
         targets=frozenset({"dev"}),
         resources=(AllowedResource(group="", resource="configmaps"), AllowedResource(group="", resource="secrets")),
@@ -63,7 +64,8 @@ def signed_in(app: Flask, user: str = "editor") -> tuple[FlaskClient, dict[str, 
 @pytest.fixture
 def configmap(kube: KubeSimulator, namespace: str) -> dict[str, t.Any]:
     answer = KubeWriter(kube.api_client("admin")).request(
-        "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
         body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "1"}},
     )
     assert answer.ok and answer.body is not None
@@ -77,7 +79,11 @@ def current(kube: KubeSimulator, namespace: str, name: str = "app", resource: st
 
 
 def conditional(obj: dict[str, t.Any], patch: dict[str, t.Any]) -> str:
-    metadata = {**patch.get("metadata", {}), "uid": obj["metadata"]["uid"], "resourceVersion": obj["metadata"]["resourceVersion"]}
+    metadata = {
+        **patch.get("metadata", {}),
+        "uid": obj["metadata"]["uid"],
+        "resourceVersion": obj["metadata"]["resourceVersion"],
+    }
     return json.dumps({**patch, "metadata": metadata})
 
 
@@ -92,7 +98,13 @@ def test_urls_and_paths() -> None:
     assert parse_native_path("apis/apps/v1/namespaces/app/deployments/web", target="dev") == Scope(
         target="dev", group="apps", version="v1", resource="deployments", namespace="app", name="web"
     )
-    for refused in ("api/v1/namespaces/app/pods/web/exec", "api", "version", "api/v1/namespaces/../secrets", "api/v1/namespaces/app/Pods"):
+    for refused in (
+        "api/v1/namespaces/app/pods/web/exec",
+        "api",
+        "version",
+        "api/v1/namespaces/../secrets",
+        "api/v1/namespaces/app/Pods",
+    ):
         with pytest.raises(NativePathError):
             parse_native_path(refused, target="dev")
 
@@ -103,7 +115,8 @@ def test_a_conditional_merge_patch_is_forwarded_as_the_person_and_answers_204(ap
     with write_attempted.connected_to(lambda sender, **kw: records.append(kw["record"])):
         response = client.patch(
             f"/k8s/api/v1/namespaces/{namespace}/configmaps/app",
-            data=conditional(configmap, {"data": {"a": "native"}}), headers={**headers, "Content-Type": MERGE},
+            data=conditional(configmap, {"data": {"a": "native"}}),
+            headers={**headers, "Content-Type": MERGE},
         )
     assert response.status_code == 204 and response.get_data() == b""
     assert current(kube, namespace)["data"] == {"a": "native"}
@@ -114,11 +127,17 @@ def test_the_kubernetes_answer_keeps_its_category(app, kube, namespace, configma
     client, headers = signed_in(app)
     stale = conditional(configmap, {"data": {"a": "x"}})
     unconditional_patch(kube, f"/api/v1/namespaces/{namespace}/configmaps/app", {"data": {"b": "other"}})
-    conflict = client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=stale, headers={**headers, "Content-Type": MERGE})
+    conflict = client.patch(
+        f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=stale, headers={**headers, "Content-Type": MERGE}
+    )
     assert conflict.status_code == 409 and conflict.get_json()["reason"] == "Conflict"
     viewer, viewer_headers = signed_in(app, "viewer")
     fresh = conditional(current(kube, namespace), {"data": {"a": "x"}})
-    denied = viewer.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=fresh, headers={**viewer_headers, "Content-Type": MERGE})
+    denied = viewer.patch(
+        f"/k8s/api/v1/namespaces/{namespace}/configmaps/app",
+        data=fresh,
+        headers={**viewer_headers, "Content-Type": MERGE},
+    )
     assert denied.status_code == 403 and denied.get_json()["reason"] == "Forbidden"
     assert current(kube, namespace)["data"] == {"a": "1", "b": "other"}
 
@@ -137,17 +156,29 @@ def test_the_kubernetes_answer_keeps_its_category(app, kube, namespace, configma
         (MERGE, "{not json", 400, "not JSON"),
     ],
 )
-def test_refused_patches_never_reach_kubernetes(app, kube, namespace, configmap, content_type, body, status, needle) -> None:
+def test_refused_patches_never_reach_kubernetes(
+    app, kube, namespace, configmap, content_type, body, status, needle
+) -> None:
     client, headers = signed_in(app)
     uid, version = configmap["metadata"]["uid"], configmap["metadata"]["resourceVersion"]
     bodies = {
         None: conditional(configmap, {"data": {"a": "x"}}),
         "UID_ONLY": json.dumps({"metadata": {"uid": uid}, "data": {"a": "x"}}),
         "MANAGED_FIELDS": json.dumps({"metadata": {"uid": uid, "resourceVersion": version, "managedFields": None}}),
-        "LAST_APPLIED": json.dumps({"metadata": {"uid": uid, "resourceVersion": version, "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}}}),
+        "LAST_APPLIED": json.dumps(
+            {
+                "metadata": {
+                    "uid": uid,
+                    "resourceVersion": version,
+                    "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+                }
+            }
+        ),
     }
     response = client.patch(
-        f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=bodies.get(body, body), headers={**headers, "Content-Type": content_type}
+        f"/k8s/api/v1/namespaces/{namespace}/configmaps/app",
+        data=bodies.get(body, body),
+        headers={**headers, "Content-Type": content_type},
     )
     assert response.status_code == status and needle in response.get_json()["message"]
     assert current(kube, namespace)["metadata"]["resourceVersion"] == version
@@ -158,16 +189,34 @@ def test_paths_methods_and_parameters_outside_the_proxy_are_refused(app, kube, n
     patch = conditional(configmap, {"data": {"a": "x"}})
     merge = {**headers, "Content-Type": MERGE}
     assert client.patch("/k8s/api/v1/namespaces/other/configmaps/app", data=patch, headers=merge).status_code == 403
-    assert client.patch(f"/k8s/apis/apps/v1/namespaces/{namespace}/deployments/app", data=patch, headers=merge).status_code == 403
-    assert client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app/status", data=patch, headers=merge).status_code == 404
+    assert (
+        client.patch(f"/k8s/apis/apps/v1/namespaces/{namespace}/deployments/app", data=patch, headers=merge).status_code
+        == 403
+    )
+    assert (
+        client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app/status", data=patch, headers=merge).status_code
+        == 404
+    )
     assert client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps", data=patch, headers=merge).status_code == 405
-    assert client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app?dryRun=All", data=patch, headers=merge).status_code == 400
-    assert client.put(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=patch, headers=merge).status_code == 405
+    assert (
+        client.patch(
+            f"/k8s/api/v1/namespaces/{namespace}/configmaps/app?dryRun=All", data=patch, headers=merge
+        ).status_code
+        == 400
+    )
+    assert (
+        client.put(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=patch, headers=merge).status_code == 405
+    )
     assert client.delete(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", headers=headers).status_code == 405
     assert client.post(f"/k8s/api/v1/namespaces/{namespace}/configmaps", data=patch, headers=merge).status_code == 405
     assert client.get(f"/k8s/api/v1/namespaces/{namespace}/configmaps?server=evil").status_code == 400
     assert client.get("/k8s/api/v1/namespaces/kube-system/configmaps").status_code == 403
-    assert client.patch(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=patch, headers={"Content-Type": MERGE}).status_code == 400  # no CSRF token
+    assert (
+        client.patch(
+            f"/k8s/api/v1/namespaces/{namespace}/configmaps/app", data=patch, headers={"Content-Type": MERGE}
+        ).status_code
+        == 400
+    )  # no CSRF token
     assert current(kube, namespace)["metadata"]["resourceVersion"] == configmap["metadata"]["resourceVersion"]
 
 
@@ -187,10 +236,15 @@ def test_reads_are_native_and_never_carry_the_servers_credentials(app, kube, nam
 
 
 def test_a_native_secret_patch_is_audited_without_its_values(app, kube, namespace, caplog) -> None:
-    created = KubeWriter(kube.api_client("admin")).request(
-        "POST", f"/api/v1/namespaces/{namespace}/secrets",
-        body={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"token": "b2xk"}},
-    ).body
+    created = (
+        KubeWriter(kube.api_client("admin"))
+        .request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/secrets",
+            body={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"token": "b2xk"}},
+        )
+        .body
+    )
     assert created is not None
     client, headers = signed_in(app)
     caplog.set_level(logging.DEBUG)
@@ -198,11 +252,14 @@ def test_a_native_secret_patch_is_audited_without_its_values(app, kube, namespac
     with write_attempted.connected_to(lambda sender, **kw: records.append(kw["record"])):
         response = client.patch(
             f"/k8s/api/v1/namespaces/{namespace}/secrets/creds",
-            data=conditional(dict(created), {"data": {"token": ENCODED}}), headers={**headers, "Content-Type": MERGE},
+            data=conditional(dict(created), {"data": {"token": ENCODED}}),
+            headers={**headers, "Content-Type": MERGE},
         )
     assert response.status_code == 204 and response.get_data() == b""
     assert current(kube, namespace, "creds", "secrets")["data"] == {"token": ENCODED}
-    assert records[0].redacted_paths == ("/data/token",) and records[0].diff == ({"op": "add", "path": "/data/token", "redacted": True},)
+    assert records[0].redacted_paths == ("/data/token",) and records[0].diff == (
+        {"op": "add", "path": "/data/token", "redacted": True},
+    )
     assert ENCODED not in caplog.text + repr(records) and PLAIN not in caplog.text
 
 
@@ -214,6 +271,8 @@ def test_a_watch_is_relayed_line_by_line(app, kube, namespace, configmap) -> Non
     )
     assert response.status_code == 200
     events = [json.loads(line) for line in response.get_data(as_text=True).splitlines() if line.strip()]
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events if e["type"] != "BOOKMARK"] == [("ADDED", "app")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events if e["type"] != "BOOKMARK"] == [
+        ("ADDED", "app")
+    ]
     watched = client.get(f"/k8s/api/v1/namespaces/{namespace}/configmaps/app?watch=true")
     assert watched.status_code == 400

@@ -9,11 +9,11 @@ import typing as t
 import pytest
 
 from flask_krm.events import Reset, StreamError, Synced, Upsert
-from flask_krm.upstream.native import ConnectionState, NativeItem, NativeWatch, StateChange
 from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import Scope
 from flask_krm.store import LiveResourceStore
 from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.upstream.native import ConnectionState, NativeItem, NativeWatch, StateChange
 
 from .conftest import wait_for
 from .test_races import admin_patch, create_configmap
@@ -90,7 +90,8 @@ def test_list_then_watch_resume_without_a_snapshot_and_relist_on_410(kube, names
 
 def test_native_objects_are_unprojected(kube, namespace, runners) -> None:
     answer = KubeWriter(kube.api_client("admin")).request(
-        "POST", f"/api/v1/namespaces/{namespace}/secrets",
+        "POST",
+        f"/api/v1/namespaces/{namespace}/secrets",
         body={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"token": "dmFsdWU="}},
     )
     assert answer.ok
@@ -123,20 +124,22 @@ def test_an_unreachable_server_exhausts_the_bounded_retries(kube, namespace, run
     assert runner.states().count(ConnectionState.RETRYING) == 2
 
 
-def test_a_native_editor_saves_with_native_validation_and_recovers_with_a_native_read(kube, namespace, runners, caplog) -> None:
+def test_a_native_editor_saves_with_native_validation_and_recovers_with_a_native_read(
+    kube, namespace, runners, caplog
+) -> None:
     import logging
 
-    from flask_krm.save.perform import save_edit
     from flask_krm.save.flow import SaveFlow
     from flask_krm.save.outcomes import OutcomeKind
+    from flask_krm.save.perform import save_edit
     from flask_krm.save.publish import write_attempted
-
     from flask_krm.save.writer import WriteRequest, WriteResult, default_save
 
     from .conftest import editor_target, unconditional_patch
 
     answer = KubeWriter(kube.api_client("admin")).request(
-        "POST", f"/api/v1/namespaces/{namespace}/secrets",
+        "POST",
+        f"/api/v1/namespaces/{namespace}/secrets",
         body={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"token": "b2xk"}},
     )
     assert answer.ok and answer.body is not None
@@ -156,13 +159,19 @@ def test_a_native_editor_saves_with_native_validation_and_recovers_with_a_native
     caplog.set_level(logging.DEBUG)
     records: list[t.Any] = []
     with write_attempted.connected_to(lambda sender, **kw: records.append(kw["record"])):
-        stale = save_edit(editor_target(kube, scope, projection=None, hook=colleague_first), runner.store, flow, live=live())
+        stale = save_edit(
+            editor_target(kube, scope, projection=None, hook=colleague_first), runner.store, flow, live=live()
+        )
         assert stale.kind is OutcomeKind.VERSION_STALE  # a native read refreshed the base; the edit is kept
         assert runner.store.draft(uid)["data"]["token"] == "bmV3LXRva2Vu"
         saved = save_edit(editor_target(kube, scope, projection=None), runner.store, flow, live=live())
     assert saved.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
     secret = KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/secrets/creds").body
-    assert secret is not None and secret["data"] == {"token": "bmV3LXRva2Vu"} and secret["metadata"]["labels"] == {"x": "y"}
+    assert (
+        secret is not None
+        and secret["data"] == {"token": "bmV3LXRva2Vu"}
+        and secret["metadata"]["labels"] == {"x": "y"}
+    )
     assert [r.outcome for r in records] == ["version-stale", saved.kind.value]
     assert all(r.redacted_paths == ("/data/token",) for r in records)
     assert "bmV3LXRva2Vu" not in caplog.text + repr(records) and "b2xk" not in caplog.text + repr(records)

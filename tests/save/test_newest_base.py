@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 
-from flask_krm.save.perform import save_edit
+from flask_krm.ops import Change, Snapshot
 from flask_krm.save.flow import SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
+from flask_krm.save.perform import save_edit
 from flask_krm.save.writer import KubeWriter, WriteRequest, WriteResult, default_save
-from flask_krm.ops import Change, Snapshot
 from flask_krm.scope import Scope
-from flask_krm.testing.simulator import KubeSimulator, WriteRequest as SimulatorWrite
+from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.testing.simulator import WriteRequest as SimulatorWrite
 from flask_krm.upstream.reflector import Reflector, WatchSettings
 
 from .conftest import LiveFeed, editor_target, new_store, unconditional_patch, wait_for
@@ -44,7 +45,9 @@ class RawCache:
         return self
 
     def _run(self) -> None:
-        reflector = Reflector(self.kube.api_client("admin"), self.scope, settings=WatchSettings(watch_seconds=5), sleep=time.sleep)
+        reflector = Reflector(
+            self.kube.api_client("admin"), self.scope, settings=WatchSettings(watch_seconds=5), sleep=time.sleep
+        )
         for op in reflector.ops():
             if self._stop.is_set():
                 return
@@ -138,8 +141,11 @@ def test_status_churn_does_not_bounce_a_save(kube: KubeSimulator, deployment: De
     newest = status_write(kube, deployment, 1)
     assert held_version(deployment) == held, "krm-spec/v1 delivered nothing: the view keeps its version"
     outcome = save_edit(
-        editor_target(kube, deployment.scope, projection=SPEC), deployment.feed.store, SaveFlow(deployment.uid),
-        live=deployment.feed.live, newest=deployment.cache.newest,
+        editor_target(kube, deployment.scope, projection=SPEC),
+        deployment.feed.store,
+        SaveFlow(deployment.uid),
+        live=deployment.feed.live,
+        newest=deployment.cache.newest,
     )
     assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
     assert replicas(kube, deployment) == 3
@@ -149,14 +155,18 @@ def test_status_churn_does_not_bounce_a_save(kube: KubeSimulator, deployment: De
 def test_without_the_lookup_the_held_version_is_stale(kube: KubeSimulator, deployment: Deployment) -> None:
     status_write(kube, deployment, 1)
     outcome = save_edit(
-        editor_target(kube, deployment.scope, projection=SPEC), deployment.feed.store, SaveFlow(deployment.uid),
+        editor_target(kube, deployment.scope, projection=SPEC),
+        deployment.feed.store,
+        SaveFlow(deployment.uid),
         live=deployment.feed.live,
     )
     assert outcome.kind is OutcomeKind.VERSION_STALE
     assert replicas(kube, deployment) == 2 and len(deployment.patches) == 1
 
 
-def test_a_visible_change_between_capture_and_patch_still_refreshes(kube: KubeSimulator, deployment: Deployment) -> None:
+def test_a_visible_change_between_capture_and_patch_still_refreshes(
+    kube: KubeSimulator, deployment: Deployment
+) -> None:
     status_write(kube, deployment, 1)
 
     def colleague_first(request: WriteRequest) -> WriteResult:
@@ -166,22 +176,30 @@ def test_a_visible_change_between_capture_and_patch_still_refreshes(kube: KubeSi
     flow = SaveFlow(deployment.uid)
     store = deployment.feed.store
     outcome = save_edit(
-        editor_target(kube, deployment.scope, projection=SPEC, hook=colleague_first), store, flow,
-        live=deployment.feed.live, newest=deployment.cache.newest,
+        editor_target(kube, deployment.scope, projection=SPEC, hook=colleague_first),
+        store,
+        flow,
+        live=deployment.feed.live,
+        newest=deployment.cache.newest,
     )
     assert outcome.kind is OutcomeKind.VERSION_STALE and outcome.status_code == 409
     assert replicas(kube, deployment) == 2 and len(deployment.patches) == 1, "refused once, never re-sent"
     draft = store.draft(deployment.uid)
     assert draft is not None and draft["spec"]["replicas"] == 3 and draft["spec"]["minReadySeconds"] == 5
     outcome = save_edit(
-        editor_target(kube, deployment.scope, projection=SPEC), store, flow, live=deployment.feed.live,
+        editor_target(kube, deployment.scope, projection=SPEC),
+        store,
+        flow,
+        live=deployment.feed.live,
         newest=deployment.cache.newest,
     )
     assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
     assert replicas(kube, deployment) == 3 and len(deployment.patches) == 2
 
 
-def test_a_visible_change_the_view_has_not_applied_yet_is_not_skipped(kube: KubeSimulator, deployment: Deployment) -> None:
+def test_a_visible_change_the_view_has_not_applied_yet_is_not_skipped(
+    kube: KubeSimulator, deployment: Deployment
+) -> None:
     """The newest known version shows a colleague's change the editor has not received: it is not
     the person's base, so the held version is sent and Kubernetes refuses it."""
     store = deployment.feed.store
@@ -189,10 +207,17 @@ def test_a_visible_change_the_view_has_not_applied_yet_is_not_skipped(kube: Kube
     assert view is not None
     newest = deployment.cache.newest(deployment.uid)
     assert newest is not None
-    visible = {**newest, "spec": {**newest["spec"], "replicas": 7}, "metadata": {**newest["metadata"], "resourceVersion": "999999"}}
+    visible = {
+        **newest,
+        "spec": {**newest["spec"], "replicas": 7},
+        "metadata": {**newest["metadata"], "resourceVersion": "999999"},
+    }
     flow = SaveFlow(deployment.uid)
     outcome = save_edit(
-        editor_target(kube, deployment.scope, projection=SPEC), store, flow, live=deployment.feed.live,
+        editor_target(kube, deployment.scope, projection=SPEC),
+        store,
+        flow,
+        live=deployment.feed.live,
         newest=lambda uid: visible,
     )
     assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
@@ -201,16 +226,24 @@ def test_a_visible_change_the_view_has_not_applied_yet_is_not_skipped(kube: Kube
 
 def test_another_objects_version_is_never_used(kube: KubeSimulator, deployment: Deployment) -> None:
     newest = status_write(kube, deployment, 2)
-    impostor = {**deployment.cache.newest(deployment.uid), "metadata": {"uid": "another-uid", "resourceVersion": newest}}  # type: ignore[dict-item]
+    impostor = {
+        **deployment.cache.newest(deployment.uid),
+        "metadata": {"uid": "another-uid", "resourceVersion": newest},
+    }  # type: ignore[dict-item]
     outcome = save_edit(
-        editor_target(kube, deployment.scope, projection=SPEC), deployment.feed.store, SaveFlow(deployment.uid),
-        live=deployment.feed.live, newest=lambda uid: impostor,
+        editor_target(kube, deployment.scope, projection=SPEC),
+        deployment.feed.store,
+        SaveFlow(deployment.uid),
+        live=deployment.feed.live,
+        newest=lambda uid: impostor,
     )
     assert outcome.kind is OutcomeKind.VERSION_STALE
     assert replicas(kube, deployment) == 2 and len(deployment.patches) == 1
 
 
-def test_status_written_between_capture_and_sending_does_not_bounce_either(kube: KubeSimulator, deployment: Deployment) -> None:
+def test_status_written_between_capture_and_sending_does_not_bounce_either(
+    kube: KubeSimulator, deployment: Deployment
+) -> None:
     """The default save hook applies the rule again after its preflight read, right before the PATCH."""
     captured = held_version(deployment)
     written: list[str] = []
@@ -221,8 +254,11 @@ def test_status_written_between_capture_and_sending_does_not_bounce_either(kube:
         return default_save(request)
 
     outcome = save_edit(
-        editor_target(kube, deployment.scope, projection=SPEC, hook=controller_first), deployment.feed.store,
-        SaveFlow(deployment.uid), live=deployment.feed.live, newest=deployment.cache.newest,
+        editor_target(kube, deployment.scope, projection=SPEC, hook=controller_first),
+        deployment.feed.store,
+        SaveFlow(deployment.uid),
+        live=deployment.feed.live,
+        newest=deployment.cache.newest,
     )
     assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
     assert replicas(kube, deployment) == 3
@@ -241,8 +277,11 @@ def test_a_save_waits_briefly_for_the_watch_to_reach_what_its_preflight_read_saw
         unconditional_patch(kube, deployment.path + "/status", {"status": {"readyReplicas": 4}})
         threading.Timer(0.1, faults.release_watch_events).start()
         outcome = save_edit(
-            editor_target(kube, deployment.scope, projection=SPEC), deployment.feed.store, SaveFlow(deployment.uid),
-            live=deployment.feed.live, newest=deployment.cache.newest,
+            editor_target(kube, deployment.scope, projection=SPEC),
+            deployment.feed.store,
+            SaveFlow(deployment.uid),
+            live=deployment.feed.live,
+            newest=deployment.cache.newest,
         )
     finally:
         faults.release_watch_events()
@@ -250,7 +289,9 @@ def test_a_save_waits_briefly_for_the_watch_to_reach_what_its_preflight_read_saw
     assert replicas(kube, deployment) == 3 and len(deployment.patches) == 1
 
 
-def test_a_watch_that_does_not_catch_up_in_time_leaves_the_held_version(kube: KubeSimulator, deployment: Deployment) -> None:
+def test_a_watch_that_does_not_catch_up_in_time_leaves_the_held_version(
+    kube: KubeSimulator, deployment: Deployment
+) -> None:
     """The preflight read's version is never sent itself: without the watch, the Save is refused
     once and follows the recovery."""
     assert kube.faults is not None
@@ -259,8 +300,11 @@ def test_a_watch_that_does_not_catch_up_in_time_leaves_the_held_version(kube: Ku
     try:
         unconditional_patch(kube, deployment.path + "/status", {"status": {"readyReplicas": 5}})
         outcome = save_edit(
-            editor_target(kube, deployment.scope, projection=SPEC), deployment.feed.store, SaveFlow(deployment.uid),
-            live=deployment.feed.live, newest=deployment.cache.newest,
+            editor_target(kube, deployment.scope, projection=SPEC),
+            deployment.feed.store,
+            SaveFlow(deployment.uid),
+            live=deployment.feed.live,
+            newest=deployment.cache.newest,
         )
     finally:
         kube.faults.release_watch_events()

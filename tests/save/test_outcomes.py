@@ -22,7 +22,14 @@ def status(code: int, reason: str, message: str = "", causes: list[dict[str, str
     details: dict = {"name": "app", "kind": "configmaps"}
     if causes is not None:
         details["causes"] = causes
-    return {"kind": "Status", "status": "Failure", "code": code, "reason": reason, "message": message, "details": details}
+    return {
+        "kind": "Status",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+        "details": details,
+    }
 
 
 @pytest.mark.parametrize(
@@ -31,20 +38,38 @@ def status(code: int, reason: str, message: str = "", causes: list[dict[str, str
         (200, None, WriteVerdict.ACCEPTED),
         (201, None, WriteVerdict.ACCEPTED),
         (204, None, WriteVerdict.ACCEPTED),
-        (409, status(409, "Conflict", "the object has been modified; please apply your changes"), WriteVerdict.CONFLICT),
         (
             409,
-            status(409, "Conflict", "Precondition failed: the UID in the precondition (a) does not match the UID in record (b)"),
+            status(409, "Conflict", "the object has been modified; please apply your changes"),
+            WriteVerdict.CONFLICT,
+        ),
+        (
+            409,
+            status(
+                409,
+                "Conflict",
+                "Precondition failed: the UID in the precondition (a) does not match the UID in record (b)",
+            ),
             WriteVerdict.REPLACED,
         ),
         (
             422,
-            status(422, "Invalid", "x", [{"field": "metadata.uid", "reason": "FieldValueInvalid", "message": "field is immutable"}]),
+            status(
+                422,
+                "Invalid",
+                "x",
+                [{"field": "metadata.uid", "reason": "FieldValueInvalid", "message": "field is immutable"}],
+            ),
             WriteVerdict.REPLACED,
         ),
         (
             422,
-            status(422, "Invalid", "x", [{"field": "metadata.uid", "reason": "r"}, {"field": "spec.replicas", "reason": "r"}]),
+            status(
+                422,
+                "Invalid",
+                "x",
+                [{"field": "metadata.uid", "reason": "r"}, {"field": "spec.replicas", "reason": "r"}],
+            ),
             WriteVerdict.INVALID,
         ),
         (422, status(422, "Invalid", "x", []), WriteVerdict.INVALID),

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PURE = ("flask_krm.save.outcomes", "flask_krm.save.flow", "flask_krm.save.staging", "flask_krm.save.audit", "flask_krm.bodies")
+PURE = (
+    "flask_krm.save.outcomes",
+    "flask_krm.save.flow",
+    "flask_krm.save.staging",
+    "flask_krm.save.audit",
+    "flask_krm.bodies",
+)
 SCRIPT = textwrap.dedent(
     """
     import importlib, sys

@@ -7,20 +7,22 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from flask_krm.save.perform import confirm_now, save_edit
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
+from flask_krm.save.perform import confirm_now, save_edit
 from flask_krm.save.writer import KubeWriter, MissingPrecondition, SaveRefused, WriteRequest, WriteResult, default_save
 from flask_krm.scope import Scope
 from flask_krm.store import LiveResourceStore
-from flask_krm.testing.simulator import KubeSimulator, WriteRequest as SimulatorWrite
+from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.testing.simulator import WriteRequest as SimulatorWrite
 
 from .conftest import LiveFeed, admin_delete, editor_target, new_store, unconditional_patch, wait_for
 
 
 def create_configmap(kube: KubeSimulator, namespace: str, name: str, data: dict[str, str]) -> dict[str, Any]:
     answer = KubeWriter(kube.api_client("admin")).request(
-        "POST", f"/api/v1/namespaces/{namespace}/configmaps",
+        "POST",
+        f"/api/v1/namespaces/{namespace}/configmaps",
         body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data},
     )
     assert answer.ok and answer.body is not None
@@ -48,7 +50,11 @@ class Editing(NamedTuple):
 
 
 def edited(
-    kube: KubeSimulator, namespace: str, feeds: Callable[..., LiveFeed], data: dict[str, str], edit: tuple[tuple[str, ...], Any] = (("data", "a"), "mine")
+    kube: KubeSimulator,
+    namespace: str,
+    feeds: Callable[..., LiveFeed],
+    data: dict[str, str],
+    edit: tuple[tuple[str, ...], Any] = (("data", "a"), "mine"),
 ) -> Editing:
     """Create ConfigMap "app", follow it as the editor in a new store, and set one draft value."""
     uid = create_configmap(kube, namespace, "app", data)["metadata"]["uid"]
@@ -81,7 +87,9 @@ def test_a_write_between_capture_and_patch_is_a_409_then_refreshed_then_saved(ku
     assert store.dirty(uid) == []
 
 
-def test_deleted_and_recreated_under_the_same_name_is_unavailable_and_the_replacement_untouched(kube, namespace, feeds) -> None:
+def test_deleted_and_recreated_under_the_same_name_is_unavailable_and_the_replacement_untouched(
+    kube, namespace, feeds
+) -> None:
     uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
     admin = KubeWriter(kube.api_client("admin"))
     replacement: dict[str, Any] = {}
@@ -152,7 +160,9 @@ def test_a_lost_response_is_unknown_and_the_next_save_reads_instead_of_writing_a
 
 
 def test_422_causes_are_shown_at_their_fields_never_as_a_conflict(kube, namespace, feeds) -> None:
-    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"}, edit=(("metadata", "labels"), {"tier": "not a valid value!"}))
+    uid, scope, store, feed = edited(
+        kube, namespace, feeds, {"a": "1"}, edit=(("metadata", "labels"), {"tier": "not a valid value!"})
+    )
     flow = SaveFlow(uid)
     outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
     assert outcome.kind is OutcomeKind.INVALID and outcome.status_code == 422
@@ -164,7 +174,9 @@ def test_422_causes_are_shown_at_their_fields_never_as_a_conflict(kube, namespac
 
 def test_revoked_access_is_explained_not_retried_and_not_a_conflict(kube, namespace, feeds) -> None:
     uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1"})
-    assert admin_delete(kube, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/krm-demo-edit-editor")
+    assert admin_delete(
+        kube, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/krm-demo-edit-editor"
+    )
     flow = SaveFlow(uid)
     outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live)
     assert outcome.kind is OutcomeKind.ACCESS_DENIED and outcome.status_code == 403
@@ -200,7 +212,9 @@ def test_a_host_hook_can_refuse_and_an_unexpected_hook_error_is_an_unknown_outco
 
     flow = SaveFlow(uid)
     refused = save_edit(editor_target(kube, scope, hook=deny), store, flow, live=feed.live)
-    assert refused.kind is OutcomeKind.ACCESS_DENIED and refused.detail == "changes to this object need a second approver"
+    assert (
+        refused.kind is OutcomeKind.ACCESS_DENIED and refused.detail == "changes to this object need a second approver"
+    )
     assert flow.phase is Phase.IDLE
     unknown = save_edit(editor_target(kube, scope, hook=broken), store, flow, live=feed.live)
     assert unknown.kind is OutcomeKind.UNKNOWN and flow.phase is Phase.NEEDS_READ
@@ -216,8 +230,18 @@ def test_the_writer_never_sends_an_unconditional_write(kube, namespace) -> None:
     refused = [
         lambda: writer.request("PUT", path, body=created),
         lambda: writer.request("PATCH", path, body={"data": {"a": "x"}}, content_type="application/merge-patch+json"),
-        lambda: writer.request("PATCH", path, body={"metadata": {"uid": uid}, "data": {"a": "x"}}, content_type="application/merge-patch+json"),
-        lambda: writer.request("PATCH", path, body={"metadata": {"uid": uid, "resourceVersion": version}}, content_type="application/json-patch+json"),
+        lambda: writer.request(
+            "PATCH",
+            path,
+            body={"metadata": {"uid": uid}, "data": {"a": "x"}},
+            content_type="application/merge-patch+json",
+        ),
+        lambda: writer.request(
+            "PATCH",
+            path,
+            body={"metadata": {"uid": uid, "resourceVersion": version}},
+            content_type="application/json-patch+json",
+        ),
         lambda: writer.request("DELETE", path),
         lambda: writer.patch(scope, {"data": {"a": "x"}}, uid="", resource_version=version),
         lambda: writer.patch(scope, {"data": {"a": "x"}}, uid=uid, resource_version=""),
@@ -227,5 +251,10 @@ def test_the_writer_never_sends_an_unconditional_write(kube, namespace) -> None:
         with pytest.raises(MissingPrecondition):
             attempt()
     assert read(kube, namespace, "app")["metadata"]["resourceVersion"] == version
-    forged = writer.patch(scope, {"metadata": {"uid": "forged", "resourceVersion": "1"}, "data": {"a": "x"}}, uid=uid, resource_version=version)
+    forged = writer.patch(
+        scope,
+        {"metadata": {"uid": "forged", "resourceVersion": "1"}, "data": {"a": "x"}},
+        uid=uid,
+        resource_version=version,
+    )
     assert forged.ok and read(kube, namespace, "app")["data"] == {"a": "x"}  # the intent's preconditions win

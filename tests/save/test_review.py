@@ -16,16 +16,15 @@ from flask_login import LoginManager, login_user
 
 from flask_krm import AllowedResource, KrmStream, ScopePolicy
 from flask_krm.principal import Principal
-from flask_krm.save.perform import EditorTarget, save_review
 from flask_krm.save.flow import SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
+from flask_krm.save.perform import EditorTarget, save_review
 from flask_krm.save.review import ReviewViews
 from flask_krm.save.staging import CreatePolicy, Staging
 from flask_krm.save.writer import KubeWriter, default_save
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, open_page
-
 from tests.users import User
 
 from .conftest import admin_delete, new_store
@@ -45,7 +44,9 @@ def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Fla
         TESTING=True,
         SECRET_KEY="review test secret",
         KRM_SCOPE_POLICY=ScopePolicy(
-            targets=frozenset({"dev"}), resources=(AllowedResource(group="", resource="configmaps"),), namespaces=frozenset({"*"})
+            targets=frozenset({"dev"}),
+            resources=(AllowedResource(group="", resource="configmaps"),),
+            namespaces=frozenset({"*"}),
         ),
         KRM_WATCH_LINGER=0.0,
     )
@@ -64,8 +65,9 @@ def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Fla
 
     krm = KrmStream(
         app,
-        authorizer=lambda principal, scope, projection, verb: verb == "watch"
-        or (principal.name != "viewer" and verb not in app.config.get("WITHDRAWN_VERBS", ())),
+        authorizer=lambda principal, scope, projection, verb: (
+            verb == "watch" or (principal.name != "viewer" and verb not in app.config.get("WITHDRAWN_VERBS", ()))
+        ),
         client_loader=lambda target, principal: kube.api_client(principal.name),
     )
     krm.plug_source("dev", upstream.source, app)
@@ -153,7 +155,10 @@ def test_a_rows_delete_button_stages_the_delete_of_that_rows_object(app, kube, n
     page = open_list(app, upstream, kube, namespace)
     row = re.search(rf'<tr [^>]*data-krm-uid="{uids["drop"]}">.*?</tr>', page.html, re.S)
     assert row, page.html
-    button = re.search(r"""<button [^>]*hx-post="([^"]+)"[^>]*hx-vals='([^']+)'[^>]*aria-label="Delete drop">Delete</button>""", row.group(0))
+    button = re.search(
+        r"""<button [^>]*hx-post="([^"]+)"[^>]*hx-vals='([^']+)'[^>]*aria-label="Delete drop">Delete</button>""",
+        row.group(0),
+    )
     assert button, row.group(0)
     assert button.group(1) == f"/krm/review/{page.component_ids[0]}/delete"
     staged = page.client.post(button.group(1), data=json.loads(html.unescape(button.group(2))), headers=page.headers)
@@ -171,7 +176,9 @@ def test_the_review_links_to_the_blueprint_it_is_served_by(app, kube, namespace,
     page = open_list(app, upstream, kube, namespace)
     cid = page.component_ids[0]
     for prefix in ("/other", "/third"):
-        body = page.client.post(f"{prefix}/{cid}/delete", data={"uid": uid}, headers=page.headers).get_data(as_text=True)
+        body = page.client.post(f"{prefix}/{cid}/delete", data={"uid": uid}, headers=page.headers).get_data(
+            as_text=True
+        )
         assert f'hx-post="{prefix}/{cid}/save"' in body and f'hx-post="{prefix}/{cid}/discard"' in body
 
 
@@ -201,9 +208,13 @@ def test_a_permission_withdrawn_after_staging_is_refused_at_save(app, kube, name
 
 def test_writes_need_csrf_and_the_page(app, kube, namespace, upstream) -> None:
     page = open_list(app, upstream, kube, namespace)
-    no_csrf = page.client.post(f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "CSRF" not in k})
+    no_csrf = page.client.post(
+        f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "CSRF" not in k}
+    )
     assert no_csrf.status_code == 400
-    no_page = page.client.post(f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "Page" not in k})
+    no_page = page.client.post(
+        f"/krm/review/{page.component_ids[0]}/save", headers={k: v for k, v in page.headers.items() if "Page" not in k}
+    )
     assert no_page.status_code == 404
 
 
@@ -220,14 +231,20 @@ def test_one_save_writes_deletes_creates_and_edits(kube, namespace, feeds) -> No
     staging.stage_delete(drop, name="drop", namespace=namespace)
     flows: dict[str, SaveFlow] = {}
     target = EditorTarget(Principal("editor"), scope, "krm-full/v1", kube.api_client("editor"), default_save)
-    results = save_review(target, store, staging, lambda uid: flows.setdefault(uid, SaveFlow(uid)), kind="ConfigMap", live=feed.live)
+    results = save_review(
+        target, store, staging, lambda uid: flows.setdefault(uid, SaveFlow(uid)), kind="ConfigMap", live=feed.live
+    )
     assert [(r.item.kind, r.item.key) for r in results][::2] == [("delete", drop), ("edit", keep)]
     assert [r.outcome.kind for r in results][:2] == [OutcomeKind.DELETED, OutcomeKind.CREATED]
     assert results[2].outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)  # SAVED when the echo won
     assert staging.creates() == [] and staging.deletes() == []
     names = kube_names(kube, namespace)
     assert set(names) == {"keep", "new"}
-    current = KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/configmaps/keep").body
+    current = (
+        KubeWriter(kube.api_client("admin")).request("GET", f"/api/v1/namespaces/{namespace}/configmaps/keep").body
+    )
     assert current is not None and current["data"] == {"a": "edited"}
-    not_live = save_review(target, store, staging, lambda uid: flows.setdefault(uid, SaveFlow(uid)), kind="ConfigMap", live=False)
+    not_live = save_review(
+        target, store, staging, lambda uid: flows.setdefault(uid, SaveFlow(uid)), kind="ConfigMap", live=False
+    )
     assert all(r.outcome.kind is OutcomeKind.RECONNECTING for r in not_live)

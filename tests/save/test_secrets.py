@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from flask_krm.principal import Principal
-from flask_krm.save.perform import save_edit
 from flask_krm.save.flow import SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
+from flask_krm.save.perform import save_edit
 from flask_krm.save.publish import write_attempted
 from flask_krm.save.writer import KubeWriter, SaveRefused, WriteRequest, default_save
 from flask_krm.scope import Scope
@@ -27,8 +27,15 @@ ENCODED = base64.b64encode(PLAIN.encode()).decode()
 
 def create_secret(kube: Any, namespace: str) -> dict[str, Any]:
     answer = KubeWriter(kube.api_client("admin")).request(
-        "POST", f"/api/v1/namespaces/{namespace}/secrets",
-        body={"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "type": "Opaque", "data": {"token": ENCODED}},
+        "POST",
+        f"/api/v1/namespaces/{namespace}/secrets",
+        body={
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "creds"},
+            "type": "Opaque",
+            "data": {"token": ENCODED},
+        },
     )
     assert answer.ok and answer.body is not None
     return dict(answer.body)
@@ -53,8 +60,9 @@ def test_a_label_edit_saves_and_no_value_is_written_logged_or_audited(kube, name
     records: list[Any] = []
     signals: list[dict[str, Any]] = []
     caplog.set_level(logging.DEBUG)
-    with write_attempted.connected_to(lambda sender, **kw: records.append(kw["record"])), saved.connected_to(
-        lambda sender, **kw: signals.append(kw)
+    with (
+        write_attempted.connected_to(lambda sender, **kw: records.append(kw["record"])),
+        saved.connected_to(lambda sender, **kw: signals.append(kw)),
     ):
         store.set_value(uid, ("metadata", "labels"), {"team": "payments"})
         flow = SaveFlow(uid)
@@ -77,7 +85,12 @@ def test_a_forged_patch_touching_a_redacted_value_is_refused_before_sending(kube
     api = kube.api_client("editor")
     for patch in ({"data": None}, {"data": {"token": "b3ZlcndyaXR0ZW4="}}, {"metadata": {"managedFields": None}}):
         request = WriteRequest(
-            "patch", Principal("editor"), secret_scope(namespace), "krm-full/v1", api, intent=SaveIntent(uid, version, patch)
+            "patch",
+            Principal("editor"),
+            secret_scope(namespace),
+            "krm-full/v1",
+            api,
+            intent=SaveIntent(uid, version, patch),
         )
         with pytest.raises(SaveRefused) as refused:
             default_save(request)

@@ -43,7 +43,11 @@ def test_a_valid_body_is_pinned_to_kind_version_and_namespace() -> None:
         ({"metadata": {"name": "Not_Valid"}}, ("metadata", "name"), "DNS subdomain"),
         ({"metadata": {"name": "a"}, "data": {"k": float("nan")}}, ("data", "k"), "not a finite number"),
         ({"metadata": {"name": "a"}, "data": {"k": float("inf")}}, ("data", "k"), "not a finite number"),
-        ({"metadata": {"name": "a", "labels": {"k": [1, -float("inf")]}}}, ("metadata", "labels", "k"), "not a finite number"),
+        (
+            {"metadata": {"name": "a", "labels": {"k": [1, -float("inf")]}}},
+            ("metadata", "labels", "k"),
+            "not a finite number",
+        ),
         ({"metadata": {"name": "a"}, "data": {"k": [[[[float("nan")]]]]}}, ("data", "k"), "not a finite number"),
     ],
 )
@@ -73,7 +77,9 @@ def test_last_applied_annotation_is_refused_even_when_annotations_are_allowed() 
 
 
 def test_matching_pinned_fields_are_accepted() -> None:
-    out = POLICY.validate({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "team"}}, namespace="team")
+    out = POLICY.validate(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "team"}}, namespace="team"
+    )
     assert out["metadata"] == {"name": "a", "namespace": "team"}
 
 

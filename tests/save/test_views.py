@@ -25,7 +25,6 @@ from flask_krm.save.outcomes import OutcomeTexts
 from flask_krm.save.writer import KubeWriter
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, field_id, open_page
-
 from tests.users import User
 
 from .conftest import admin_delete, unconditional_patch
@@ -68,7 +67,9 @@ def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Fla
     read_only: set[str] = {"viewer"}
     krm = KrmStream(
         app,
-        authorizer=lambda principal, scope, projection, verb: verb in ("watch", "get", "list") or principal.name not in read_only,
+        authorizer=lambda principal, scope, projection, verb: (
+            verb in ("watch", "get", "list") or principal.name not in read_only
+        ),
         client_loader=lambda target, principal: kube.api_client(principal.name),
     )
     krm.plug_source("dev", upstream.source, app)
@@ -93,13 +94,24 @@ def kube_object(kube: KubeSimulator, namespace: str, name: str, resource: str = 
     return dict(answer.body)
 
 
-def create(kube: KubeSimulator, namespace: str, body: dict[str, t.Any], resource: str = "configmaps") -> dict[str, t.Any]:
-    answer = KubeWriter(kube.api_client("admin")).request("POST", f"/api/v1/namespaces/{namespace}/{resource}", body=body)
+def create(
+    kube: KubeSimulator, namespace: str, body: dict[str, t.Any], resource: str = "configmaps"
+) -> dict[str, t.Any]:
+    answer = KubeWriter(kube.api_client("admin")).request(
+        "POST", f"/api/v1/namespaces/{namespace}/{resource}", body=body
+    )
     assert answer.ok and answer.body is not None
     return dict(answer.body)
 
 
-def open_editor(client: FlaskClient, upstream: Upstream, kube: KubeSimulator, namespace: str, name: str, resource: str = "configmaps") -> PageHandle:
+def open_editor(
+    client: FlaskClient,
+    upstream: Upstream,
+    kube: KubeSimulator,
+    namespace: str,
+    name: str,
+    resource: str = "configmaps",
+) -> PageHandle:
     query = scope_query(namespace, resource)
     upstream.snapshot(query, kube_object(kube, namespace, name, resource))
     return open_page(client, f"/edit?scope={quote(query)}&name={name}")
@@ -124,12 +136,16 @@ def outcome_kind(response: t.Any) -> str:
 
 @pytest.fixture
 def configmap(kube: KubeSimulator, namespace: str) -> dict[str, t.Any]:
-    return create(kube, namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "1", "b": "1"}})
+    return create(
+        kube,
+        namespace,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "1", "b": "1"}},
+    )
 
 
 def test_every_editor_has_a_save_button(app: Flask, kube, namespace, upstream, configmap) -> None:
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
-    assert f'/krm/ui/components/{page.component_ids[0]}/actions/save' in page.html
+    assert f"/krm/ui/components/{page.component_ids[0]}/actions/save" in page.html
 
 
 def test_save_answers_pending_then_the_echo_confirms(app: Flask, kube, namespace, upstream, configmap) -> None:
@@ -167,7 +183,9 @@ def test_a_409_is_answered_409_with_the_refreshed_wording(app: Flask, kube, name
     assert kube_object(kube, namespace, "app")["data"] == {"a": "mine", "b": "colleague"}
 
 
-def test_a_422_puts_its_cause_at_the_field_and_the_next_outcome_clears_it(app: Flask, kube, namespace, upstream, configmap) -> None:
+def test_a_422_puts_its_cause_at_the_field_and_the_next_outcome_clears_it(
+    app: Flask, kube, namespace, upstream, configmap
+) -> None:
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     cid = page.component_ids[0]
     added = page.edit(cid, op="add_key", path='["metadata", "labels"]', key="tier", value="not valid!")
@@ -183,12 +201,16 @@ def test_a_422_puts_its_cause_at_the_field_and_the_next_outcome_clears_it(app: F
     assert f'<hx-partial hx-target="#{error_id}" hx-swap="innerHTML"></hx-partial>' in fixed.get_data(as_text=True)
 
 
-def test_a_principal_without_patch_rights_is_refused_without_a_write(app: Flask, kube, namespace, upstream, configmap) -> None:
+def test_a_principal_without_patch_rights_is_refused_without_a_write(
+    app: Flask, kube, namespace, upstream, configmap
+) -> None:
     page = open_editor(client_for(app, "viewer"), upstream, kube, namespace, "app")
     set_field(page, ["data", "a"], "mine")
     response = post_save(page)
     assert response.status_code == 403 and outcome_kind(response) == "access-denied"
-    assert kube_object(kube, namespace, "app")["metadata"]["resourceVersion"] == configmap["metadata"]["resourceVersion"]
+    assert (
+        kube_object(kube, namespace, "app")["metadata"]["resourceVersion"] == configmap["metadata"]["resourceVersion"]
+    )
 
 
 def test_no_save_while_the_stream_is_not_live(app: Flask, kube, namespace, upstream, configmap) -> None:
@@ -202,16 +224,22 @@ def test_no_save_while_the_stream_is_not_live(app: Flask, kube, namespace, upstr
 
 
 def test_host_wording_replaces_the_defaults(app: Flask, kube, namespace, upstream, configmap) -> None:
-    app.config.update(KRM_SAVE_CONFIRM_TIMEOUT=0.3, KRM_OUTCOME_TEXTS=OutcomeTexts({"nothing-to-save": "Nothing changed."}))
+    app.config.update(
+        KRM_SAVE_CONFIRM_TIMEOUT=0.3, KRM_OUTCOME_TEXTS=OutcomeTexts({"nothing-to-save": "Nothing changed."})
+    )
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     assert "Nothing changed." in post_save(page).get_data(as_text=True)
 
 
-def test_a_deleted_object_is_unavailable_with_its_recovery_copy(app: Flask, kube, namespace, upstream, configmap) -> None:
+def test_a_deleted_object_is_unavailable_with_its_recovery_copy(
+    app: Flask, kube, namespace, upstream, configmap
+) -> None:
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     set_field(page, ["data", "a"], "mine")
     assert admin_delete(kube, f"/api/v1/namespaces/{namespace}/configmaps/app")
-    replacement = create(kube, namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "new"}})
+    replacement = create(
+        kube, namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "new"}}
+    )
     response = post_save(page)
     body = response.get_data(as_text=True)
     assert response.status_code == 409 and outcome_kind(response) == "unavailable"
@@ -221,8 +249,15 @@ def test_a_deleted_object_is_unavailable_with_its_recovery_copy(app: Flask, kube
     assert kube_object(kube, namespace, "app")["data"] == {"a": "new"}
 
 
-def test_a_secret_label_saves_and_no_byte_or_log_line_holds_its_value(app: Flask, kube, namespace, upstream, caplog) -> None:
-    create(kube, namespace, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"token": ENCODED}}, "secrets")
+def test_a_secret_label_saves_and_no_byte_or_log_line_holds_its_value(
+    app: Flask, kube, namespace, upstream, caplog
+) -> None:
+    create(
+        kube,
+        namespace,
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds"}, "data": {"token": ENCODED}},
+        "secrets",
+    )
     caplog.set_level(logging.DEBUG)
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "creds", "secrets")
     added = page.edit(page.component_ids[0], op="add_key", path='["metadata", "labels"]', key="team", value="payments")
@@ -255,7 +290,9 @@ def test_an_echo_arriving_while_waiting_confirms_at_once(app: Flask, kube, names
     assert outcome_kind(confirmed) == "saved" and time.monotonic() - started < 5
 
 
-def test_typing_in_the_saved_field_makes_its_echo_a_conflict_there(app: Flask, kube, namespace, upstream, configmap) -> None:
+def test_typing_in_the_saved_field_makes_its_echo_a_conflict_there(
+    app: Flask, kube, namespace, upstream, configmap
+) -> None:
     page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
     cid = page.component_ids[0]
     set_field(page, ["data", "a"], "mine")

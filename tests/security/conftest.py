@@ -15,6 +15,7 @@ from tests.patched import PatchedFolder
 
 if t.TYPE_CHECKING:
     from flask import Flask
+
     from flask_krm.testing.simulator import KubeSimulator
 
 pytest_runtest_protocol, pytest_runtest_logreport, pytest_configure = PatchedFolder(

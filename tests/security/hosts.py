@@ -34,6 +34,7 @@ from werkzeug.test import TestResponse
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
 from flask_krm.csrf import HEADER as CSRF_HEADER
+from flask_krm.htmx import PAGE_HEADER
 from flask_krm.native import NativeProxy
 from flask_krm.save.review import ReviewViews
 from flask_krm.save.staging import CreatePolicy
@@ -41,7 +42,6 @@ from flask_krm.save.writer import KubeWriter
 from flask_krm.scope import ANY_NAMESPACE
 from flask_krm.sse import SSEDecoder, SSEMessage
 from flask_krm.testing.simulator import KubeSimulator, namespace_rbac_objects
-from flask_krm.htmx import PAGE_HEADER
 from flask_krm.upstream.clients import Impersonation
 from tests.users import User
 
@@ -72,7 +72,9 @@ NATIVE_POLICY: t.Final = ScopePolicy(
 )
 
 CREATE_POLICIES: t.Final = {
-    ("", "configmaps"): CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",))),
+    ("", "configmaps"): CreatePolicy(
+        "v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",))
+    ),
     ("", "secrets"): CreatePolicy(
         "v1", "Secret", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",), ("stringData",), ("type",))
     ),
@@ -86,7 +88,9 @@ HOST_PAGES: t.Final = {
     "/list": _PAGE.replace(
         "BODY", "{{ krm.list(scope, projection=projection, columns=columns, link=link, row_actions=row_actions) }}"
     ),
-    "/edit": _PAGE.replace("BODY", "{{ krm.editor(scope, name, projection=projection, policy=policy, fields=fields) }}"),
+    "/edit": _PAGE.replace(
+        "BODY", "{{ krm.editor(scope, name, projection=projection, policy=policy, fields=fields) }}"
+    ),
     "/both": _PAGE.replace(
         "BODY",
         "{{ krm.list(scope, projection=projection, columns=columns) }}"
@@ -206,11 +210,15 @@ def admin_writer(kube: KubeSimulator) -> KubeWriter:
 def make_namespace(kube: KubeSimulator, name: str, *, editable: bool = True) -> str:
     """Create namespace ``name``; ``editable`` binds ``editor`` to the edit role there."""
     admin = admin_writer(kube)
-    answer = admin.request("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    answer = admin.request(
+        "POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
     assert answer.ok, answer
     if editable:
         for obj in namespace_rbac_objects(name):
-            assert admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{name}/rolebindings", body=obj).ok
+            assert admin.request(
+                "POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{name}/rolebindings", body=obj
+            ).ok
     return name
 
 
@@ -222,11 +230,15 @@ def create(kube: KubeSimulator, namespace: str, resource: str, body: Mapping[str
     return dict(answer.body)
 
 
-def merge_patch(kube: KubeSimulator, namespace: str, resource: str, name: str, patch: Mapping[str, t.Any]) -> dict[str, t.Any]:
+def merge_patch(
+    kube: KubeSimulator, namespace: str, resource: str, name: str, patch: Mapping[str, t.Any]
+) -> dict[str, t.Any]:
     """A merge PATCH as ``admin`` (someone else changing the cluster); returns the stored object."""
     api = kube.api_client("admin")
     method, url, headers, payload, _ = api.param_serialize(
-        "PATCH", f"/api/v1/namespaces/{namespace}/{resource}/{name}", body=dict(patch),
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}/{resource}/{name}",
+        body=dict(patch),
         header_params={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
         auth_settings=["BearerToken"],
     )
@@ -242,7 +254,12 @@ def read(kube: KubeSimulator, namespace: str, resource: str, name: str) -> dict[
 
 
 def configmap(name: str, namespace: str, data: Mapping[str, str], **metadata: t.Any) -> dict[str, t.Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace, **metadata}, "data": dict(data)}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, **metadata},
+        "data": dict(data),
+    }
 
 
 def b64(text: str) -> str:
@@ -351,7 +368,13 @@ class Browser:
         parser.feed(markup)
         return Page(self, response, markup, parser.components, parser.channel_url)
 
-    def post(self, url: str, data: Mapping[str, t.Any] | None = None, headers: Mapping[str, str] | None = None, **kwargs: t.Any) -> TestResponse:
+    def post(
+        self,
+        url: str,
+        data: Mapping[str, t.Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        **kwargs: t.Any,
+    ) -> TestResponse:
         return self.client.post(url, data=dict(data or {}), headers=dict(headers or {}), **kwargs)
 
     def stream(self, url: str, headers: Mapping[str, str] | None = None) -> Stream:

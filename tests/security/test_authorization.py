@@ -19,10 +19,10 @@ import pytest
 from flask import Flask
 
 from flask_krm import Scope
-from flask_krm.upstream.native import NATIVE, native_collection_url
+from flask_krm.store.policy import DEFAULT_POLICY
 from flask_krm.testing.simulator import KubeSimulator
 from flask_krm.ui.page import EditorSpec, ListSpec, make_component, parse_columns
-from flask_krm.store.policy import DEFAULT_POLICY
+from flask_krm.upstream.native import NATIVE, native_collection_url
 
 from .hosts import (
     STREAM_URL,
@@ -115,7 +115,11 @@ def only_scopes(recorder: Recorder, mark: int, *scopes: Scope) -> None:
 
 
 def test_the_json_stream_asks_about_the_exact_scope_and_projection(browser: Browser, recorder: Recorder) -> None:
-    for exact, projection in ((scope(name=NAME), "krm-spec/v1"), (scope(), "krm-full/v1"), (scope(label_selector="a=b"), "krm-raw/v1")):
+    for exact, projection in (
+        (scope(name=NAME), "krm-spec/v1"),
+        (scope(), "krm-full/v1"),
+        (scope(label_selector="a=b"), "krm-raw/v1"),
+    ):
         mark = len(recorder.calls)
         events = stream(browser, exact, projection).until(synced)
         assert event_types(events)[-1] == "synced"
@@ -136,7 +140,11 @@ def test_pages_channels_edits_and_saves_ask_about_the_editor_scope(browser: Brow
     asked(recorder, mark, Call("editor", exact, "krm-spec/v1", "watch"))
 
     mark = len(recorder.calls)
-    edit = browser.post(f"/krm/ui/components/{editor}/edit", {"op": "add_key", "path": '["metadata", "labels"]', "key": "tier", "value": "web"}, page.headers(editor))
+    edit = browser.post(
+        f"/krm/ui/components/{editor}/edit",
+        {"op": "add_key", "path": '["metadata", "labels"]', "key": "tier", "value": "web"},
+        page.headers(editor),
+    )
     assert edit.status_code == 200, edit.get_data(as_text=True)
     asked(recorder, mark, Call("editor", exact, "krm-spec/v1", "watch"))
 
@@ -148,7 +156,9 @@ def test_pages_channels_edits_and_saves_ask_about_the_editor_scope(browser: Brow
     channel.close()
 
 
-def test_review_writes_ask_with_their_verb_about_the_exact_object_scope(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
+def test_review_writes_ask_with_their_verb_about_the_exact_object_scope(
+    browser: Browser, recorder: Recorder, kube: KubeSimulator
+) -> None:
     listed = scope(label_selector="made-by=review")
     page = browser.open(url("/list", listed, column="/metadata/uid"))
     component = page.component("list")
@@ -195,7 +205,9 @@ def test_a_delete_from_a_list_across_namespaces_is_refused_where_the_object_live
     recorder.deny = lambda call: call.verb == "delete" and call.scope.namespace == CLOSED
     mark = len(recorder.calls)
     staged = browser.post(f"{base}/delete", {"uid": victim["metadata"]["uid"]}, headers)
-    assert staged.status_code == 403 and "data-krm-review-kind" not in staged.get_data(as_text=True)  # refused when staged
+    assert staged.status_code == 403 and "data-krm-review-kind" not in staged.get_data(
+        as_text=True
+    )  # refused when staged
     asked(recorder, mark, Call("editor", scope(CLOSED, name="keep-me"), "krm-full/v1", "delete"))
 
     recorder.deny = lambda call: False
@@ -203,13 +215,17 @@ def test_a_delete_from_a_list_across_namespaces_is_refused_where_the_object_live
     recorder.deny = lambda call: call.verb == "delete" and call.scope.namespace == CLOSED
     mark = len(recorder.calls)
     saved = browser.post(f"{base}/save", {}, headers)
-    assert saved.status_code == 403 and 'data-krm-outcome="access-denied"' in saved.get_data(as_text=True)  # and when saved
+    assert saved.status_code == 403 and 'data-krm-outcome="access-denied"' in saved.get_data(
+        as_text=True
+    )  # and when saved
     asked(recorder, mark, Call("editor", scope(CLOSED, name="keep-me"), "krm-full/v1", "delete"))
     assert read(kube, CLOSED, "configmaps", "keep-me") is not None
     channel.close()
 
 
-def test_the_native_proxy_asks_with_the_native_projection(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
+def test_the_native_proxy_asks_with_the_native_projection(
+    browser: Browser, recorder: Recorder, kube: KubeSimulator
+) -> None:
     browser.open(url("/list", scope()))  # a page gives the session its CSRF token
     base = f"/k8s/api/v1/namespaces/{OPEN}/configmaps"
     cases = [
@@ -226,10 +242,19 @@ def test_the_native_proxy_asks_with_the_native_projection(browser: Browser, reco
     current = read(kube, OPEN, "configmaps", NAME)
     assert current is not None
     mark = len(recorder.calls)
-    patch = {"metadata": {"uid": current["metadata"]["uid"], "resourceVersion": current["metadata"]["resourceVersion"],
-                          "labels": {"native": "yes"}}}
-    response = browser.client.patch(f"{base}/{NAME}", data=json.dumps(patch), content_type="application/merge-patch+json",
-                                     headers=csrf_headers(browser.csrf_token()))
+    patch = {
+        "metadata": {
+            "uid": current["metadata"]["uid"],
+            "resourceVersion": current["metadata"]["resourceVersion"],
+            "labels": {"native": "yes"},
+        }
+    }
+    response = browser.client.patch(
+        f"{base}/{NAME}",
+        data=json.dumps(patch),
+        content_type="application/merge-patch+json",
+        headers=csrf_headers(browser.csrf_token()),
+    )
     assert response.status_code == 204, response.get_data(as_text=True)
     assert recorder.since(mark) == [Call("editor", scope(name=NAME), NATIVE, "patch")]
 
@@ -261,10 +286,22 @@ def test_a_refused_component_cannot_be_reached_by_guessing_its_id(browser: Brows
     allowed = browser.open(url("/both", scope(), name=NAME, column="/metadata/uid"))
     headers = allowed.headers()
     guessed_editor = make_component(EditorSpec(scope(CLOSED, NAME), "krm-full/v1", DEFAULT_POLICY, None, NAME)).id
-    guessed_list = make_component(ListSpec(scope(CLOSED), "krm-full/v1", parse_columns(["/metadata/uid"], scope(CLOSED)), None, f"configmaps in {CLOSED}")).id
+    guessed_list = make_component(
+        ListSpec(
+            scope(CLOSED),
+            "krm-full/v1",
+            parse_columns(["/metadata/uid"], scope(CLOSED)),
+            None,
+            f"configmaps in {CLOSED}",
+        )
+    ).id
     assert guessed_editor == refused_page.component("editor")
     answers = [
-        browser.post(f"/krm/ui/components/{guessed_editor}/edit", {"op": "set", "path": '["data", "secret-ish"]', "value": "x"}, headers),
+        browser.post(
+            f"/krm/ui/components/{guessed_editor}/edit",
+            {"op": "set", "path": '["data", "secret-ish"]', "value": "x"},
+            headers,
+        ),
         browser.post(f"/krm/ui/components/{guessed_editor}/actions/save", {}, headers),
         browser.client.get(f"/krm/review/{guessed_list}", headers=headers),
         browser.post(f"/krm/review/{guessed_list}/create", {"body": json.dumps(configmap("n", CLOSED, {}))}, headers),
@@ -278,7 +315,9 @@ def test_a_refused_component_cannot_be_reached_by_guessing_its_id(browser: Brows
     channel.close()
 
 
-def test_the_native_proxy_refuses_a_refused_namespace(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
+def test_the_native_proxy_refuses_a_refused_namespace(
+    browser: Browser, recorder: Recorder, kube: KubeSimulator
+) -> None:
     recorder.deny = deny_closed
     browser.open(url("/list", scope()))
     base = f"/k8s/api/v1/namespaces/{CLOSED}/configmaps"
@@ -288,15 +327,23 @@ def test_the_native_proxy_refuses_a_refused_namespace(browser: Browser, recorder
         assert CLOSED_VALUE not in response.get_data(as_text=True)
     current = read(kube, CLOSED, "configmaps", NAME)
     assert current is not None
-    patch = {"metadata": {"uid": current["metadata"]["uid"], "resourceVersion": current["metadata"]["resourceVersion"]},
-             "data": {"secret-ish": "overwritten"}}
-    response = browser.client.patch(f"{base}/{NAME}", data=json.dumps(patch), content_type="application/merge-patch+json",
-                                    headers=csrf_headers(browser.csrf_token()))
+    patch = {
+        "metadata": {"uid": current["metadata"]["uid"], "resourceVersion": current["metadata"]["resourceVersion"]},
+        "data": {"secret-ish": "overwritten"},
+    }
+    response = browser.client.patch(
+        f"{base}/{NAME}",
+        data=json.dumps(patch),
+        content_type="application/merge-patch+json",
+        headers=csrf_headers(browser.csrf_token()),
+    )
     assert response.status_code == 403
     assert read(kube, CLOSED, "configmaps", NAME)["data"] == {"secret-ish": CLOSED_VALUE}  # type: ignore[index]
 
 
-def test_revoked_access_stops_every_route_of_an_open_page(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
+def test_revoked_access_stops_every_route_of_an_open_page(
+    browser: Browser, recorder: Recorder, kube: KubeSimulator
+) -> None:
     page = browser.open(url("/both", scope(), name=NAME, column="/metadata/uid"))
     editor, listed = page.component("editor"), page.component("list")
     headers = page.headers()
@@ -308,8 +355,14 @@ def test_revoked_access_stops_every_route_of_an_open_page(browser: Browser, reco
         "edit": browser.post(f"/krm/ui/components/{editor}/edit", {**edit, "key": "later"}, headers),
         "save": browser.post(f"/krm/ui/components/{editor}/actions/save", {}, headers),
         "review": browser.client.get(f"/krm/review/{listed}", headers=headers),
-        "create": browser.post(f"/krm/review/{listed}/create", {"body": json.dumps(configmap("late", OPEN, {}))}, headers),
-        "delete": browser.post(f"/krm/review/{listed}/delete", {"uid": (read(kube, OPEN, "configmaps", NAME) or {}).get("metadata", {}).get("uid", "")}, headers),
+        "create": browser.post(
+            f"/krm/review/{listed}/create", {"body": json.dumps(configmap("late", OPEN, {}))}, headers
+        ),
+        "delete": browser.post(
+            f"/krm/review/{listed}/delete",
+            {"uid": (read(kube, OPEN, "configmaps", NAME) or {}).get("metadata", {}).get("uid", "")},
+            headers,
+        ),
         "review save": browser.post(f"/krm/review/{listed}/save", {}, headers),
     }
     for what, answer in answers.items():
@@ -349,7 +402,9 @@ def test_the_projection_is_part_of_the_question(browser: Browser, recorder: Reco
     ],
     ids=["name-removed", "namespace-removed", "selector-added", "selector-instead-of-name"],
 )
-def test_a_grant_for_one_object_never_covers_a_wider_scope(widened: Scope, browser: Browser, recorder: Recorder) -> None:
+def test_a_grant_for_one_object_never_covers_a_wider_scope(
+    widened: Scope, browser: Browser, recorder: Recorder
+) -> None:
     exact = scope(name=NAME)
     recorder.deny = lambda call: call.scope != exact
     mark = len(recorder.calls)
@@ -375,15 +430,19 @@ def test_unknown_and_foreign_page_ids_reach_nothing(host: Flask, browser: Browse
     for page_id in (theirs.page_id, "A" * 22, "x" * 65, "..", "%2e%2e"):
         channel = browser.stream(f"/krm/ui/pages/{page_id}/channel").until_end()
         assert "krm-close" in channel.text and OPEN_VALUE not in channel.text, page_id
-        edit = browser.post(f"/krm/ui/components/{theirs.component('editor')}/edit",
-                            {"op": "set", "path": '["data", "secret-ish"]', "value": "x"},
-                            csrf_headers(browser.csrf_token(), page_id))
+        edit = browser.post(
+            f"/krm/ui/components/{theirs.component('editor')}/edit",
+            {"op": "set", "path": '["data", "secret-ish"]', "value": "x"},
+            csrf_headers(browser.csrf_token(), page_id),
+        )
         assert edit.status_code == 404, page_id
     assert mine.page_id != theirs.page_id
     other.close()
 
 
-def test_a_revocation_ends_the_stream_at_its_next_snapshot_cycle(browser: Browser, recorder: Recorder, kube: KubeSimulator) -> None:
+def test_a_revocation_ends_the_stream_at_its_next_snapshot_cycle(
+    browser: Browser, recorder: Recorder, kube: KubeSimulator
+) -> None:
     events = stream(browser, scope()).until(synced)
     recorder.deny = lambda call: call.scope.namespace == OPEN
     assert kube.faults.expire_watches() >= 1  # the watch history expires: a new snapshot cycle
@@ -393,10 +452,14 @@ def test_a_revocation_ends_the_stream_at_its_next_snapshot_cycle(browser: Browse
     assert event_types(events).count("synced") == 1  # nothing of the new cycle reached the revoked principal
 
 
-def test_a_watch_shared_under_the_service_identity_never_serves_a_refused_principal(kube: KubeSimulator, host: Flask) -> None:
+def test_a_watch_shared_under_the_service_identity_never_serves_a_refused_principal(
+    kube: KubeSimulator, host: Flask
+) -> None:
     recorder = Recorder(deny=lambda call: call.principal == "viewer")
     shared = make_host(kube, recorder)
-    shared.extensions["krm"].extension.client_loader(lambda target, principal: None)  # one watch per scope, for everyone
+    shared.extensions["krm"].extension.client_loader(
+        lambda target, principal: None
+    )  # one watch per scope, for everyone
     try:
         allowed, refused = Browser(shared, "editor"), Browser(shared, "viewer")
         open_stream = stream(allowed, scope()).until(synced)

@@ -113,7 +113,11 @@ def test_every_other_krm_route_refuses_them(parameter: str, value: str, host: Fl
     page = browser.open(page_url("/edit", scope(), name=NAME))
     editor = page.component("editor")
     suffix = f"?{quote(parameter)}={quote(value, safe='')}"
-    edit = browser.post(f"/krm/ui/components/{editor}/edit{suffix}", {"op": "add_key", "path": '["data"]', "key": "probe", "value": "x"}, page.headers(editor))
+    edit = browser.post(
+        f"/krm/ui/components/{editor}/edit{suffix}",
+        {"op": "add_key", "path": '["data"]', "key": "probe", "value": "x"},
+        page.headers(editor),
+    )
     save = browser.post(f"/krm/ui/components/{editor}/actions/save{suffix}", {}, page.headers(editor))
     for response in (edit, save):
         assert response.status_code == 400, response.get_data(as_text=True)
@@ -129,28 +133,40 @@ def test_identity_headers_and_parameters_never_change_who_acts(host: Flask, kube
     assert terminal_code(events) == "FORBIDDEN" and "hello" not in events.text  # Kubernetes refused the outsider
 
     outsider.open(page_url("/list", scope()))
-    for path in (f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps", f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/{NAME}"):
+    for path in (
+        f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps",
+        f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/{NAME}",
+    ):
         response = outsider.client.get(path, headers=IDENTITY_HEADERS)
         assert response.status_code == 403, response.get_data(as_text=True)
         assert "hello" not in response.get_data(as_text=True)
     for parameter, value in PROBES:
-        response = outsider.client.get(f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps?{quote(parameter)}={quote(value, safe='')}")
+        response = outsider.client.get(
+            f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps?{quote(parameter)}={quote(value, safe='')}"
+        )
         assert response.status_code == 400, parameter
 
     current = read(kube, READ_ONLY, "configmaps", NAME)
     assert current is not None
-    patch = {"metadata": {"uid": current["metadata"]["uid"], "resourceVersion": current["metadata"]["resourceVersion"]}, "data": {"greeting": "hijacked"}}
+    patch = {
+        "metadata": {"uid": current["metadata"]["uid"], "resourceVersion": current["metadata"]["resourceVersion"]},
+        "data": {"greeting": "hijacked"},
+    }
     editor = Browser(host, "editor")
     editor.open(page_url("/list", scope()))
     response = editor.client.patch(
-        f"/k8s/api/v1/namespaces/{READ_ONLY}/configmaps/{NAME}", data=json.dumps(patch),
-        content_type="application/merge-patch+json", headers={**IDENTITY_HEADERS, **csrf_headers(editor.csrf_token())},
+        f"/k8s/api/v1/namespaces/{READ_ONLY}/configmaps/{NAME}",
+        data=json.dumps(patch),
+        content_type="application/merge-patch+json",
+        headers={**IDENTITY_HEADERS, **csrf_headers(editor.csrf_token())},
     )
     assert response.status_code == 403  # as editor, who may not write there
     query = "&".join(f"{quote(p)}={quote(v, safe='')}" for p, v in PROBES)
     response = editor.client.patch(
-        f"/k8s/api/v1/namespaces/{READ_ONLY}/configmaps/{NAME}?{query}", data=json.dumps(patch),
-        content_type="application/merge-patch+json", headers=csrf_headers(editor.csrf_token()),
+        f"/k8s/api/v1/namespaces/{READ_ONLY}/configmaps/{NAME}?{query}",
+        data=json.dumps(patch),
+        content_type="application/merge-patch+json",
+        headers=csrf_headers(editor.csrf_token()),
     )
     assert response.status_code == 400
     assert read(kube, READ_ONLY, "configmaps", NAME)["data"] == {"greeting": "hello"}  # type: ignore[index]
@@ -161,7 +177,14 @@ def test_a_save_acts_as_the_person_whatever_the_request_says(host: Flask, kube: 
     page = browser.open(page_url("/edit", scope(READ_ONLY), name=NAME))
     editor = page.component("editor")
     headers = {**page.headers(editor), **IDENTITY_HEADERS}
-    assert browser.post(f"/krm/ui/components/{editor}/edit", {"op": "set", "path": '["data", "greeting"]', "value": "hijacked"}, headers).status_code == 200
+    assert (
+        browser.post(
+            f"/krm/ui/components/{editor}/edit",
+            {"op": "set", "path": '["data", "greeting"]', "value": "hijacked"},
+            headers,
+        ).status_code
+        == 200
+    )
     channel = page.channel().until_text(": connected")
     channel.until(lambda s: 'data-krm-stream="live"' in s.text or "hijacked" in s.text, what="the live editor")
     saved = browser.post(f"/krm/ui/components/{editor}/actions/save", {}, headers)
@@ -182,7 +205,11 @@ def test_review_routes_refuse_them_too(parameter: str, value: str, host: Flask, 
     headers = {**page.headers(listed), **IDENTITY_HEADERS}
     answers = [
         browser.client.get(f"/krm/review/{listed}{suffix}", headers=headers),
-        browser.post(f"/krm/review/{listed}/create{suffix}", {"body": json.dumps({"metadata": {"name": "probe"}, "data": {}})}, headers),
+        browser.post(
+            f"/krm/review/{listed}/create{suffix}",
+            {"body": json.dumps({"metadata": {"name": "probe"}, "data": {}})},
+            headers,
+        ),
         browser.post(f"/krm/review/{listed}/delete{suffix}", {"uid": target["metadata"]["uid"]}, headers),
         browser.post(f"/krm/review/{listed}/discard{suffix}", {"key": target["metadata"]["uid"]}, headers),
         browser.post(f"/krm/review/{listed}/save{suffix}", {}, headers),
@@ -199,21 +226,27 @@ def watch_through_the_proxy(host: Flask, recorder: Recorder, spelling: str) -> t
     """A principal refused ``watch`` (but allowed ``list``) asks the proxy for a watch."""
     recorder.deny = lambda call: call.verb == "watch"
     try:
-        response = Browser(host, "editor").client.get(f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps?watch={spelling}&timeoutSeconds=1")
+        response = Browser(host, "editor").client.get(
+            f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps?watch={spelling}&timeoutSeconds=1"
+        )
         return response.status_code, response.get_data(as_text=True)
     finally:
         recorder.deny = lambda call: False
 
 
 @pytest.mark.parametrize("spelling", ["true", "1"])
-def test_the_native_proxy_refuses_a_watch_the_authorizer_refuses(spelling: str, host: Flask, recorder: Recorder) -> None:
+def test_the_native_proxy_refuses_a_watch_the_authorizer_refuses(
+    spelling: str, host: Flask, recorder: Recorder
+) -> None:
     status, body = watch_through_the_proxy(host, recorder, spelling)
     assert status == 403 and '"type"' not in body
     assert recorder.calls[-1] == Call("editor", scope(), "native", "watch")
 
 
 @pytest.mark.parametrize("spelling", ["True", "TRUE", "t", "T"])
-def test_the_native_proxy_authorizes_a_watch_however_it_is_spelled(spelling: str, host: Flask, recorder: Recorder) -> None:
+def test_the_native_proxy_authorizes_a_watch_however_it_is_spelled(
+    spelling: str, host: Flask, recorder: Recorder
+) -> None:
     status, body = watch_through_the_proxy(host, recorder, spelling)
     assert status == 403 and '"type"' not in body, body[:300]  # no watch event came through
     assert recorder.calls[-1] == Call("editor", scope(), "native", "watch")
@@ -245,19 +278,27 @@ def test_the_native_proxy_refuses_a_repeated_parameter(host: Flask, recorder: Re
     assert recorder.since(mark) == []
 
 
-def test_the_targets_credential_never_leaves_the_server(host: Flask, kube: KubeSimulator, debug_logs: CapturedLogs) -> None:
+def test_the_targets_credential_never_leaves_the_server(
+    host: Flask, kube: KubeSimulator, debug_logs: CapturedLogs
+) -> None:
     """The target acts with the admin context's bearer token; no answer and no log line holds it."""
     credential = "admin-token"
     browser = Browser(host, "editor")
     sent: list[str] = []
-    events = browser.stream(f"{STREAM_URL}?{scope(name=NAME).canonical_query()}").until(lambda s: "synced" in event_types(s))
+    events = browser.stream(f"{STREAM_URL}?{scope(name=NAME).canonical_query()}").until(
+        lambda s: "synced" in event_types(s)
+    )
     sent.append(events.text)
     page = browser.open(page_url("/both", scope(), name=NAME, column="/metadata/uid"))
     sent.append(page.html)
     editor = page.component("editor")
     channel = page.channel().until_text(": connected")
     for response in (
-        browser.post(f"/krm/ui/components/{editor}/edit", {"op": "add_key", "path": '["metadata", "labels"]', "key": "seen", "value": "yes"}, page.headers(editor)),
+        browser.post(
+            f"/krm/ui/components/{editor}/edit",
+            {"op": "add_key", "path": '["metadata", "labels"]', "key": "seen", "value": "yes"},
+            page.headers(editor),
+        ),
         browser.post(f"/krm/ui/components/{editor}/actions/save", {}, page.headers(editor)),
         browser.post(f"/krm/ui/components/{editor}/actions/save", {"krm_confirm": "1"}, page.headers(editor)),
         browser.client.get(f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/{NAME}"),
@@ -288,7 +329,9 @@ def test_the_example_pages_ignore_such_parameters_without_effect(kube: KubeSimul
         editor = probed.component("editor")
         answer = viewer.post(f"/krm/ui/components/{editor}/actions/save{query}", {}, probed.headers(editor))
         assert answer.status_code == 400  # refused outright by the krm blueprint
-        answer = viewer.post(f"/krm/ui/components/{editor}/actions/save", {}, {**probed.headers(editor), **IDENTITY_HEADERS})
+        answer = viewer.post(
+            f"/krm/ui/components/{editor}/actions/save", {}, {**probed.headers(editor), **IDENTITY_HEADERS}
+        )
         assert answer.status_code == 403 and 'data-krm-outcome="access-denied"' in answer.get_data(as_text=True)
         viewer.close()
     finally:

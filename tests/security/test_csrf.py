@@ -39,8 +39,10 @@ def state_changing(app: Flask) -> list[tuple[Rule, str, str]]:
     out = []
     for rule in app.url_map.iter_rules():
         for method in sorted((rule.methods or set()) - SAFE_METHODS):
-            values = {name: DUMMY_VALUES.get(rule._converters[name].__class__.__name__.replace("Converter", "").lower(), "x")
-                      for name in rule.arguments}
+            values = {
+                name: DUMMY_VALUES.get(rule._converters[name].__class__.__name__.replace("Converter", "").lower(), "x")
+                for name in rule.arguments
+            }
             url = rule.build(values, append_unknown=False)
             assert url is not None
             out.append((rule, method, url[1]))
@@ -58,7 +60,9 @@ def ready_browser(app: Flask, *, example_app: bool) -> Browser:
     return browser
 
 
-def send(browser: Browser, method: str, url: str, headers: dict[str, str] | None = None, data: dict[str, str] | None = None) -> t.Any:
+def send(
+    browser: Browser, method: str, url: str, headers: dict[str, str] | None = None, data: dict[str, str] | None = None
+) -> t.Any:
     return browser.client.open(url, method=method, headers=headers or {}, data=data or {})
 
 
@@ -145,7 +149,12 @@ def test_the_token_is_replaced_at_sign_in(example: Flask) -> None:
     assert "stale-token" not in browser.open("/namespaces/demo/configmaps/app-config").html
     fresh = {**form, "key": "fresh-token"}
     assert browser.post(f"/krm/ui/components/{editor}/edit", fresh, page.headers(editor)).status_code == 200
-    assert browser.post(f"/krm/ui/components/{editor}/edit", {"op": "revert", "path": '["data"]'}, page.headers(editor)).status_code == 200
+    assert (
+        browser.post(
+            f"/krm/ui/components/{editor}/edit", {"op": "revert", "path": '["data"]'}, page.headers(editor)
+        ).status_code
+        == 200
+    )
 
 
 def test_a_request_right_after_another_principal_signs_in_refuses_the_old_token(host: Flask) -> None:
@@ -211,7 +220,9 @@ def test_a_token_is_never_sent_to_another_session(example: Flask, kube: KubeSimu
 def session_cookie(app: Flask) -> str:
     browser = Browser(app)
     response = browser.client.get("/sign-in")
-    cookies = [value for name, value in response.headers.items() if name == "Set-Cookie" and value.startswith("session=")]
+    cookies = [
+        value for name, value in response.headers.items() if name == "Set-Cookie" and value.startswith("session=")
+    ]
     assert cookies, response.headers
     return cookies[0]
 

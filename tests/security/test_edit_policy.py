@@ -64,7 +64,9 @@ def live(browser: Browser, url: str) -> Page:
 
 def edit(browser: Browser, page: Page, op: str, path: Path, **form: str) -> int:
     editor = page.component("editor")
-    response = browser.post(f"/krm/ui/components/{editor}/edit", {"op": op, "path": json.dumps(list(path)), **form}, page.headers(editor))
+    response = browser.post(
+        f"/krm/ui/components/{editor}/edit", {"op": op, "path": json.dumps(list(path)), **form}, page.headers(editor)
+    )
     return response.status_code
 
 
@@ -119,7 +121,9 @@ def forged_edits(obj: Mapping[str, t.Any], editable: t.Sequence[Path]) -> list[t
     return edits
 
 
-def sweep(browser: Browser, page: Page, obj: Mapping[str, t.Any], editable: t.Sequence[Path], admitted: list[str]) -> int:
+def sweep(
+    browser: Browser, page: Page, obj: Mapping[str, t.Any], editable: t.Sequence[Path], admitted: list[str]
+) -> int:
     """Send every forged edit; each must be a 4xx and leave nothing to save or write. Returns how many."""
     written = len(admitted)
     edits = forged_edits(obj, editable)
@@ -188,26 +192,66 @@ def test_the_forged_service_account_edit_on_the_example_deployment_page_is_refus
 
 
 HOST_EDITORS: t.Final = (
-    ("configmaps", "", {"apiVersion": "v1", "kind": "ConfigMap", "data": {"shown": "1", "hidden": "2"},
-                        "metadata": {"labels": {"app": "x"}, "annotations": {"note": "n"}}}, ["/data/shown"]),
-    ("secrets", "", {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "data": {"token": "dG9rZW4="},
-                     "metadata": {"labels": {"app": "x"}}}, ["/metadata/labels", "/data"]),
-    ("deployments", "apps", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"labels": {"app": "x"}},
-                             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}}, "template": {
-                                 "metadata": {"labels": {"app": "x"}},
-                                 "spec": {"containers": [{"name": "app", "image": "nginx", "env": [{"name": "A", "value": "1"}]}]}}}},
-     ["/spec/replicas", "/spec/template/spec/containers"]),
+    (
+        "configmaps",
+        "",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "data": {"shown": "1", "hidden": "2"},
+            "metadata": {"labels": {"app": "x"}, "annotations": {"note": "n"}},
+        },
+        ["/data/shown"],
+    ),
+    (
+        "secrets",
+        "",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "data": {"token": "dG9rZW4="},
+            "metadata": {"labels": {"app": "x"}},
+        },
+        ["/metadata/labels", "/data"],
+    ),
+    (
+        "deployments",
+        "apps",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"labels": {"app": "x"}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "x"}},
+                "template": {
+                    "metadata": {"labels": {"app": "x"}},
+                    "spec": {"containers": [{"name": "app", "image": "nginx", "env": [{"name": "A", "value": "1"}]}]},
+                },
+            },
+        },
+        ["/spec/replicas", "/spec/template/spec/containers"],
+    ),
 )
 
 
 @pytest.mark.parametrize(("resource", "group", "body", "fields"), HOST_EDITORS, ids=[r for r, *_ in HOST_EDITORS])
 def test_a_minimal_hosts_editor_given_fields_refuses_writes_outside_them(
-    host: Flask, kube: KubeSimulator, admitted: list[str], resource: str, group: str, body: dict[str, t.Any], fields: list[str]
+    host: Flask,
+    kube: KubeSimulator,
+    admitted: list[str],
+    resource: str,
+    group: str,
+    body: dict[str, t.Any],
+    fields: list[str],
 ) -> None:
     name = f"lp-{resource}"
     base = f"/apis/{group}/v1" if group else "/api/v1"
     collection = f"{base}/namespaces/{HOST_NAMESPACE}/{resource}"
-    answer = admin_writer(kube).request("POST", collection, body={**body, "metadata": {**body["metadata"], "name": name}})
+    answer = admin_writer(kube).request(
+        "POST", collection, body={**body, "metadata": {**body["metadata"], "name": name}}
+    )
     assert answer.ok, answer
     scope = Scope(target=TARGET, group=group, version="v1", resource=resource, namespace=HOST_NAMESPACE)
     shown = "".join(f"&field={quote(pointer, safe='')}" for pointer in fields)

@@ -36,13 +36,13 @@ from flask_krm.testing.simulator import KubeSimulator
 from .hosts import (
     STREAM_URL,
     TARGET,
-    event_types,
-    make_example,
     Browser,
     Recorder,
     Stream,
     configmap,
     create,
+    event_types,
+    make_example,
     make_host,
     make_namespace,
     shut_down,
@@ -53,7 +53,7 @@ PAYLOADS: t.Final = (
     '<script>alert("p1")</script>',
     '"><img src=x onerror=alert("p2")>',
     "' onmouseover='alert(\"p3\")' x='",
-    "</textarea><svg onload=alert(\"p4\")>",
+    '</textarea><svg onload=alert("p4")>',
     '</hx-partial><hx-partial hx-target="#krm-channel">p5</hx-partial>',
     "{{ 7*191 }}{% raw %}p6",
     "line\r\n\r\nevent: krm-close\ndata: p7\r\n",
@@ -93,7 +93,9 @@ def assert_inert(markup: str, where: str) -> str:
             assert attrs.get("src"), f"{where}: an inline <script> was injected"
         for name in attrs:
             assert not name.startswith("on"), f"{where}: an event handler attribute {name!r} was injected on <{tag}>"
-            assert name in KNOWN_ATTRIBUTES or name.startswith(("data-", "aria-", "hx-")), f"{where}: unexpected attribute {name!r} on <{tag}>"
+            assert name in KNOWN_ATTRIBUTES or name.startswith(("data-", "aria-", "hx-")), (
+                f"{where}: unexpected attribute {name!r} on <{tag}>"
+            )
         if tag == "hx-partial":
             target = attrs.get("hx-target") or ""
             assert PARTIAL_TARGET.match(target), f"{where}: a partial targets {target!r}"
@@ -101,11 +103,41 @@ def assert_inert(markup: str, where: str) -> str:
     return "".join(parser.text)
 
 
-KNOWN_ATTRIBUTES: t.Final = frozenset({
-    "id", "class", "type", "name", "value", "for", "role", "hidden", "disabled", "checked", "href", "rel", "src",
-    "lang", "charset", "content", "rows", "spellcheck", "autocomplete", "step", "inputmode", "title", "scope",
-    "open", "method", "action", "required", "pattern", "autofocus", "nonce", "defer",
-})
+KNOWN_ATTRIBUTES: t.Final = frozenset(
+    {
+        "id",
+        "class",
+        "type",
+        "name",
+        "value",
+        "for",
+        "role",
+        "hidden",
+        "disabled",
+        "checked",
+        "href",
+        "rel",
+        "src",
+        "lang",
+        "charset",
+        "content",
+        "rows",
+        "spellcheck",
+        "autocomplete",
+        "step",
+        "inputmode",
+        "title",
+        "scope",
+        "open",
+        "method",
+        "action",
+        "required",
+        "pattern",
+        "autofocus",
+        "nonce",
+        "defer",
+    }
+)
 
 
 def sse_data(stream: Stream) -> str:
@@ -131,10 +163,18 @@ def hostile_objects() -> list[dict[str, t.Any]]:
         "data": {P1: P6, P2: "plain", "multi": P7, "k": "mine-before"},
     }
     others = [
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": payload, "namespace": NAMESPACE, "uid": f"u{index}-{payload}", "resourceVersion": str(index + 1),
-                      "labels": {"payload": payload}},
-         "data": {payload: payload}}
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": payload,
+                "namespace": NAMESPACE,
+                "uid": f"u{index}-{payload}",
+                "resourceVersion": str(index + 1),
+                "labels": {"payload": payload},
+            },
+            "data": {payload: payload},
+        }
         for index, payload in enumerate(PAYLOADS)
     ]
     return [victim, *others]
@@ -191,7 +231,9 @@ def host(kube: KubeSimulator, upstream: HostileUpstream) -> Iterator[Flask]:
 
 def page_url(path: str, scope: Scope, **params: str | list[str]) -> str:
     pairs = [(k, v) for k, values in params.items() for v in ([values] if isinstance(values, str) else values)]
-    return f"{path}?scope={quote(scope.canonical_query(), safe='')}" + "".join(f"&{k}={quote(v, safe='')}" for k, v in pairs)
+    return f"{path}?scope={quote(scope.canonical_query(), safe='')}" + "".join(
+        f"&{k}={quote(v, safe='')}" for k, v in pairs
+    )
 
 
 def evil_scope(name: str = "") -> Scope:
@@ -209,7 +251,11 @@ def test_hostile_objects_render_as_text_in_lists_editors_and_channels(host: Flas
         assert payload in text or payload in html.unescape(page.html), f"{payload!r} is not shown"
     linked = browser.open(page_url("/list", evil_scope(), link="/objects/{namespace}/{name}", delete="1"))
     assert_inert(linked.html, "the linked list")
-    row_uids = [json.loads(html.unescape(v))["uid"] for v in re.findall(r"hx-vals='([^']*)'", linked.html) if "uid" in html.unescape(v)]
+    row_uids = [
+        json.loads(html.unescape(v))["uid"]
+        for v in re.findall(r"hx-vals='([^']*)'", linked.html)
+        if "uid" in html.unescape(v)
+    ]
     assert sorted(row_uids) == sorted(o["metadata"]["uid"] for o in upstream.objects)  # hostile uids stay data
     links = [html.unescape(h) for h in re.findall(r'href="([^"]*)"', linked.html) if h.startswith("/objects/")]
     assert len(links) == len(upstream.objects)
@@ -248,7 +294,9 @@ def test_hostile_objects_render_as_text_in_lists_editors_and_channels(host: Flas
 
 def test_hostile_values_cannot_break_the_json_stream_framing(host: Flask, upstream: HostileUpstream) -> None:
     browser = Browser(host, "editor")
-    stream = browser.stream(f"{STREAM_URL}?{evil_scope().canonical_query()}").until(lambda s: "synced" in event_types(s))
+    stream = browser.stream(f"{STREAM_URL}?{evil_scope().canonical_query()}").until(
+        lambda s: "synced" in event_types(s)
+    )
     browser.close()
     assert event_types(stream) == ["reset"] + ["added"] * len(upstream.objects) + ["synced"]
     assert not [m for m in stream.messages if m.event not in (None, "", "message")]
@@ -283,7 +331,9 @@ def test_the_example_templates_render_hostile_objects_as_text(kube: KubeSimulato
 @pytest.fixture(scope="module")
 def cluster_namespace(kube: KubeSimulator) -> str:
     namespace = make_namespace(kube, "escaping")
-    create(kube, namespace, "configmaps", configmap("plain", namespace, {"greeting": "hello"}, annotations={"note": P2}))
+    create(
+        kube, namespace, "configmaps", configmap("plain", namespace, {"greeting": "hello"}, annotations={"note": P2})
+    )
     return namespace
 
 
@@ -299,7 +349,14 @@ def test_errors_that_echo_hostile_values_render_as_text(host: Flask, cluster_nam
         channel.until_text('data-krm-stream="live"')
 
     # Kubernetes refuses an invalid label value and quotes it in the 422 cause
-    assert browser.post(f"/krm/ui/components/{editor}/edit", {"op": "add_key", "path": '["metadata", "labels"]', "key": "bad", "value": P2[:60]}, headers).status_code == 200
+    assert (
+        browser.post(
+            f"/krm/ui/components/{editor}/edit",
+            {"op": "add_key", "path": '["metadata", "labels"]', "key": "bad", "value": P2[:60]},
+            headers,
+        ).status_code
+        == 200
+    )
     invalid = browser.post(f"/krm/ui/components/{editor}/actions/save", {}, headers)
     assert invalid.status_code == 422, invalid.get_data(as_text=True)
     shown = assert_inert(invalid.get_data(as_text=True), "the 422 outcome")
@@ -310,13 +367,21 @@ def test_errors_that_echo_hostile_values_render_as_text(host: Flask, cluster_nam
     original = krm.saver
     answers = []
     try:
+
         def refuse(request: WriteRequest) -> WriteResult:
             raise SaveRefused(P1)
 
         krm.save_hook(refuse)
         answers.append(browser.post(f"/krm/ui/components/{editor}/actions/save", {}, headers))
-        causes = [{"field": P2, "message": P1, "reason": P3}, {"field": "metadata.labels[bad]", "message": P4, "reason": "FieldValueInvalid"}]
-        krm.save_hook(lambda request: WriteResult(422, status={"kind": "Status", "reason": P5, "message": P1, "details": {"causes": causes}}))
+        causes = [
+            {"field": P2, "message": P1, "reason": P3},
+            {"field": "metadata.labels[bad]", "message": P4, "reason": "FieldValueInvalid"},
+        ]
+        krm.save_hook(
+            lambda request: WriteResult(
+                422, status={"kind": "Status", "reason": P5, "message": P1, "details": {"causes": causes}}
+            )
+        )
         answers.append(browser.post(f"/krm/ui/components/{editor}/actions/save", {}, headers))
         krm.save_hook(lambda request: WriteResult(400, status={"kind": "Status", "reason": P1, "message": P2}))
         answers.append(browser.post(f"/krm/ui/components/{editor}/actions/save", {}, headers))
@@ -329,7 +394,9 @@ def test_errors_that_echo_hostile_values_render_as_text(host: Flask, cluster_nam
     # a refused create names the hostile field; the review list renders it as text
     review = f"/krm/review/{listed}"
     list_headers = page.headers(listed)
-    refused = browser.post(f"{review}/create", {"body": json.dumps({"metadata": {"name": "x"}, "spec": {P2: 1}})}, list_headers)
+    refused = browser.post(
+        f"{review}/create", {"body": json.dumps({"metadata": {"name": "x"}, "spec": {P2: 1}})}, list_headers
+    )
     assert refused.status_code == 422
     assert "onerror=alert" in assert_inert(refused.get_data(as_text=True), "a refused create")
     action = browser.post(f"/krm/ui/components/{editor}/actions/{quote(P2, safe='')}", {}, headers)
@@ -348,10 +415,13 @@ REVIEWED_MARKUP: t.Final = {
     ("flask_krm/ui/render.py", "template.render(context)"): "an autoescaped .html template's output",
     ("flask_krm/ui/live.py", "render_template(template, **context)"): "an autoescaped .html template's output",
     ("flask_krm/save/fragments.py", "template.render(**context)"): "an autoescaped .html template's output",
-    ("flask_krm/save/editor.py", "template.render(target_id=ctx.outcome_id, url=url, field=CONFIRM_FIELD)"): "an autoescaped .html template's output",
+    (
+        "flask_krm/save/editor.py",
+        "template.render(target_id=ctx.outcome_id, url=url, field=CONFIRM_FIELD)",
+    ): "an autoescaped .html template's output",
     ("flask_krm/ui/assets.py", "' nonce=\"{}\"'"): "a literal; .format() escapes the nonce",
     ("flask_krm/ui/assets.py", '""'): "a literal",
-    ("flask_krm/ui/assets.py", "'<link rel=\"stylesheet\" href=\"{}\"{}>'"): "a literal; .format() escapes the URL",
+    ("flask_krm/ui/assets.py", '\'<link rel="stylesheet" href="{}"{}>\''): "a literal; .format() escapes the URL",
     ("flask_krm/ui/assets.py", "'<script src=\"{}\"{}></script>'"): "a literal; .format() escapes the URL",
     ("flask_krm/ui/assets.py", '"\\n"'): "a literal joining escaped tags",
 }

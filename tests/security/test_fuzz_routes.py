@@ -31,7 +31,14 @@ import pytest
 from flask import Flask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 from werkzeug.routing import Rule
 
 from flask_krm import Scope
@@ -51,16 +58,58 @@ STREAM_READ: t.Final = 0.01
 """Seconds an event stream is read before the fuzzing browser goes away."""
 METHODS: t.Final = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "PROPFIND", "TRACE")
 PARAMETERS: t.Final = (
-    "target", "group", "version", "resource", "namespace", "name", "labelSelector", "projection", "scope",
-    "column", "link", "policy", "delete", "next", "watch", "resourceVersion", "limit", "allowWatchBookmarks",
-    "timeoutSeconds", "fieldSelector", "server", "kubeconfig", "token", "as", "impersonate-user", "context",
-    "krm_confirm", "op", "path", "value",
+    "target",
+    "group",
+    "version",
+    "resource",
+    "namespace",
+    "name",
+    "labelSelector",
+    "projection",
+    "scope",
+    "column",
+    "link",
+    "policy",
+    "delete",
+    "next",
+    "watch",
+    "resourceVersion",
+    "limit",
+    "allowWatchBookmarks",
+    "timeoutSeconds",
+    "fieldSelector",
+    "server",
+    "kubeconfig",
+    "token",
+    "as",
+    "impersonate-user",
+    "context",
+    "krm_confirm",
+    "op",
+    "path",
+    "value",
 )
-FORM_FIELDS: t.Final = ("op", "path", "value", "key", "new_key", "uid", "body", "resource_version", "username", "password")
+FORM_FIELDS: t.Final = (
+    "op",
+    "path",
+    "value",
+    "key",
+    "new_key",
+    "uid",
+    "body",
+    "resource_version",
+    "username",
+    "password",
+)
 OPS: t.Final = ("set", "add_key", "remove_key", "rename_key", "revert", "take_theirs", "keep_mine", "delete", "")
 CONTENT_TYPES: t.Final = (
-    "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json",
-    "application/merge-patch+json", "text/plain", "application/x-www-form-urlencoded; charset=latin-1", "",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/json",
+    "application/merge-patch+json",
+    "text/plain",
+    "application/x-www-form-urlencoded; charset=latin-1",
+    "",
 )
 
 
@@ -69,10 +118,42 @@ CONTENT_TYPES: t.Final = (
 # generating a request costs little next to serving it.
 
 TELLING: t.Final = (
-    "", "a", "app-config", NAMESPACE, "demo-staging", TARGET, "v1", "configmaps", "krm-full/v1", "true", "0", "-1",
-    "9" * 4301, "-" + "9" * 9000, "1e999", "NaN", "0x10", "1_000", "\u0663", "\u00e9t\u00e9", "\U0001f600", "a\nb", "a\r\nb",
-    "\x1b[31mred", "\x00", "\u2028", "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"), "%", "%zz", "../..",
-    "x" * 5000, "a=b&c=d", "<script>", "'\"", " ", "\t",
+    "",
+    "a",
+    "app-config",
+    NAMESPACE,
+    "demo-staging",
+    TARGET,
+    "v1",
+    "configmaps",
+    "krm-full/v1",
+    "true",
+    "0",
+    "-1",
+    "9" * 4301,
+    "-" + "9" * 9000,
+    "1e999",
+    "NaN",
+    "0x10",
+    "1_000",
+    "\u0663",
+    "\u00e9t\u00e9",
+    "\U0001f600",
+    "a\nb",
+    "a\r\nb",
+    "\x1b[31mred",
+    "\x00",
+    "\u2028",
+    "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"),
+    "%",
+    "%zz",
+    "../..",
+    "x" * 5000,
+    "a=b&c=d",
+    "<script>",
+    "'\"",
+    " ",
+    "\t",
 )
 """Strings that have broken parsers: numbers past Python's digit limit, control and escape
 characters, line breaks, surrogates, traversal, markup."""
@@ -83,13 +164,26 @@ REQUEST_LINE_BYTES: t.Final = RAW_BYTES.map(lambda data: data.translate(None, b"
 percent-decoded by the server, so it may hold any byte)."""
 TEXT: t.Final = st.one_of(st.sampled_from(TELLING), RAW_BYTES.map(lambda data: data.decode("utf-8", "replace")))
 HUGE_NUMBER: t.Final = st.sampled_from(["9" * 4301, "1" * 6000])
-JSON_TEXT: t.Final = st.sampled_from([
-    "{}", "[]", "null", "1e400", "-1e400", "NaN", '{"a":', '"\\ud800"', '{"metadata":{"name":"x","uid":"u"}}',
-    '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fuzz"},"data":{"a":"b"}}',
-    '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a\\nb"},"data":{"a":1}}',
-    '{"metadata":{"uid":"u","resourceVersion":"1"},"data":null}', '[["a"]]', "9" * 4301, "[" * 200,
-    '{"metadata":{"uid":"u","resourceVersion":"1"},"data":{"a":"' + "9" * 4301 + '"}}',
-])
+JSON_TEXT: t.Final = st.sampled_from(
+    [
+        "{}",
+        "[]",
+        "null",
+        "1e400",
+        "-1e400",
+        "NaN",
+        '{"a":',
+        '"\\ud800"',
+        '{"metadata":{"name":"x","uid":"u"}}',
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fuzz"},"data":{"a":"b"}}',
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a\\nb"},"data":{"a":1}}',
+        '{"metadata":{"uid":"u","resourceVersion":"1"},"data":null}',
+        '[["a"]]',
+        "9" * 4301,
+        "[" * 200,
+        '{"metadata":{"uid":"u","resourceVersion":"1"},"data":{"a":"' + "9" * 4301 + '"}}',
+    ]
+)
 """JSON texts: valid, truncated, non-finite, too long, too deep, wrongly typed."""
 
 
@@ -184,7 +278,15 @@ QUERY: t.Final = st.one_of(
 )
 """A query string: scope and credential parameter names, telling values, raw bytes."""
 
-PATHS: t.Final = ('["data","greeting"]', '["data"]', '["metadata","labels"]', '["spec","replicas"]', "[]", '["data",0]', "[" * 80)
+PATHS: t.Final = (
+    '["data","greeting"]',
+    '["data"]',
+    '["metadata","labels"]',
+    '["spec","replicas"]',
+    "[]",
+    '["data",0]',
+    "[" * 80,
+)
 FIELD_VALUES: t.Final = st.one_of(st.sampled_from(OPS + PATHS), TEXT, JSON_TEXT)
 
 
@@ -192,13 +294,24 @@ def bodies(token: str) -> st.SearchStrategy[tuple[str, bytes]]:
     """A form (with or without the session's CSRF token), JSON, or raw bytes of any content type."""
     form = pairs(FORM_FIELDS, FIELD_VALUES, 4)
     edit = st.builds(
-        lambda op, path, value, key: urlencode({"op": op, "path": path, "value": value, "key": key, "new_key": value}).encode(),
-        st.sampled_from(OPS), st.sampled_from(PATHS), TEXT, TEXT,
+        lambda op, path, value, key: urlencode(
+            {"op": op, "path": path, "value": value, "key": key, "new_key": value}
+        ).encode(),
+        st.sampled_from(OPS),
+        st.sampled_from(PATHS),
+        TEXT,
+        TEXT,
     )
     signed = st.one_of(form, edit, st.builds(lambda body: urlencode({"body": body}).encode(), JSON_TEXT))
     return st.one_of(
-        st.tuples(st.just("application/x-www-form-urlencoded"), signed.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data)),
-        st.tuples(st.just("application/x-www-form-urlencoded"), signed.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data)),
+        st.tuples(
+            st.just("application/x-www-form-urlencoded"),
+            signed.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data),
+        ),
+        st.tuples(
+            st.just("application/x-www-form-urlencoded"),
+            signed.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data),
+        ),
         st.tuples(st.just("application/x-www-form-urlencoded"), form),
         st.tuples(st.sampled_from(["application/json", "application/merge-patch+json"]), JSON_TEXT.map(str.encode)),
         st.tuples(st.sampled_from(CONTENT_TYPES), RAW_BYTES),
@@ -208,7 +321,9 @@ def bodies(token: str) -> st.SearchStrategy[tuple[str, bytes]]:
 EXTRA_HEADERS: t.Final = st.one_of(
     st.just({}),
     st.tuples(
-        st.sampled_from([PAGE_HEADER, CSRF_HEADER, "HX-Request", "Accept", "Last-Event-ID", "Origin", "Content-Length"]),
+        st.sampled_from(
+            [PAGE_HEADER, CSRF_HEADER, "HX-Request", "Accept", "Last-Event-ID", "Origin", "Content-Length"]
+        ),
         st.one_of(TEXT.map(lambda text: latin1(text.encode())), RAW_BYTES.map(latin1)),
     ).map(lambda item: {item[0]: item[1].replace("\r", "").replace("\n", "").replace("\x00", "")}),
 )
@@ -222,15 +337,25 @@ def requests(session: Session, rule: Rule, values: list[str]) -> st.SearchStrate
     page and CSRF headers), so the random query and body reach the code that reads them."""
     own = sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}) or ["GET"]
     argument = path_values(session, values)
-    scattered = st.tuples(st.tuples(*[argument for _ in rule.arguments]), st.sampled_from([{}] + [session.headers_for(c) for c in session.component_ids]))
+    scattered = st.tuples(
+        st.tuples(*[argument for _ in rule.arguments]),
+        st.sampled_from([{}] + [session.headers_for(c) for c in session.component_ids]),
+    )
     coherent = [
-        (tuple(session.coherent_value(name, component).encode() for name in rule.arguments), session.headers_for(component))
+        (
+            tuple(session.coherent_value(name, component).encode() for name in rule.arguments),
+            session.headers_for(component),
+        )
         for component in session.component_ids
     ]
     targets = st.one_of(scattered, st.sampled_from(coherent)) if coherent else scattered
     return st.builds(
         lambda method, where, query, extra, content: Fuzzed(
-            session, method, rule_path(rule, dict(zip(rule.arguments, where[0]))), query, {**where[1], **extra},
+            session,
+            method,
+            rule_path(rule, dict(zip(rule.arguments, where[0]))),
+            query,
+            {**where[1], **extra},
             *(("", b"") if method in ("GET", "HEAD") else content),
         ),
         st.sampled_from(own * 8 + list(METHODS)),
@@ -262,7 +387,8 @@ def tracebacks() -> Iterator[tuple[Tracebacks, io.StringIO]]:
     """Logged tracebacks, and what gevent prints for a greenlet that died of an exception."""
     handler = Tracebacks()
     loggers = [logging.getLogger()] + [
-        logger for logger in logging.Logger.manager.loggerDict.values()
+        logger
+        for logger in logging.Logger.manager.loggerDict.values()
         if isinstance(logger, logging.Logger) and not logger.propagate
     ]
     for logger in loggers:
@@ -279,7 +405,13 @@ def tracebacks() -> Iterator[tuple[Tracebacks, io.StringIO]]:
 
 def cookie_header(browser: Browser) -> str:
     """The browser's cookies as it sends them (fixed for the run: the fuzzing never signs out)."""
-    environ: dict[str, t.Any] = {"wsgi.url_scheme": "http", "HTTP_HOST": "localhost", "SERVER_NAME": "localhost", "SERVER_PORT": "80", "PATH_INFO": "/"}
+    environ: dict[str, t.Any] = {
+        "wsgi.url_scheme": "http",
+        "HTTP_HOST": "localhost",
+        "SERVER_NAME": "localhost",
+        "SERVER_PORT": "80",
+        "PATH_INFO": "/",
+    }
     browser.client._add_cookies_to_wsgi(environ)
     return str(environ.get("HTTP_COOKIE", ""))
 
@@ -288,12 +420,24 @@ def send(request: Fuzzed) -> int:
     """Call the application as a WSGI server would (a test client costs more than the request);
     returns the status. An event stream is read for :data:`STREAM_READ` seconds, then closed."""
     environ: dict[str, t.Any] = {
-        "REQUEST_METHOD": request.method, "SCRIPT_NAME": "", "PATH_INFO": latin1(request.path),
-        "QUERY_STRING": latin1(request.query), "SERVER_NAME": "localhost", "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(request.body), "wsgi.errors": io.StringIO(), "wsgi.multithread": False,
-        "wsgi.multiprocess": False, "wsgi.run_once": False, "wsgi.version": (1, 0),
-        "CONTENT_LENGTH": str(len(request.body)), "HTTP_HOST": "localhost", "HTTP_COOKIE": request.session.cookie,
+        "REQUEST_METHOD": request.method,
+        "SCRIPT_NAME": "",
+        "PATH_INFO": latin1(request.path),
+        "QUERY_STRING": latin1(request.query),
+        "SERVER_NAME": "localhost",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(request.body),
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+        "CONTENT_LENGTH": str(len(request.body)),
+        "HTTP_HOST": "localhost",
+        "HTTP_COOKIE": request.session.cookie,
     }
     if request.content_type:
         environ["CONTENT_TYPE"] = request.content_type
@@ -348,19 +492,33 @@ def fuzz_rule(target: Target, rule: Rule, tracebacks: tuple[Tracebacks, io.Strin
 
 
 def host_target(kube: KubeSimulator) -> Target:
-    app = make_host(kube, Recorder(deny=lambda call: call.principal == "viewer" and call.verb not in ("get", "list", "watch")))
+    app = make_host(
+        kube, Recorder(deny=lambda call: call.principal == "viewer" and call.verb not in ("get", "list", "watch"))
+    )
     scope = Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE).canonical_query()
-    deployments = Scope(target=TARGET, group="apps", version="v1", resource="deployments", namespace=NAMESPACE).canonical_query()
+    deployments = Scope(
+        target=TARGET, group="apps", version="v1", resource="deployments", namespace=NAMESPACE
+    ).canonical_query()
     sessions = [Session("anonymous", Browser(app))]
     for user in ("editor", "viewer"):
         browser = Browser(app, user)
-        pages = [browser.open(f"/both?scope={quote(scope, safe='')}&name=app-config"),
-                 browser.open(f"/list?scope={quote(scope, safe='')}&delete=1"),
-                 browser.open(f"/edit?scope={quote(deployments, safe='')}&name=web")]
+        pages = [
+            browser.open(f"/both?scope={quote(scope, safe='')}&name=app-config"),
+            browser.open(f"/list?scope={quote(scope, safe='')}&delete=1"),
+            browser.open(f"/edit?scope={quote(deployments, safe='')}&name=web"),
+        ]
         sessions.append(Session(user, browser, pages))
-    values = ["save", "krm/krm.js", "krm/htmx-4.0.1.js", "../../../etc/passwd", NAMESPACE, "app-config",
-              f"api/v1/namespaces/{NAMESPACE}/configmaps", f"api/v1/namespaces/{NAMESPACE}/configmaps/app-config",
-              f"api/v1/namespaces/{NAMESPACE}/secrets"]
+    values = [
+        "save",
+        "krm/krm.js",
+        "krm/htmx-4.0.1.js",
+        "../../../etc/passwd",
+        NAMESPACE,
+        "app-config",
+        f"api/v1/namespaces/{NAMESPACE}/configmaps",
+        f"api/v1/namespaces/{NAMESPACE}/configmaps/app-config",
+        f"api/v1/namespaces/{NAMESPACE}/secrets",
+    ]
     return Target(app, sessions, values)
 
 
@@ -369,8 +527,11 @@ def example_target(kube: KubeSimulator) -> Target:
     sessions = [Session("anonymous", Browser(app))]
     for user in ("editor", "viewer"):
         browser = Browser(app, user)
-        pages = [browser.open(f"/namespaces/{NAMESPACE}/configmaps/app-config"), browser.open(f"/namespaces/{NAMESPACE}"),
-                 browser.open(f"/namespaces/{NAMESPACE}/deployments/web")]
+        pages = [
+            browser.open(f"/namespaces/{NAMESPACE}/configmaps/app-config"),
+            browser.open(f"/namespaces/{NAMESPACE}"),
+            browser.open(f"/namespaces/{NAMESPACE}/deployments/web"),
+        ]
         sessions.append(Session(user, browser, pages))
     values = ["save", "krm/krm.js", "example.css", NAMESPACE, "demo-staging", "app-config", "web", "kube-system"]
     return Target(app, sessions, values)
@@ -388,11 +549,11 @@ def target(request: pytest.FixtureRequest, kube: KubeSimulator) -> Iterator[Targ
 def test_every_route_answers_random_requests_without_a_server_error(
     target: Target, tracebacks: tuple[Tracebacks, io.StringIO]
 ) -> None:
-    rules = sorted(target.app.url_map.iter_rules(), key=lambda rule: rule.rule)
-    assert any(rule.endpoint == "krm.ui_edit" for rule in rules)
-    for rule in rules:
-        fuzz_rule(target, rule, tracebacks)
-    assert {rule.endpoint for rule in rules} <= set(target.counts)
+    rules = sorted(target.app.url_map.iter_rules(), key=lambda url_rule: url_rule.rule)
+    assert any(url_rule.endpoint == "krm.ui_edit" for url_rule in rules)
+    for url_rule in rules:
+        fuzz_rule(target, url_rule, tracebacks)
+    assert {url_rule.endpoint for url_rule in rules} <= set(target.counts)
     assert min(target.counts.values()) >= EXAMPLES, target.counts
     reached = {endpoint for (endpoint, status), _ in target.statuses.items() if status < 300}
     assert {"krm.resource_stream", "krm.ui_channel", "krm_review.show"} <= reached, sorted(target.statuses.items())
@@ -425,8 +586,8 @@ class SessionMachine(RuleBasedStateMachine):
     @invariant()
     def nothing_was_logged(self) -> None:
         handler, printed = self.tracebacks
-        assert len(handler.found) == self.logged, handler.found[self.logged:]
-        assert printed.tell() == self.printed, printed.getvalue()[self.printed:][:3000]
+        assert len(handler.found) == self.logged, handler.found[self.logged :]
+        assert printed.tell() == self.printed, printed.getvalue()[self.printed :][:3000]
 
     @initialize()
     def open_the_editor(self) -> None:
@@ -434,9 +595,13 @@ class SessionMachine(RuleBasedStateMachine):
 
     @rule(kind=st.sampled_from(["edit", "list", "both"]), name=st.sampled_from(["app-config", "missing", "web"]))
     def open_page(self, kind: str, name: str) -> None:
-        scope = SCOPE if name != "web" else Scope(
-            target=TARGET, group="apps", version="v1", resource="deployments", namespace=NAMESPACE
-        ).canonical_query()
+        scope = (
+            SCOPE
+            if name != "web"
+            else Scope(
+                target=TARGET, group="apps", version="v1", resource="deployments", namespace=NAMESPACE
+            ).canonical_query()
+        )
         response = self.browser.client.get(f"/{kind}?scope={quote(scope, safe='')}&name={name}&delete=1")
         self.check(response.status_code, f"open /{kind} {name}")
         if response.status_code == 200:
@@ -493,13 +658,20 @@ class SessionMachine(RuleBasedStateMachine):
 def test_sequences_of_ui_requests_never_answer_a_server_error(
     kube: KubeSimulator, tracebacks: tuple[Tracebacks, io.StringIO]
 ) -> None:
-    app = make_host(kube, Recorder(deny=lambda call: call.principal == "viewer" and call.verb not in ("get", "list", "watch")))
+    app = make_host(
+        kube, Recorder(deny=lambda call: call.principal == "viewer" and call.verb not in ("get", "list", "watch"))
+    )
     SessionMachine.app, SessionMachine.tracebacks = app, tracebacks
     try:
         run_state_machine_as_test(
             SessionMachine,
-            settings=settings(max_examples=STATEFUL_EXAMPLES, stateful_step_count=12, deadline=None, database=None,
-                              suppress_health_check=list(HealthCheck)),
+            settings=settings(
+                max_examples=STATEFUL_EXAMPLES,
+                stateful_step_count=12,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            ),
         )
     finally:
         shut_down(app)

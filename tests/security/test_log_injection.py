@@ -72,7 +72,9 @@ def host(kube: KubeSimulator) -> Iterator[Flask]:
 
 def scope_url(path: str, **params: str) -> str:
     scope = Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE)
-    return f"{path}?scope={quote(scope.canonical_query(), safe='')}" + "".join(f"&{k}={quote(v, safe='')}" for k, v in params.items())
+    return f"{path}?scope={quote(scope.canonical_query(), safe='')}" + "".join(
+        f"&{k}={quote(v, safe='')}" for k, v in params.items()
+    )
 
 
 def live(page: Page) -> None:
@@ -95,10 +97,16 @@ def test_a_forged_draft_key_stays_inside_its_one_audit_line(host: Flask, kube: K
     live(page)
     editor = page.component("editor")
     for key in HOSTILE_KEYS:
-        added = browser.post(f"/krm/ui/components/{editor}/edit", {"op": "add_key", "path": '["data"]', "key": key, "value": "v"}, page.headers(editor))
+        added = browser.post(
+            f"/krm/ui/components/{editor}/edit",
+            {"op": "add_key", "path": '["data"]', "key": key, "value": "v"},
+            page.headers(editor),
+        )
         assert added.status_code == 200, added.get_data(as_text=True)
     saved = browser.post(f"/krm/ui/components/{editor}/actions/save", {}, page.headers(editor))
-    assert 'data-krm-outcome="invalid"' in saved.get_data(as_text=True)  # Kubernetes refuses such keys; the attempt is audited
+    assert 'data-krm-outcome="invalid"' in saved.get_data(
+        as_text=True
+    )  # Kubernetes refuses such keys; the attempt is audited
     stored = read(kube, NAMESPACE, "configmaps", "forgery")
     assert stored is not None and stored["data"] == {"a": "1"}
 
@@ -118,15 +126,22 @@ def test_a_native_patch_with_forged_keys_is_one_audit_line(host: Flask, kube: Ku
     browser = Browser(host, "editor")
     browser.open(scope_url("/list"))
     patch = {
-        "metadata": {"uid": current["metadata"]["uid"], "resourceVersion": current["metadata"]["resourceVersion"],
-                     "labels": {key: "v" for key in HOSTILE_KEYS}},
+        "metadata": {
+            "uid": current["metadata"]["uid"],
+            "resourceVersion": current["metadata"]["resourceVersion"],
+            "labels": {key: "v" for key in HOSTILE_KEYS},
+        },
         "data": {key: "v" for key in HOSTILE_KEYS},
     }
     answer = browser.client.patch(
-        f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/native-forgery", data=json.dumps(patch),
-        content_type="application/merge-patch+json", headers={"X-KRM-CSRF": browser.csrf_token() or ""},
+        f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/native-forgery",
+        data=json.dumps(patch),
+        content_type="application/merge-patch+json",
+        headers={"X-KRM-CSRF": browser.csrf_token() or ""},
     )
-    assert answer.status_code == 422, answer.get_data(as_text=True)  # Kubernetes refuses the keys; the attempt is audited
+    assert answer.status_code == 422, answer.get_data(
+        as_text=True
+    )  # Kubernetes refuses the keys; the attempt is audited
     audit = lines.audit()
     assert len(audit) == 1 and audit[0].getMessage().startswith("patch configmaps demo/native-forgery uid="), audit
     assert len(audit[0].krm_audit.fields) == 2 * len(HOSTILE_KEYS)

@@ -75,7 +75,9 @@ COPY_PATHS: t.Final = ("/metadata/annotations/backup.example.com~1copy", "/metad
 
 
 def kapp_copy(value: str) -> str:
-    return json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": NAME}, "data": {"password": b64(value)}})
+    return json.dumps(
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": NAME}, "data": {"password": b64(value)}}
+    )
 
 
 def rotate(kube: KubeSimulator, key: str = "password") -> str:
@@ -107,19 +109,33 @@ class Wire:
 @pytest.fixture(scope="module")
 def secret(kube: KubeSimulator) -> dict[str, t.Any]:
     password, token, other = new_value("password"), new_value("token"), new_value("string-data")
-    applied = json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": NAME}, "stringData": {"password": password, "token": token}})
+    applied = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": NAME},
+            "stringData": {"password": password, "token": token},
+        }
+    )
     annotations = {
         "kubectl.kubernetes.io/last-applied-configuration": applied,
         KAPP_ORIGINAL: kapp_copy(new_value("kapp-copy")),
         BACKUP: json.dumps({"kind": "Secret", "stringData": {"token": new_value("backup-copy")}}),
         "note": "keep",
     }
-    return create(kube, NAMESPACE, "secrets", {
-        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": "vault"}, "annotations": annotations},
-        "data": {"password": b64(password), "token": b64(token)},
-        "stringData": {"extra": other},
-    })
+    return create(
+        kube,
+        NAMESPACE,
+        "secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"app": "vault"}, "annotations": annotations},
+            "data": {"password": b64(password), "token": b64(token)},
+            "stringData": {"extra": other},
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +146,16 @@ def signal_log() -> Iterator[list[str]]:
     def receive(sender: object, **kwargs: t.Any) -> None:
         seen.append(repr(kwargs))
 
-    sent = [write_attempted, signals.saved, signals.stream_opened, signals.stream_closed, signals.watch_started,
-            signals.watch_stopped, signals.watch_failed, signals.subscriber_overflowed]
+    sent = [
+        write_attempted,
+        signals.saved,
+        signals.stream_opened,
+        signals.stream_closed,
+        signals.watch_started,
+        signals.watch_stopped,
+        signals.watch_failed,
+        signals.subscriber_overflowed,
+    ]
     for signal in sent:
         signal.connect(receive, weak=False)
     yield seen
@@ -214,19 +238,31 @@ def test_the_json_stream_carries_no_value_and_a_rotation_bumps_the_revision(
 ) -> None:
     browser = Browser(example, "editor")
     scope = Scope(target=TARGET, version="v1", resource="secrets", namespace=NAMESPACE, name=NAME)
-    stream = browser.stream(f"{STREAM_URL}?{scope.canonical_query(projection)}").until(lambda s: "synced" in event_types(s))
+    stream = browser.stream(f"{STREAM_URL}?{scope.canonical_query(projection)}").until(
+        lambda s: "synced" in event_types(s)
+    )
     added = next(e for e in stream.events if e["type"] == "added")
     assert "data" not in added["object"] and "stringData" not in added["object"]
     assert added["object"]["metadata"]["annotations"] == {"note": "keep"}
     revisions = {r["path"]: r["rev"] for r in added["redacted"]}
-    assert set(revisions) == {"/data/extra", "/data/password", "/data/token", *COPY_PATHS} and set(revisions.values()) == {1}
+    assert set(revisions) == {"/data/extra", "/data/password", "/data/token", *COPY_PATHS} and set(
+        revisions.values()
+    ) == {1}
     rotate(kube)
     stream.until(lambda s: s.events[-1]["type"] == "modified", what="the rotation")
     assert {r["path"]: r["rev"] for r in stream.events[-1]["redacted"]} == {**revisions, "/data/password": 2}
-    merge_patch(kube, NAMESPACE, "secrets", NAME, {"metadata": {"annotations": {KAPP_ORIGINAL: kapp_copy(new_value("kapp-rotated"))}}})
+    merge_patch(
+        kube,
+        NAMESPACE,
+        "secrets",
+        NAME,
+        {"metadata": {"annotations": {KAPP_ORIGINAL: kapp_copy(new_value("kapp-rotated"))}}},
+    )
     stream.until(lambda s: len([e for e in s.events if e["type"] == "modified"]) == 2, what="the new copy")
     assert {r["path"]: r["rev"] for r in stream.events[-1]["redacted"]} == {
-        **revisions, "/data/password": 2, "/metadata/annotations/kapp.k14s.io~1original": 2
+        **revisions,
+        "/data/password": 2,
+        "/metadata/annotations/kapp.k14s.io~1original": 2,
     }
     wire.stream(stream)
     secrets = Scope(target=TARGET, version="v1", resource="secrets", namespace=NAMESPACE)
@@ -296,9 +332,20 @@ def test_no_save_outcome_carries_a_value(
     seen: list[str] = []
 
     def label(value: str) -> None:
-        answer = wire(editor_call(browser, page, "edit", {"op": "add_key", "path": '["metadata", "labels"]', "key": "round", "value": value}))
+        answer = wire(
+            editor_call(
+                browser,
+                page,
+                "edit",
+                {"op": "add_key", "path": '["metadata", "labels"]', "key": "round", "value": value},
+            )
+        )
         if answer.status_code == 422:  # the key exists from an earlier round: set it instead
-            answer = wire(editor_call(browser, page, "edit", {"op": "set", "path": '["metadata", "labels", "round"]', "value": value}))
+            answer = wire(
+                editor_call(
+                    browser, page, "edit", {"op": "set", "path": '["metadata", "labels", "round"]', "value": value}
+                )
+            )
         assert answer.status_code == 200, answer.get_data(as_text=True)
 
     def settle() -> None:
@@ -329,11 +376,15 @@ def test_no_save_outcome_carries_a_value(
         if request.resource.plural == "secrets" and request.name == NAME and request.verb != "delete":
             value = str((request.new.get("data") or {}).get("password", ""))
             decoded = __import__("base64").b64decode(value).decode()
-            raise invalid(request.resource.group_kind, request.name, [
-                FieldError.invalid("data[password]", value, f"must not be {decoded}"),
-                FieldError.invalid("", decoded, "is a weak password"),
-                FieldError.invalid("metadata.labels", "round", "label refused"),
-            ])
+            raise invalid(
+                request.resource.group_kind,
+                request.name,
+                [
+                    FieldError.invalid("data[password]", value, f"must not be {decoded}"),
+                    FieldError.invalid("", decoded, "is a weak password"),
+                    FieldError.invalid("metadata.labels", "round", "label refused"),
+                ],
+            )
 
     label("three")
     remove = kube.faults.mutate_writes(echoing_webhook)
@@ -408,7 +459,12 @@ def test_spec_and_full_editors_lists_and_reviews_carry_no_value(
     review = f"/krm/review/{listed}"
     created_name = f"made-{projection[4:8]}"
     plain, encoded = new_value("created-plain"), new_value("created-encoded")
-    body = {"metadata": {"name": created_name}, "type": "Opaque", "data": {"k": b64(encoded)}, "stringData": {"s": plain}}
+    body = {
+        "metadata": {"name": created_name},
+        "type": "Opaque",
+        "data": {"k": b64(encoded)},
+        "stringData": {"s": plain},
+    }
     assert wire(browser.post(f"{review}/create", {"body": json.dumps(body)}, headers)).status_code == 200
     assert wire(browser.post(f"{review}/save", {}, headers)).status_code == 200
     created = read(kube, NAMESPACE, "secrets", created_name)
@@ -420,8 +476,11 @@ def test_spec_and_full_editors_lists_and_reviews_carry_no_value(
     def echo_on_create(request: AdmissionRequest) -> None:
         if request.verb == "create" and request.resource.plural == "secrets":
             value = str((request.new.get("data") or {}).get("k", ""))
-            raise invalid(request.resource.group_kind, request.name, [
-                FieldError.invalid("data[k]", value, "is weak"), FieldError.invalid("data", value, "is weak")])
+            raise invalid(
+                request.resource.group_kind,
+                request.name,
+                [FieldError.invalid("data[k]", value, "is weak"), FieldError.invalid("data", value, "is weak")],
+            )
 
     echoed = {"metadata": {"name": "echoed"}, "data": {"k": b64(new_value("echoed"))}}
     assert wire(browser.post(f"{review}/create", {"body": json.dumps(echoed)}, headers)).status_code == 200
@@ -481,12 +540,22 @@ def test_copies_of_the_secret_in_annotations_are_never_editable_and_never_audite
 
     write_attempted.connect(keep, weak=False)
     try:
-        native = wire(browser.client.patch(
-            f"/k8s/api/v1/namespaces/{NAMESPACE}/secrets/{NAME}",
-            data=json.dumps({"metadata": {"uid": after["metadata"]["uid"], "resourceVersion": after["metadata"]["resourceVersion"],
-                                          "annotations": {KAPP_ORIGINAL: kapp_copy(new_value("kapp-by-proxy"))}}}),
-            content_type="application/merge-patch+json", headers=page.headers(page.component("editor")),
-        ))
+        native = wire(
+            browser.client.patch(
+                f"/k8s/api/v1/namespaces/{NAMESPACE}/secrets/{NAME}",
+                data=json.dumps(
+                    {
+                        "metadata": {
+                            "uid": after["metadata"]["uid"],
+                            "resourceVersion": after["metadata"]["resourceVersion"],
+                            "annotations": {KAPP_ORIGINAL: kapp_copy(new_value("kapp-by-proxy"))},
+                        }
+                    }
+                ),
+                content_type="application/merge-patch+json",
+                headers=page.headers(page.component("editor")),
+            )
+        )
     finally:
         write_attempted.disconnect(keep)
     assert native.status_code == 204, native.get_data(as_text=True)
@@ -509,7 +578,9 @@ def test_the_checks_find_a_value_when_one_is_sent(host: Flask, wire: Wire, debug
     """The control: a host that allows krm-raw/v1 does send the values, and the search finds them."""
     browser = Browser(host, "editor")
     scope = Scope(target=TARGET, version="v1", resource="secrets", namespace=NAMESPACE, name=NAME)
-    raw = browser.stream(f"{STREAM_URL}?{scope.canonical_query('krm-raw/v1')}").until(lambda s: "synced" in event_types(s))
+    raw = browser.stream(f"{STREAM_URL}?{scope.canonical_query('krm-raw/v1')}").until(
+        lambda s: "synced" in event_types(s)
+    )
     wire.stream(raw)
     browser.close()
     assert leaks(needles(), wire.text)

@@ -52,7 +52,9 @@ def host(kube: KubeSimulator) -> Iterator[Flask]:
 
 def both_url() -> str:
     scope = Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE)
-    return f"/both?scope={quote(scope.canonical_query(), safe='')}&name={NAME}&column=/metadata/name&column=/metadata/uid"
+    return (
+        f"/both?scope={quote(scope.canonical_query(), safe='')}&name={NAME}&column=/metadata/name&column=/metadata/uid"
+    )
 
 
 @t.final
@@ -97,7 +99,9 @@ def sessions(host: Flask) -> Iterator[tuple[Session, Session, Session]]:
         session.close()
 
 
-def test_drafts_pages_and_save_state_stay_in_their_session(sessions: tuple[Session, Session, Session], kube: KubeSimulator) -> None:
+def test_drafts_pages_and_save_state_stay_in_their_session(
+    sessions: tuple[Session, Session, Session], kube: KubeSimulator
+) -> None:
     mine, same_user, other_user = sessions
     draft = f"draft-{secrets.token_hex(6)}"
     assert mine.edit({"op": "set", "path": '["data", "greeting"]', "value": draft}).status_code == 200
@@ -110,19 +114,26 @@ def test_drafts_pages_and_save_state_stay_in_their_session(sessions: tuple[Sessi
     for other in (same_user, other_user):
         answer = other.edit({"op": "set", "path": '["data", "greeting"]', "value": "hijack"}, page_id=mine.page.page_id)
         assert answer.status_code == 404
-        assert other.post(f"/krm/ui/components/{mine.editor}/actions/save", page_id=mine.page.page_id).status_code == 404
+        assert (
+            other.post(f"/krm/ui/components/{mine.editor}/actions/save", page_id=mine.page.page_id).status_code == 404
+        )
         stolen = other.browser.stream(mine.page.channel_url or "").until_end()
         assert "krm-close" in stolen.text and draft not in stolen.text
     assert "hijack" not in mine.seen() + mine.reload()
 
     # a refused save leaves its outcome in this session only
-    assert mine.edit({"op": "add_key", "path": '["metadata", "labels"]', "key": "bad", "value": "not valid!"}).status_code == 200
+    assert (
+        mine.edit({"op": "add_key", "path": '["metadata", "labels"]', "key": "bad", "value": "not valid!"}).status_code
+        == 200
+    )
     refused = mine.post(f"/krm/ui/components/{mine.editor}/actions/save")
     assert 'data-krm-outcome="invalid"' in refused.get_data(as_text=True)
     for other in (same_user, other_user):
         answer = other.post(f"/krm/ui/components/{other.editor}/actions/save", {"krm_confirm": "1"})
         assert 'data-krm-outcome="nothing-to-save"' in answer.get_data(as_text=True), answer.get_data(as_text=True)
-        assert 'data-krm-outcome="nothing-to-save"' in other.post(f"/krm/ui/components/{other.editor}/actions/save").get_data(as_text=True)
+        assert 'data-krm-outcome="nothing-to-save"' in other.post(
+            f"/krm/ui/components/{other.editor}/actions/save"
+        ).get_data(as_text=True)
     assert read(kube, NAMESPACE, "configmaps", NAME)["data"] == {"greeting": "hello"}  # type: ignore[index]
 
 
@@ -139,12 +150,21 @@ def test_staged_deletes_stay_in_their_session(sessions: tuple[Session, Session, 
         assert read(kube, NAMESPACE, "configmaps", NAME) is not None  # nobody else's Save deletes it
         key = re.search(r'hx-vals=\'\{"key": "([^"]+)"\}\'', staged.get_data(as_text=True))
         assert key is not None
-        discard = other.browser.post(f"/krm/review/{other.listed}/discard", {"key": key.group(1)}, other.page.headers(other.listed))
+        discard = other.browser.post(
+            f"/krm/review/{other.listed}/discard", {"key": key.group(1)}, other.page.headers(other.listed)
+        )
         assert discard.status_code == 404
-    assert mine.browser.post(f"/krm/review/{mine.listed}/discard", {"key": uid}, mine.page.headers(mine.listed)).status_code == 200
+    assert (
+        mine.browser.post(
+            f"/krm/review/{mine.listed}/discard", {"key": uid}, mine.page.headers(mine.listed)
+        ).status_code
+        == 200
+    )
 
 
-def test_the_recovery_copy_of_a_deleted_object_stays_in_its_session(sessions: tuple[Session, Session, Session], kube: KubeSimulator) -> None:
+def test_the_recovery_copy_of_a_deleted_object_stays_in_its_session(
+    sessions: tuple[Session, Session, Session], kube: KubeSimulator
+) -> None:
     mine, same_user, other_user = sessions
     draft = f"rescued-{secrets.token_hex(6)}"
     assert mine.edit({"op": "set", "path": '["data", "greeting"]', "value": draft}).status_code == 200
@@ -154,8 +174,14 @@ def test_the_recovery_copy_of_a_deleted_object_stays_in_its_session(sessions: tu
     current = read(kube, NAMESPACE, "configmaps", NAME)
     assert current is not None
     try:
-        assert admin_writer(kube).delete(Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE, name=NAME),
-                                         uid=current["metadata"]["uid"]).ok
+        assert (
+            admin_writer(kube)
+            .delete(
+                Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE, name=NAME),
+                uid=current["metadata"]["uid"],
+            )
+            .ok
+        )
         mine.channel.until_text("krm-recovery")
         assert draft in mine.channel.text.split("krm-recovery", 1)[1]
         for other in (same_user, other_user):
@@ -193,7 +219,11 @@ def test_another_user_on_the_same_cookie_never_sees_the_first_users_drafts(examp
     page = browser.open(url)
     editor = page.component("editor")
     draft = f"editor-only-{secrets.token_hex(6)}"
-    answer = browser.post(f"/krm/ui/components/{editor}/edit", {"op": "add_key", "path": '["data"]', "key": "private", "value": draft}, page.headers(editor))
+    answer = browser.post(
+        f"/krm/ui/components/{editor}/edit",
+        {"op": "add_key", "path": '["data"]', "key": "private", "value": draft},
+        page.headers(editor),
+    )
     assert answer.status_code == 200
     assert draft in browser.open(url).html
     with browser.client.session_transaction() as session:
@@ -206,7 +236,11 @@ def test_another_user_on_the_same_cookie_never_sees_the_first_users_drafts(examp
     assert draft not in viewer_page.html + channel.text
     old_channel = browser.stream(page.channel_url or "").until_end()
     assert "krm-close" in old_channel.text and draft not in old_channel.text
-    stale = browser.post(f"/krm/ui/components/{editor}/edit", {"op": "revert", "path": '["data"]'}, csrf_headers(browser.csrf_token(), page.page_id))
+    stale = browser.post(
+        f"/krm/ui/components/{editor}/edit",
+        {"op": "revert", "path": '["data"]'},
+        csrf_headers(browser.csrf_token(), page.page_id),
+    )
     assert stale.status_code == 404
 
     sign_out(browser)

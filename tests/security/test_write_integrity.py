@@ -78,7 +78,14 @@ def host(kube: KubeSimulator, writes: Writes) -> Iterator[Flask]:
     def admitted(request: AdmissionRequest) -> None:
         if request.namespace == NAMESPACE and request.verb == "patch":
             metadata = request.new.get("metadata") or {}
-            writes.arrived.append({"name": request.name, "uid": metadata.get("uid"), "resourceVersion": metadata.get("resourceVersion"), "object": request.new})
+            writes.arrived.append(
+                {
+                    "name": request.name,
+                    "uid": metadata.get("uid"),
+                    "resourceVersion": metadata.get("resourceVersion"),
+                    "object": request.new,
+                }
+            )
 
     remove = kube.faults.mutate_writes(admitted)
     yield app
@@ -87,11 +94,19 @@ def host(kube: KubeSimulator, writes: Writes) -> Iterator[Flask]:
 
 
 def editor_page(
-    browser: Browser, resource: str, name: str, *, group: str = "", projection: str = "krm-full/v1", policy: tuple[str, ...] = ()
+    browser: Browser,
+    resource: str,
+    name: str,
+    *,
+    group: str = "",
+    projection: str = "krm-full/v1",
+    policy: tuple[str, ...] = (),
 ) -> Page:
     scope = Scope(target=TARGET, group=group, version="v1", resource=resource, namespace=NAMESPACE)
     policies = "".join(f"&policy={quote(pointer, safe='')}" for pointer in policy)
-    page = browser.open(f"/edit?scope={quote(scope.canonical_query(), safe='')}&name={name}&projection={projection}{policies}")
+    page = browser.open(
+        f"/edit?scope={quote(scope.canonical_query(), safe='')}&name={name}&projection={projection}{policies}"
+    )
     channel = page.channel().until_text(": connected")
     if 'data-krm-stream="live"' not in page.html:
         channel.until_text('data-krm-stream="live"')
@@ -100,7 +115,9 @@ def editor_page(
 
 def edit(browser: Browser, page: Page, op: str, path: list[t.Any], **form: str) -> int:
     editor = page.component("editor")
-    return browser.post(f"/krm/ui/components/{editor}/edit", {"op": op, "path": json.dumps(path), **form}, page.headers(editor)).status_code
+    return browser.post(
+        f"/krm/ui/components/{editor}/edit", {"op": op, "path": json.dumps(path), **form}, page.headers(editor)
+    ).status_code
 
 
 def save(browser: Browser, page: Page, **form: str) -> str:
@@ -127,7 +144,12 @@ MACHINERY_EDITS: t.Final[list[tuple[str, list[t.Any], dict[str, str]]]] = [
 
 def test_machinery_and_identity_cannot_be_edited_into_a_patch(host: Flask, kube: KubeSimulator, writes: Writes) -> None:
     applied = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "data": {"greeting": "applied"}})
-    create(kube, NAMESPACE, "configmaps", configmap("machinery", NAMESPACE, {"greeting": "hello"}, annotations={LAST_APPLIED: applied, "note": "n"}))
+    create(
+        kube,
+        NAMESPACE,
+        "configmaps",
+        configmap("machinery", NAMESPACE, {"greeting": "hello"}, annotations={LAST_APPLIED: applied, "note": "n"}),
+    )
     browser = Browser(host, "editor")
     page = editor_page(browser, "configmaps", "machinery")
     for op, path, form in MACHINERY_EDITS:
@@ -140,22 +162,41 @@ def test_machinery_and_identity_cannot_be_edited_into_a_patch(host: Flask, kube:
     sent = writes.intents[mark:]
     current = read(kube, NAMESPACE, "configmaps", "machinery")
     assert current is not None
-    assert sent == [{"metadata": {"labels": {"tier": "web"}, "uid": current["metadata"]["uid"], "resourceVersion": sent[0]["metadata"]["resourceVersion"]}}]
+    assert sent == [
+        {
+            "metadata": {
+                "labels": {"tier": "web"},
+                "uid": current["metadata"]["uid"],
+                "resourceVersion": sent[0]["metadata"]["resourceVersion"],
+            }
+        }
+    ]
     assert current["metadata"]["annotations"][LAST_APPLIED] == applied
 
 
 def test_status_is_never_written_from_the_spec_view(host: Flask, kube: KubeSimulator, writes: Writes) -> None:
     deployment = {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": NAMESPACE},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "api"}},
-                 "template": {"metadata": {"labels": {"app": "api"}}, "spec": {"containers": [{"name": "api", "image": "api:1"}]}}},
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "api", "namespace": NAMESPACE},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "api"}},
+            "template": {
+                "metadata": {"labels": {"app": "api"}},
+                "spec": {"containers": [{"name": "api", "image": "api:1"}]},
+            },
+        },
     }
     answer = admin_writer(kube).request("POST", f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments", body=deployment)
     assert answer.ok, answer
     browser = Browser(host, "editor")
     page = editor_page(browser, "deployments", "api", group="apps", projection="krm-spec/v1")
-    for op, path, form in (("set", ["status", "replicas"], {"value": "9"}), ("add_key", ["status"], {"key": "replicas", "value": "9"}),
-                           ("add_key", [], {"key": "status", "value": "{}"})):
+    for op, path, form in (
+        ("set", ["status", "replicas"], {"value": "9"}),
+        ("add_key", ["status"], {"key": "replicas", "value": "9"}),
+        ("add_key", [], {"key": "status", "value": "{}"}),
+    ):
         assert edit(browser, page, op, path, **form) in (400, 403, 404, 409, 422), (op, path)
     assert edit(browser, page, "set", ["spec", "replicas"], value="3") == 200
     mark = len(writes.intents)
@@ -166,13 +207,27 @@ def test_status_is_never_written_from_the_spec_view(host: Flask, kube: KubeSimul
 
 
 def test_redacted_secret_values_cannot_be_edited_into_a_patch(host: Flask, kube: KubeSimulator, writes: Writes) -> None:
-    create(kube, NAMESPACE, "secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "keys", "namespace": NAMESPACE},
-                                        "data": {"password": b64("hunter2"), "token": b64("t0k3n")}})
+    create(
+        kube,
+        NAMESPACE,
+        "secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "keys", "namespace": NAMESPACE},
+            "data": {"password": b64("hunter2"), "token": b64("t0k3n")},
+        },
+    )
     browser = Browser(host, "editor")
     page = editor_page(browser, "secrets", "keys")
-    for op, path, form in (("set", ["data", "password"], {"value": "mine"}), ("remove_key", ["data", "password"], {}),
-                           ("rename_key", ["data"], {"key": "token", "new_key": "stolen"}), ("set", ["data"], {"value": "{}"}),
-                           ("revert", ["data", "token"], {}), ("take_theirs", ["data", "password"], {})):
+    for op, path, form in (
+        ("set", ["data", "password"], {"value": "mine"}),
+        ("remove_key", ["data", "password"], {}),
+        ("rename_key", ["data"], {"key": "token", "new_key": "stolen"}),
+        ("set", ["data"], {"value": "{}"}),
+        ("revert", ["data", "token"], {}),
+        ("take_theirs", ["data", "password"], {}),
+    ):
         assert edit(browser, page, op, path, **form) in (400, 403, 404, 409, 422), (op, path)
     assert edit(browser, page, "add_key", ["metadata", "labels"], key="rotated", value="no") == 200
     mark = len(writes.intents)
@@ -182,7 +237,9 @@ def test_redacted_secret_values_cannot_be_edited_into_a_patch(host: Flask, kube:
     assert read(kube, NAMESPACE, "secrets", "keys")["data"] == {"password": b64("hunter2"), "token": b64("t0k3n")}  # type: ignore[index]
 
 
-def test_a_save_writes_with_the_version_captured_with_its_patch(host: Flask, kube: KubeSimulator, writes: Writes) -> None:
+def test_a_save_writes_with_the_version_captured_with_its_patch(
+    host: Flask, kube: KubeSimulator, writes: Writes
+) -> None:
     create(kube, NAMESPACE, "configmaps", configmap("race", NAMESPACE, {"greeting": "hello"}))
     browser = Browser(host, "editor")
     page = editor_page(browser, "configmaps", "race")
@@ -197,9 +254,13 @@ def test_a_save_writes_with_the_version_captured_with_its_patch(host: Flask, kub
     writes.before = someone_else_writes
     mark = len(writes.arrived)
     outcome = save(browser, page)
-    arrived = [w for w in writes.arrived[mark:] if w["name"] == "race" and w["object"]["data"].get("greeting") == "mine"]
+    arrived = [
+        w for w in writes.arrived[mark:] if w["name"] == "race" and w["object"]["data"].get("greeting") == "mine"
+    ]
     assert arrived, writes.arrived[mark:]
-    assert {(w["uid"], w["resourceVersion"]) for w in arrived} == {(captured["metadata"]["uid"], captured["metadata"]["resourceVersion"])}
+    assert {(w["uid"], w["resourceVersion"]) for w in arrived} == {
+        (captured["metadata"]["uid"], captured["metadata"]["resourceVersion"])
+    }
     assert outcome in ("version-stale", "draft-conflict"), outcome
     after = read(kube, NAMESPACE, "configmaps", "race")
     assert after is not None and after["data"] == {"greeting": "hello", "other": "theirs"}  # nothing was clobbered
@@ -210,7 +271,9 @@ def test_a_save_writes_with_the_version_captured_with_its_patch(host: Flask, kub
     mark = len(writes.arrived)
     assert save(browser, page) in ("saved-pending", "saved")
     second = [w for w in writes.arrived[mark:] if w["name"] == "race"]
-    assert [(w["uid"], w["resourceVersion"]) for w in second] == [(after["metadata"]["uid"], after["metadata"]["resourceVersion"])]
+    assert [(w["uid"], w["resourceVersion"]) for w in second] == [
+        (after["metadata"]["uid"], after["metadata"]["resourceVersion"])
+    ]
     assert read(kube, NAMESPACE, "configmaps", "race")["data"] == {"greeting": "mine", "other": "theirs"}  # type: ignore[index]
 
 
@@ -236,23 +299,40 @@ def test_a_replacement_under_the_same_name_is_never_written(host: Flask, kube: K
 
 
 def test_no_answer_to_a_write_carries_the_written_object(host: Flask, kube: KubeSimulator) -> None:
-    original = create(kube, NAMESPACE, "configmaps", configmap("echo", NAMESPACE, {"greeting": "hello", "kept": "server-only-value"}))
+    original = create(
+        kube, NAMESPACE, "configmaps", configmap("echo", NAMESPACE, {"greeting": "hello", "kept": "server-only-value"})
+    )
     browser = Browser(host, "editor")
     page = editor_page(browser, "configmaps", "echo")
     editor = page.component("editor")
     assert edit(browser, page, "set", ["data", "greeting"], value="written-marker") == 200
     answers = [browser.post(f"/krm/ui/components/{editor}/actions/save", {}, page.headers(editor))]
-    answers.append(browser.post(f"/krm/ui/components/{editor}/actions/save", {"krm_confirm": "1"}, page.headers(editor)))
+    answers.append(
+        browser.post(f"/krm/ui/components/{editor}/actions/save", {"krm_confirm": "1"}, page.headers(editor))
+    )
     written = read(kube, NAMESPACE, "configmaps", "echo")
     assert written is not None and written["data"]["greeting"] == "written-marker"
-    patch = {"metadata": {"uid": written["metadata"]["uid"], "resourceVersion": written["metadata"]["resourceVersion"]}, "data": {"greeting": "native-marker"}}
-    native = browser.client.patch(f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/echo", data=json.dumps(patch),
-                                  content_type="application/merge-patch+json", headers={"X-KRM-CSRF": browser.csrf_token() or ""})
+    patch = {
+        "metadata": {"uid": written["metadata"]["uid"], "resourceVersion": written["metadata"]["resourceVersion"]},
+        "data": {"greeting": "native-marker"},
+    }
+    native = browser.client.patch(
+        f"/k8s/api/v1/namespaces/{NAMESPACE}/configmaps/echo",
+        data=json.dumps(patch),
+        content_type="application/merge-patch+json",
+        headers={"X-KRM-CSRF": browser.csrf_token() or ""},
+    )
     assert native.status_code == 204 and native.get_data() == b""
     for answer in answers:
         body = answer.get_data(as_text=True)
         assert answer.status_code == 200 and 'data-krm-outcome="saved' in body
-        for echoed in ("written-marker", "server-only-value", original["metadata"]["uid"], '"resourceVersion"', "managedFields"):
+        for echoed in (
+            "written-marker",
+            "server-only-value",
+            original["metadata"]["uid"],
+            '"resourceVersion"',
+            "managedFields",
+        ):
             assert echoed not in body, echoed
 
 
@@ -286,5 +366,7 @@ def test_a_narrowed_editor_saves_only_what_it_may_edit(host: Flask, kube: KubeSi
         data_page.channel().until_text(": connected").drain(0.5).close()
         assert save(browser, data_page) in ("saved-pending", "saved")
     sent = writes.intents[mark:]
-    assert sent and all(set(patch) == {"data", "metadata"} and "labels" not in patch["metadata"] for patch in sent), sent
+    assert sent and all(set(patch) == {"data", "metadata"} and "labels" not in patch["metadata"] for patch in sent), (
+        sent
+    )
     assert read(kube, NAMESPACE, "configmaps", "two-editors")["data"] == {"greeting": "data-editor-draft"}  # type: ignore[index]

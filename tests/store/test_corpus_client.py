@@ -66,9 +66,7 @@ def is_subset(actual: Any, want: Any) -> bool:
     """Deep subset; arrays element-wise and of the same length."""
     if isinstance(want, list):
         return (
-            isinstance(actual, list)
-            and len(actual) == len(want)
-            and all(is_subset(a, w) for a, w in zip(actual, want))
+            isinstance(actual, list) and len(actual) == len(want) and all(is_subset(a, w) for a, w in zip(actual, want))
         )
     if isinstance(want, dict):
         return isinstance(actual, dict) and all(k in actual and is_subset(actual[k], v) for k, v in want.items())

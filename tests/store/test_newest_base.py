@@ -21,7 +21,14 @@ def deployment(rv: str, *, replicas: int = 2, ready: int = 0, uid: str = UID, **
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "team", "uid": uid, "resourceVersion": rv, "generation": 3, **metadata},
+        "metadata": {
+            "name": "web",
+            "namespace": "team",
+            "uid": uid,
+            "resourceVersion": rv,
+            "generation": 3,
+            **metadata,
+        },
         "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}},
         "status": {"observedGeneration": 3, "readyReplicas": ready},
     }
@@ -45,7 +52,9 @@ def test_bookkeeping_only_changes_are_identical_under_every_projection() -> None
     newest = deployment("120", managedFields=[{"manager": "kubectl", "operation": "Update"}])
     for projection in ("krm-raw/v1", FULL, SPEC):
         held = deployment("100")
-        assert newest_equivalent_base(INTENT, view_of(held, projection), (), newest, projection).resource_version == "120"
+        assert (
+            newest_equivalent_base(INTENT, view_of(held, projection), (), newest, projection).resource_version == "120"
+        )
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,15 @@ from flask_krm.store.values import delete_in, json_copy, json_equal, opaque_path
 
 @pytest.mark.parametrize(
     ("pointer", "path"),
-    [("", ()), ("/data/token", ("data", "token")), ("/data/a~1b", ("data", "a/b")),
-     ("/data/user~0name", ("data", "user~name")), ("/x/~01", ("x", "~1")), ("/data/0", ("data", "0")), ("/", ("",))],
+    [
+        ("", ()),
+        ("/data/token", ("data", "token")),
+        ("/data/a~1b", ("data", "a/b")),
+        ("/data/user~0name", ("data", "user~name")),
+        ("/x/~01", ("x", "~1")),
+        ("/data/0", ("data", "0")),
+        ("/", ("",)),
+    ],
 )
 def test_pointers_round_trip(pointer: str, path: tuple[str, ...]) -> None:
     assert pointer_to_path(pointer) == path

@@ -31,8 +31,14 @@ def native_configmap() -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "path",
-    [("spec", "replicas"), ("metadata", "labels", "tier"), ("metadata", "annotations", "note"), ("data", "x"),
-     ("stringData", "x"), ("spec", "template", "spec", "containers", 0, "image")],
+    [
+        ("spec", "replicas"),
+        ("metadata", "labels", "tier"),
+        ("metadata", "annotations", "note"),
+        ("data", "x"),
+        ("stringData", "x"),
+        ("spec", "template", "spec", "containers", 0, "image"),
+    ],
 )
 def test_the_default_policy_edits_spec_labels_annotations_data_and_string_data(path: tuple[Any, ...]) -> None:
     store = store_with(deployment())
@@ -41,9 +47,21 @@ def test_the_default_policy_edits_spec_labels_annotations_data_and_string_data(p
 
 @pytest.mark.parametrize(
     "path",
-    [(), ("metadata",), ("metadata", "name"), ("metadata", "uid"), ("metadata", "resourceVersion"),
-     ("status",), ("status", "readyReplicas"), ("kind",), ("apiVersion",), ("metadata", "annotations"),
-     ("metadata", "managedFields"), ("metadata", "annotations", LAST_APPLIED), ("binaryData", "blob")],
+    [
+        (),
+        ("metadata",),
+        ("metadata", "name"),
+        ("metadata", "uid"),
+        ("metadata", "resourceVersion"),
+        ("status",),
+        ("status", "readyReplicas"),
+        ("kind",),
+        ("apiVersion",),
+        ("metadata", "annotations"),
+        ("metadata", "managedFields"),
+        ("metadata", "annotations", LAST_APPLIED),
+        ("binaryData", "blob"),
+    ],
 )
 def test_everything_else_is_read_only_under_the_default_policy(path: tuple[Any, ...]) -> None:
     store = store_with(native_configmap())
@@ -58,8 +76,11 @@ def test_everything_else_is_read_only_under_the_default_policy(path: tuple[Any, 
 )
 def test_machinery_is_read_only_under_every_policy(policy: EditPolicy) -> None:
     store = store_with(native_configmap(), store=LiveResourceStore(policy))
-    for path in [("metadata", "managedFields"), ("metadata", "managedFields", 0, "manager"),
-                 ("metadata", "annotations", LAST_APPLIED)]:
+    for path in [
+        ("metadata", "managedFields"),
+        ("metadata", "managedFields", 0, "manager"),
+        ("metadata", "annotations", LAST_APPLIED),
+    ]:
         assert store.is_read_only(CM_UID, path)
         with pytest.raises(ReadOnlyPathError):
             store.remove_key(CM_UID, path)
@@ -129,7 +150,12 @@ def test_a_policy_within_fields_is_exactly_those_fields_and_what_is_under_them()
     narrowed = DEFAULT_POLICY.within(shown)
     assert narrowed.roots == shown
     assert narrowed.covers(("spec", "template", "spec", "containers", "0", "image"))
-    for outside in (("spec", "template", "spec", "serviceAccountName"), ("spec",), ("metadata", "annotations"), ("data",)):
+    for outside in (
+        ("spec", "template", "spec", "serviceAccountName"),
+        ("spec",),
+        ("metadata", "annotations"),
+        ("data",),
+    ):
         assert not narrowed.covers(outside), outside
 
 

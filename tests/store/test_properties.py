@@ -258,8 +258,11 @@ def test_keyed_lists_keep_item_edits_across_reorders(data: st.DataObject) -> Non
     theirs = [dict(item, ready=True) if data.draw(st.booleans()) else item for item in theirs]
     if data.draw(st.booleans()):
         theirs = theirs + [{"name": "added", "image": "added:1"}]
-    schema = {"properties": {"spec": {"properties": {"items": {
-        "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}}}}}
+    schema = {
+        "properties": {
+            "spec": {"properties": {"items": {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}}}
+        }
+    }
     obj = lambda items: {"metadata": {"uid": UID}, "spec": {"items": items}}  # noqa: E731
     regions = Regions(DEFAULT_POLICY, obj(theirs))
     result = three_way_merge(obj(base), obj(ours), obj(theirs), regions, KeyedLists(schema))

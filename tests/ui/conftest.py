@@ -100,7 +100,10 @@ class Upstream:
         for key, held in self.objects.items():
             if key.namespace == namespace and any(_uid(o) == _uid(obj) for o in held):
                 self.objects[key] = [obj if _uid(o) == _uid(obj) else o for o in held]
-                self._send(key, lambda subscribed: [Change("MODIFIED", copy.deepcopy(obj))] if _in_scope(subscribed, obj) else [])
+                self._send(
+                    key,
+                    lambda subscribed: [Change("MODIFIED", copy.deepcopy(obj))] if _in_scope(subscribed, obj) else [],
+                )
 
     def fail(self, scope: str, code: str, message: str, *, terminal: bool) -> None:
         self._send(Scope.from_query(scope), lambda _: [Failure(code, message, terminal)])  # type: ignore[arg-type]
@@ -112,7 +115,11 @@ def _uid(obj: Mapping[str, t.Any]) -> str:
 
 def _collection(scope: Scope) -> Scope:
     return Scope(
-        target=scope.target, group=scope.group, version=scope.version, resource=scope.resource, namespace=scope.namespace
+        target=scope.target,
+        group=scope.group,
+        version=scope.version,
+        resource=scope.resource,
+        namespace=scope.namespace,
     )
 
 
@@ -123,7 +130,9 @@ def _in_scope(scope: Scope, obj: Mapping[str, t.Any]) -> bool:
     return not scope.name or metadata.get("name") == scope.name
 
 
-def configmap(name: str, data: Mapping[str, str], *, uid: str | None = None, rv: str = "1", **metadata: t.Any) -> dict[str, t.Any]:
+def configmap(
+    name: str, data: Mapping[str, str], *, uid: str | None = None, rv: str = "1", **metadata: t.Any
+) -> dict[str, t.Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -134,7 +143,7 @@ def configmap(name: str, data: Mapping[str, str], *, uid: str | None = None, rv:
 
 PAGES: t.Final = {
     "/configmaps": '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
-    '{{ krm.list(scope, columns=columns) }}</body></html>',
+    "{{ krm.list(scope, columns=columns) }}</body></html>",
     "/edit": '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
     "{{ krm.editor(scope, name, fields=fields, policy=policy) }}</body></html>",
     "/both": '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'

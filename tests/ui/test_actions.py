@@ -37,7 +37,9 @@ def action_url(page: PageHandle) -> str:
     return match.group(2)
 
 
-def test_an_action_is_a_button_of_every_editor_and_no_list(client: FlaskClient, upstream: Upstream, calls: list[EditorContext]) -> None:
+def test_an_action_is_a_button_of_every_editor_and_no_list(
+    client: FlaskClient, upstream: Upstream, calls: list[EditorContext]
+) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
     page = open_page(client, "/both")
     list_id, editor_id = page.component_ids
@@ -64,7 +66,9 @@ def test_an_action_runs_with_its_editor_and_answers_into_the_outcome_region(
     assert ctx.page.id == page.page_id
 
 
-def test_actions_are_refused_like_edits(app: Flask, client: FlaskClient, upstream: Upstream, calls: list[EditorContext]) -> None:
+def test_actions_are_refused_like_edits(
+    app: Flask, client: FlaskClient, upstream: Upstream, calls: list[EditorContext]
+) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
     page = open_page(client, "/both")
     url = action_url(page)
@@ -122,7 +126,11 @@ def test_two_applications_in_one_process_have_their_own_actions(tmp_path: Path) 
         assert f'id="{cid}-action-probe"' in first_page.html and f'id="{cid}-action-save"' in first_page.html
         assert f'id="{cid}-action-probe"' not in second_page.html and f'id="{cid}-action-save"' in second_page.html
         url = f"/krm/ui/components/{cid}/actions/probe"
-        assert first_page.client.post(url, headers=first_page.headers).get_data(as_text=True).endswith(">probed</hx-partial>")
+        assert (
+            first_page.client.post(url, headers=first_page.headers)
+            .get_data(as_text=True)
+            .endswith(">probed</hx-partial>")
+        )
         assert second_page.client.post(url, headers=second_page.headers).status_code == 404
     finally:
         first_krm.shutdown(first)

@@ -65,7 +65,9 @@ def test_a_reconnection_resends_every_component(client: FlaskClient, upstream: U
     reader.close()
 
 
-def test_an_edit_reaches_every_tab_of_the_session_and_no_other_session(app: Flask, client: FlaskClient, upstream: Upstream) -> None:
+def test_an_edit_reaches_every_tab_of_the_session_and_no_other_session(
+    app: Flask, client: FlaskClient, upstream: Upstream
+) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
     first = open_page(client, editor_url())
     second = open_page(client, editor_url())
@@ -107,7 +109,9 @@ def test_a_conflict_is_announced_and_its_panel_pushed(client: FlaskClient, upstr
 def test_an_unknown_page_is_closed_for_good(client: FlaskClient, upstream: Upstream) -> None:
     response = client.get("/krm/ui/pages/not-a-page/channel", buffered=True)
     assert response.status_code == 200 and response.mimetype == "text/event-stream"
-    assert response.get_data(as_text=True) == "event: krm-close\ndata: This page has expired: reload it to continue.\n\n"
+    assert (
+        response.get_data(as_text=True) == "event: krm-close\ndata: This page has expired: reload it to continue.\n\n"
+    )
     assert response.headers["Cache-Control"] == "no-store"
 
 

@@ -48,7 +48,9 @@ def reload(page: PageHandle, url: str = editor_url()) -> PageHandle:
 
 
 def error_partial(response: t.Any) -> tuple[str, str]:
-    match = re.fullmatch(r'<hx-partial hx-target="#([^"]+)">(.*?)</hx-partial>.*', response.get_data(as_text=True), re.S)
+    match = re.fullmatch(
+        r'<hx-partial hx-target="#([^"]+)">(.*?)</hx-partial>.*', response.get_data(as_text=True), re.S
+    )
     assert match, response.get_data(as_text=True)
     return match.group(1), match.group(2)
 
@@ -60,7 +62,9 @@ def test_a_text_edit_changes_the_draft_and_clears_the_field_error(page: PageHand
     assert error_partial(response) == (field_id(cid, ("data", "a"), "-error"), "")
     again = reload(page)
     assert input_value(again.html, field_id(cid, ("data", "a"))) == "typed"
-    assert re.search(rf'id="{field_id(cid, ("data", "a"))}-field" data-krm-path="/data/a">.*?krm-dirty-marker', again.html, re.S)
+    assert re.search(
+        rf'id="{field_id(cid, ("data", "a"))}-field" data-krm-path="/data/a">.*?krm-dirty-marker', again.html, re.S
+    )
 
 
 def test_text_area_line_breaks_are_stored_as_sent_by_the_object(page: PageHandle) -> None:
@@ -75,11 +79,19 @@ def test_numbers_booleans_and_arrays_keep_their_types(deployment: PageHandle) ->
     assert deployment.edit(cid, op="set", path=path("spec", "replicas"), value=" 7 ").status_code == 200
     assert deployment.edit(cid, op="set", path=path("spec", "paused"), value="true").status_code == 200
     containers = [{"name": "web", "image": "nginx:1.28"}]
-    assert deployment.edit(cid, op="set", path=path("spec", "template", "spec", "containers"), value=json.dumps(containers)).status_code == 200
+    assert (
+        deployment.edit(
+            cid, op="set", path=path("spec", "template", "spec", "containers"), value=json.dumps(containers)
+        ).status_code
+        == 200
+    )
     page = reload(deployment, url)
     assert input_value(page.html, field_id(cid, ("spec", "replicas"))) == "7"
     assert re.search(rf'<input type="checkbox"[^>]*id="{field_id(cid, ("spec", "paused"))}"[^>]* checked', page.html)
-    assert json.loads(input_value(page.html, field_id(cid, ("spec", "template", "spec", "containers"))) or "") == containers
+    assert (
+        json.loads(input_value(page.html, field_id(cid, ("spec", "template", "spec", "containers"))) or "")
+        == containers
+    )
     assert deployment.edit(cid, op="set", path=path("spec", "paused")).status_code == 200
     assert not re.search(r'type="checkbox"[^>]* checked', reload(deployment, url).html)
     assert deployment.edit(cid, op="set", path=path("spec", "replicas"), value="2.5").status_code == 200
@@ -91,11 +103,27 @@ def test_numbers_booleans_and_arrays_keep_their_types(deployment: PageHandle) ->
     [
         (("spec", "replicas"), "many", "Enter a number."),
         (("spec", "replicas"), "inf", "Enter a finite number."),
-        (("spec", "template", "spec", "containers"), "[{", "Not valid JSON: Expecting property name enclosed in double quotes (line 1, column 3)."),
-        (("spec", "template", "spec", "containers"), '{"a": 1}', 'Enter a JSON array, such as [&#34;a&#34;, &#34;b&#34;].'),
-        (("spec", "template", "spec", "containers"), '[{"name": NaN}]', "Enter finite numbers: JSON has no NaN or Infinity."),
+        (
+            ("spec", "template", "spec", "containers"),
+            "[{",
+            "Not valid JSON: Expecting property name enclosed in double quotes (line 1, column 3).",
+        ),
+        (
+            ("spec", "template", "spec", "containers"),
+            '{"a": 1}',
+            "Enter a JSON array, such as [&#34;a&#34;, &#34;b&#34;].",
+        ),
+        (
+            ("spec", "template", "spec", "containers"),
+            '[{"name": NaN}]',
+            "Enter finite numbers: JSON has no NaN or Infinity.",
+        ),
         (("spec", "template", "spec", "containers"), "[1e999]", "Enter finite numbers: JSON has no NaN or Infinity."),
-        (("spec", "template", "spec", "containers"), "[-Infinity]", "Enter finite numbers: JSON has no NaN or Infinity."),
+        (
+            ("spec", "template", "spec", "containers"),
+            "[-Infinity]",
+            "Enter finite numbers: JSON has no NaN or Infinity.",
+        ),
     ],
 )
 def test_values_the_widget_cannot_read_are_refused_at_the_field(
@@ -105,7 +133,9 @@ def test_values_the_widget_cannot_read_are_refused_at_the_field(
     response = deployment.edit(cid, op="set", path=path(*target), value=value)
     assert response.status_code == 422
     assert error_partial(response) == (field_id(cid, target, "-error"), message)
-    assert input_value(reload(deployment, editor_url(DEPLOYMENTS, "web")).html, field_id(cid, ("spec", "replicas"))) == "2"
+    assert (
+        input_value(reload(deployment, editor_url(DEPLOYMENTS, "web")).html, field_id(cid, ("spec", "replicas"))) == "2"
+    )
 
 
 def test_keys_are_added_renamed_and_removed(page: PageHandle) -> None:
@@ -114,7 +144,9 @@ def test_keys_are_added_renamed_and_removed(page: PageHandle) -> None:
     assert added.status_code == 200
     body = added.get_data(as_text=True)
     assert f'<hx-partial hx-target="#{field_id(cid, ("data",))}-add" hx-swap="outerHTML">' in body
-    assert 'name="key" spellcheck' in body and 'value=' not in body.split("hx-swap=\"outerHTML\">", 1)[1].split("<button")[0]
+    assert (
+        'name="key" spellcheck' in body and "value=" not in body.split('hx-swap="outerHTML">', 1)[1].split("<button")[0]
+    )
     assert page.edit(cid, op="rename_key", path=path("data"), key="a", new_key="alpha").status_code == 200
     assert page.edit(cid, op="remove_key", path=path("data", "b")).status_code == 200
     html = reload(page).html
@@ -150,7 +182,10 @@ def test_a_narrowed_policy_is_enforced_on_edits(client: FlaskClient, upstream: U
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}, labels={"tier": "db"}))
     page = open_page(client, editor_url(policy="read-only"))
     cid = page.component_ids[0]
-    for form in ({"op": "set", "path": path("data", "a"), "value": "x"}, {"op": "add_key", "path": path("metadata", "labels"), "key": "k"}):
+    for form in (
+        {"op": "set", "path": path("data", "a"), "value": "x"},
+        {"op": "add_key", "path": path("metadata", "labels"), "key": "k"},
+    ):
         response = page.edit(cid, **form)
         assert response.status_code == 403
         assert "This field is read-only." in response.get_data(as_text=True)
@@ -180,7 +215,12 @@ def test_an_editor_given_fields_may_edit_exactly_those(client: FlaskClient, upst
         assert "This field is read-only." in response.get_data(as_text=True)
     assert page.edit(cid, op="set", path=path("spec", "replicas"), value="3").status_code == 200
     containers = [{"name": "web", "image": "nginx:2"}]
-    assert page.edit(cid, op="set", path=path("spec", "template", "spec", "containers"), value=json.dumps(containers)).status_code == 200
+    assert (
+        page.edit(
+            cid, op="set", path=path("spec", "template", "spec", "containers"), value=json.dumps(containers)
+        ).status_code
+        == 200
+    )
     assert page.edit(cid, op="add_key", path=path("metadata", "labels"), key="tier", value="web").status_code == 200
     again = reload(page, url)
     assert input_value(again.html, field_id(cid, ("spec", "replicas"))) == "3"
@@ -230,7 +270,7 @@ def test_conflicts_are_resolved_by_keep_mine_and_take_theirs(page: PageHandle, u
     html = reload(page).html
     assert html.count('class="krm-conflict"') == 2
     assert "2 fields were changed by someone else" in html
-    assert "<pre class=\"krm-theirs\">theirs-a</pre>" in html
+    assert '<pre class="krm-theirs">theirs-a</pre>' in html
     assert page.edit(cid, op="keep_mine", path=path("data", "a")).status_code == 200
     assert page.edit(cid, op="take_theirs", path=path("data", "b")).status_code == 200
     html = reload(page).html
@@ -275,9 +315,13 @@ def test_unknown_components_and_pages_are_not_found(page: PageHandle) -> None:
 
 def test_edits_without_the_csrf_token_are_refused(page: PageHandle) -> None:
     cid = page.component_ids[0]
-    missing = page.edit(cid, headers={"X-KRM-Page": page.headers["X-KRM-Page"]}, op="set", path=path("data", "a"), value="x")
+    missing = page.edit(
+        cid, headers={"X-KRM-Page": page.headers["X-KRM-Page"]}, op="set", path=path("data", "a"), value="x"
+    )
     assert missing.status_code == 400
-    wrong = page.edit(cid, headers={**page.headers, "X-KRM-CSRF": "forged"}, op="set", path=path("data", "a"), value="x")
+    wrong = page.edit(
+        cid, headers={**page.headers, "X-KRM-CSRF": "forged"}, op="set", path=path("data", "a"), value="x"
+    )
     assert wrong.status_code == 400
     assert input_value(reload(page).html, field_id(cid, ("data", "a"))) == "1"
 

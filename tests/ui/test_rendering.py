@@ -77,7 +77,7 @@ def test_a_page_with_two_components_opens_one_channel(client: FlaskClient, upstr
 def test_list_columns_follow_the_pointers(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("alpha", {"color": "blue"}, labels={"tier": "db"}))
     page = open_page(client, "/configmaps?column=/metadata/name&column=/data/color&column=/metadata/labels")
-    assert "<th scope=\"col\">Name</th><th scope=\"col\">Color</th><th scope=\"col\">Labels</th>" in page.html
+    assert '<th scope="col">Name</th><th scope="col">Color</th><th scope="col">Labels</th>' in page.html
     assert "<td>blue</td>" in page.html
     assert "<td>{&#34;tier&#34;:&#34;db&#34;}</td>" in page.html
 
@@ -127,14 +127,21 @@ def test_secret_values_appear_nowhere_only_masks_with_revisions(client: FlaskCli
     page = open_page(client, editor_url(SECRETS, "creds"))
     for value in SECRET_VALUES:
         assert value not in page.html
-    masks = re.findall(r'<label class="krm-key" for="[^"]+">(\w+)</label>\s*<span class="krm-masked" id="[^"]+">hidden value', page.html)
+    masks = re.findall(
+        r'<label class="krm-key" for="[^"]+">(\w+)</label>\s*<span class="krm-masked" id="[^"]+">hidden value',
+        page.html,
+    )
     assert sorted(masks) == ["note", "password", "token"]
     assert "(revision 1)" in page.html
     mask_ids = re.findall(r'<span class="krm-masked" id="([^"]+)"', page.html)
     for mask_id in mask_ids:
         assert not re.search(rf'<(?:input|textarea)[^>]*id="{mask_id}"', page.html)
     reader = connect(page)
-    rotated = {**SECRET, "metadata": {**SECRET["metadata"], "resourceVersion": "5"}, "data": {"token": "bmV3LXRva2Vu", "password": "aHVudGVyMg=="}}
+    rotated = {
+        **SECRET,
+        "metadata": {**SECRET["metadata"], "resourceVersion": "5"},
+        "data": {"token": "bmV3LXRva2Vu", "password": "aHVudGVyMg=="},
+    }
     upstream.modified(rotated)
     message = reader.next()
     reader.close()
@@ -224,8 +231,13 @@ def test_the_same_component_twice_on_a_page_is_refused(client: FlaskClient, upst
 def test_list_column_pointers_index_into_arrays(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
     query = urlencode(
-        [("scope", DEPLOYMENTS), ("column", "/metadata/name"), ("column", "/spec/template/spec/containers/0/image"),
-         ("column", "/spec/template/spec/containers/01/image"), ("column", "/spec/template/spec/containers/7/image")]
+        [
+            ("scope", DEPLOYMENTS),
+            ("column", "/metadata/name"),
+            ("column", "/spec/template/spec/containers/0/image"),
+            ("column", "/spec/template/spec/containers/01/image"),
+            ("column", "/spec/template/spec/containers/7/image"),
+        ]
     )
     page = open_page(client, f"/configmaps?{query}")
     assert re.findall(r"<td>([^<]*)</td>", page.html) == ["nginx", "", ""]
@@ -243,12 +255,14 @@ def test_every_single_value_widget_has_its_parser_entry_and_its_own_template() -
     assert editable == {"text", "multiline", "number", "boolean", "structured"}
 
 
-def test_one_widget_template_is_overridden_alone(tmp_path: Path, app: Flask, client: FlaskClient, upstream: Upstream) -> None:
+def test_one_widget_template_is_overridden_alone(
+    tmp_path: Path, app: Flask, client: FlaskClient, upstream: Upstream
+) -> None:
     override = tmp_path / "templates" / "krm" / "widgets"
     override.mkdir(parents=True)
     (override / "boolean.html").write_text(
         '<select class="krm-input custom-boolean" id="{{ fid }}" name="value" {{ attrs }}>'
-        '<option{% if f.checked %} selected{% endif %}>on</option></select>'
+        "<option{% if f.checked %} selected{% endif %}>on</option></select>"
     )
     from jinja2 import ChoiceLoader, FileSystemLoader
 

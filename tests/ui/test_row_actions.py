@@ -9,17 +9,14 @@ import re
 import pytest
 from flask import Flask, render_template_string, request
 
-from flask_krm.scope import parse_scope
-from flask_krm.runtime import runtime
-from flask_krm.ui.binding import Refusal, bind
 from flask_krm.htmx import PAGE_HEADER
+from flask_krm.runtime import runtime
+from flask_krm.scope import parse_scope
+from flask_krm.ui.binding import Refusal, bind
 from flask_krm.ui.page import ComponentSpecError, ListSpec, RowAction, make_component, parse_columns, parse_row_actions
 from tests.ui.conftest import CONFIGMAPS, PageHandle, Upstream, configmap, connect, open_page
 
-ROWS_PAGE = (
-    '{% import "krm/_macros.html" as krm %}<html><body>'
-    "{{ krm.list(scope, row_actions=actions) }}</body></html>"
-)
+ROWS_PAGE = '{% import "krm/_macros.html" as krm %}<html><body>{{ krm.list(scope, row_actions=actions) }}</body></html>'
 
 
 def serve_rows(app: Flask, actions: object) -> None:
@@ -59,7 +56,10 @@ def buttons(page_html: str) -> list[dict[str, str]]:
 def test_every_row_carries_its_uid_and_no_buttons_by_default(app: Flask, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("alpha", {}), configmap("beta", {}))
     page = signed_in_page(app, "/configmaps")
-    assert re.findall(r'<tr id="krm-[0-9a-f]{12}-r[0-9a-f]{12}" data-krm-uid="([^"]+)">', page.html) == ["uid-alpha", "uid-beta"]
+    assert re.findall(r'<tr id="krm-[0-9a-f]{12}-r[0-9a-f]{12}" data-krm-uid="([^"]+)">', page.html) == [
+        "uid-alpha",
+        "uid-beta",
+    ]
     assert buttons(page.html) == [] and "Actions" not in page.html
 
 
@@ -94,15 +94,23 @@ def test_rows_arriving_live_get_their_buttons(app: Flask, upstream: Upstream) ->
 def test_row_actions_are_part_of_what_identifies_a_list() -> None:
     parsed = parse_scope(CONFIGMAPS)
     plain = ListSpec(parsed, "krm-full/v1", parse_columns(None, parsed))
-    with_delete = ListSpec(parsed, "krm-full/v1", parse_columns(None, parsed), row_actions=(RowAction("Delete", "krm_review.delete"),))
+    with_delete = ListSpec(
+        parsed, "krm-full/v1", parse_columns(None, parsed), row_actions=(RowAction("Delete", "krm_review.delete"),)
+    )
     assert make_component(plain).id != make_component(with_delete).id
     assert with_delete.row_actions[0].name == "delete"
 
 
 @pytest.mark.parametrize(
     "bad",
-    ["krm_review.delete", [("Delete",)], [("", "krm_review.delete")], [("Delete", "")], [42],
-     [("Delete", "a.delete"), ("Remove", "b.delete")]],
+    [
+        "krm_review.delete",
+        [("Delete",)],
+        [("", "krm_review.delete")],
+        [("Delete", "")],
+        [42],
+        [("Delete", "a.delete"), ("Remove", "b.delete")],
+    ],
 )
 def test_row_actions_that_describe_no_button_are_refused(bad: object) -> None:
     with pytest.raises(ComponentSpecError):

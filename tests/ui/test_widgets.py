@@ -37,7 +37,9 @@ DEPLOYMENT: t.Final[dict[str, t.Any]] = {
 }
 
 
-def held(obj: t.Mapping[str, t.Any], redacted: tuple[Redaction, ...] = (), policy: EditPolicy = DEFAULT_POLICY) -> LiveResourceStore:
+def held(
+    obj: t.Mapping[str, t.Any], redacted: tuple[Redaction, ...] = (), policy: EditPolicy = DEFAULT_POLICY
+) -> LiveResourceStore:
     store = LiveResourceStore(policy)
     store.apply(Reset({"target": "demo", "version": "v1", "resource": "x"}, "krm-full/v1"))
     store.apply(Upsert("added", obj, redacted))
@@ -132,12 +134,18 @@ def test_dirty_and_conflicts_are_placed_at_their_fields() -> None:
     store = held(DEPLOYMENT)
     store.set_value("u-web", ("spec", "replicas"), 5)
     store.set_value("u-web", ("metadata", "labels", "tier"), "front")
-    changed = {**DEPLOYMENT, "metadata": {**DEPLOYMENT["metadata"], "resourceVersion": "8"}, "spec": {**DEPLOYMENT["spec"], "replicas": 3}}
+    changed = {
+        **DEPLOYMENT,
+        "metadata": {**DEPLOYMENT["metadata"], "resourceVersion": "8"},
+        "spec": {**DEPLOYMENT["spec"], "replicas": 3},
+    }
     store.apply(Upsert("modified", changed))
     view = build_editor(state_of(store, "u-web"))
     replicas = find(view.fields, ("spec", "replicas"))
     assert replicas.dirty and replicas.text == "5"
-    assert replicas.conflict is not None and replicas.conflict.theirs_text == "3" and not replicas.conflict.theirs_removed
+    assert (
+        replicas.conflict is not None and replicas.conflict.theirs_text == "3" and not replicas.conflict.theirs_removed
+    )
     assert find(view.fields, ("spec",)).dirty
     assert find(view.fields, ("metadata", "labels", "tier")).dirty
     assert not find(view.fields, ("metadata", "labels", "app.kubernetes.io/name")).dirty
@@ -195,7 +203,12 @@ def test_field_selections_that_are_not_paths_are_refused(bad: t.Any) -> None:
 
 
 def test_empty_labels_and_annotations_are_offered_when_keys_can_be_added() -> None:
-    bare = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "uid": "u-c", "resourceVersion": "1"}, "data": {"a": "1"}}
+    bare = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "uid": "u-c", "resourceVersion": "1"},
+        "data": {"a": "1"},
+    }
     view = build_editor(state_of(held(bare), "u-c"))
     assert [(f.path, f.kind, f.can_add, f.children) for f in view.fields[:2]] == [
         (("metadata", "labels"), "map", True, ()),

@@ -41,7 +41,9 @@ class Cluster:
         return json.loads(data) if data else None
 
     def create_namespace(self, name: str) -> Any:
-        return self.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        return self.request(
+            "POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        )
 
     def create_configmap(self, name: str, data: dict[str, str], namespace: str = "app") -> Any:
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}

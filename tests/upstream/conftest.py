@@ -13,11 +13,11 @@ import greenlet
 import pytest
 
 from flask_krm.testing.simulator import KubeSimulator
-from tests.patched import PatchedFolder
 from flask_krm.upstream.authz import allow_all
 from flask_krm.upstream.clients import ApiClients, Kubeconfig
 from flask_krm.upstream.hub import Hub
 from flask_krm.upstream.reflector import Backoff, WatchSettings
+from tests.patched import PatchedFolder
 
 from .cluster import Cluster, kubeconfig_via
 from .proxy import Proxy
@@ -79,7 +79,9 @@ def make_hub(kube: KubeSimulator) -> Iterator[HubFactory]:
     hubs: list[Hub] = []
 
     def make(*, via: str | None = None, context: str = "admin", tmp: Path | None = None, **options: Any) -> Hub:
-        path = kube.kubeconfig_path if via is None else kubeconfig_via(kube, via, tmp or Path(kube.kubeconfig_path).parent)
+        path = (
+            kube.kubeconfig_path if via is None else kubeconfig_via(kube, via, tmp or Path(kube.kubeconfig_path).parent)
+        )
         clients = ApiClients({"sim": Kubeconfig(path, context=context)}, pool_maxsize=16)
         options.setdefault("authorizer", allow_all)
         options.setdefault("settings", FAST)

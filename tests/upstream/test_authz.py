@@ -79,9 +79,7 @@ def test_watch_without_list_is_refused(gateway: ApiClients, cluster: Cluster) ->
         SubjectAccessReviewAuthorizer(gateway)(Principal("watcher"), APP, "krm-full/v1")
 
 
-def test_an_unmappable_principal_is_refused_without_a_review(
-    kube: KubeSimulator, proxy: Proxy, tmp_path: Path
-) -> None:
+def test_an_unmappable_principal_is_refused_without_a_review(kube: KubeSimulator, proxy: Proxy, tmp_path: Path) -> None:
     clients = ApiClients({"sim": Kubeconfig(kubeconfig_via(kube, proxy.url, tmp_path), context="krm-gateway")})
 
     def unmappable(principal: object) -> Subject:

@@ -9,12 +9,12 @@ import gevent
 import pytest
 
 from flask_krm.events import Event, StreamError, Upsert
+from flask_krm.ops import Failure
 from flask_krm.principal import Principal
 from flask_krm.scope import Scope
 from flask_krm.sse import HEARTBEAT, decode_events
 from flask_krm.upstream.authz import ReviewFailed, SubjectAccessReviewAuthorizer
 from flask_krm.upstream.clients import Impersonation
-from flask_krm.ops import Failure
 from flask_krm.upstream.hub import HubClosed, HubObserver, Subscriber
 
 from .cluster import APP, Cluster, names, types
@@ -340,7 +340,9 @@ def test_shutdown_ends_every_stream_and_leaves_no_greenlet(make_hub, cluster: Cl
     hub = make_hub(linger=30)
     other = Scope(target="sim", version="v1", resource="secrets", namespace="app")
     subscribers = [hub.subscribe(scope, FULL, Principal("u")) for scope in (APP, APP, other)]
-    lingering = hub.subscribe(Scope(target="sim", version="v1", resource="configmaps", namespace="default"), FULL, Principal("u"))
+    lingering = hub.subscribe(
+        Scope(target="sim", version="v1", resource="configmaps", namespace="default"), FULL, Principal("u")
+    )
     for subscriber in subscribers + [lingering]:
         read(subscriber, until_type("synced"))
     lingering.close()

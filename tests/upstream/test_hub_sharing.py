@@ -85,9 +85,7 @@ def test_subscribers_in_the_same_state_get_the_same_bytes_and_projections_do_not
     assert all(live[s][0][0] is live[full[0]][0][0] for s in full), "one event object per projection"
 
 
-def test_a_subscriber_joining_later_starts_its_own_redaction_revisions(
-    make_hub: HubFactory, cluster: Cluster
-) -> None:
+def test_a_subscriber_joining_later_starts_its_own_redaction_revisions(make_hub: HubFactory, cluster: Cluster) -> None:
     path = "/api/v1/namespaces/app/secrets"
     cluster.request("POST", path, {"metadata": {"name": "creds"}, "data": {"token": "YQ=="}})
     hub = make_hub()

@@ -63,7 +63,11 @@ def test_a_snapshot_then_live_additions_changes_and_deletes(clients, feeds, clus
     deleted = live[2]
     assert isinstance(deleted, Deleted)
     assert deleted.identity.uid == doomed["metadata"]["uid"]
-    assert (deleted.identity.kind, deleted.identity.api_version, deleted.identity.namespace) == ("ConfigMap", "v1", "app")
+    assert (deleted.identity.kind, deleted.identity.api_version, deleted.identity.namespace) == (
+        "ConfigMap",
+        "v1",
+        "app",
+    )
 
 
 def test_delete_and_recreate_under_the_same_name_is_a_new_uid(clients, feeds, cluster: Cluster) -> None:
@@ -178,7 +182,14 @@ def test_a_metadata_only_object_or_a_uid_less_delete_triggers_a_relist(
         obj = event["object"]
         name = obj.get("metadata", {}).get("name")
         if event["type"] == "MODIFIED" and name == "a":
-            return {"type": "MODIFIED", "object": {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": obj["metadata"]}}
+            return {
+                "type": "MODIFIED",
+                "object": {
+                    "apiVersion": "meta.k8s.io/v1",
+                    "kind": "PartialObjectMetadata",
+                    "metadata": obj["metadata"],
+                },
+            }
         if event["type"] == "DELETED" and name == "b":
             metadata = {k: v for k, v in obj["metadata"].items() if k != "uid"}
             return {"type": "DELETED", "object": {**obj, "metadata": metadata}}

@@ -23,11 +23,18 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temporary file)")
     parser.add_argument("--demo", action="store_true", help="seed demo objects and run the demo controller")
     parser.add_argument("--demo-tick", type=float, default=1.0, help="seconds between demo controller steps")
-    parser.add_argument("--competing-edits", action="store_true", help="let the demo controller edit a ConfigMap now and then")
-    parser.add_argument("--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks")
-    parser.add_argument("--history-window", type=int, default=None, help="keep only this many changes for watches and old lists")
     parser.add_argument(
-        "--compaction-interval", type=float, default=300.0, help="seconds between history compactions (as kube-apiserver's)"
+        "--competing-edits", action="store_true", help="let the demo controller edit a ConfigMap now and then"
+    )
+    parser.add_argument("--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks")
+    parser.add_argument(
+        "--history-window", type=int, default=None, help="keep only this many changes for watches and old lists"
+    )
+    parser.add_argument(
+        "--compaction-interval",
+        type=float,
+        default=300.0,
+        help="seconds between history compactions (as kube-apiserver's)",
     )
     return parser.parse_args(argv)
 

@@ -133,7 +133,9 @@ class ApiServer:
             resource = request.resource
             name = _selected_name(query, resource) if request.verb in ("list", "watch") else request.name
             scope = request.namespace if resource.namespaced or resource == types.NAMESPACES else ""
-            attributes = Attributes(requester, request.verb, resource.group, resource.plural, request.subresource, scope, name)
+            attributes = Attributes(
+                requester, request.verb, resource.group, resource.plural, request.subresource, scope, name
+            )
         user = requester if wanted is None else impersonate(self.authorizer, requester, wanted, attributes)
         require(self.authorizer, replace(attributes, user=user))
         if request is None:
@@ -188,7 +190,11 @@ class ApiServer:
                 raise unsupported_media_type(accepted_patch_types(resource))
             raise ApiError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})  # go-restful's refusal
         representation = negotiate(
-            environ.get("HTTP_ACCEPT"), resource, query, collection_read=request.verb in ("list", "watch"), watch=request.verb == "watch"
+            environ.get("HTTP_ACCEPT"),
+            resource,
+            query,
+            collection_read=request.verb in ("list", "watch"),
+            watch=request.verb == "watch",
         )
 
         validation = FieldValidation()
@@ -214,7 +220,9 @@ class ApiServer:
             if options.send_initial_events is not None and self.faults.refuses_streaming_list(resource.api_version):
                 raise invalid(LIST_OPTIONS_KIND, "", [FieldError.forbidden("sendInitialEvents", WATCH_LIST_DISABLED)])
             _object_version(options.resource_version)  # refuses one that is not a number
-            return self._watch(resource, list_namespace, options, environ.get(CONNECTION), start_response, representation)
+            return self._watch(
+                resource, list_namespace, options, environ.get(CONNECTION), start_response, representation
+            )
         if request.verb == "deletecollection":
             options = ListOptions.parse(query, resource)
             deletion = delete_options(query_lists, _read_json(environ))
@@ -238,8 +246,14 @@ class ApiServer:
             validation.directive = written.field_validation
             body = _read_json(environ)
             result = self.registry.replace(
-                resource, scope, name, body, request.subresource, manager_of(written.field_manager),
-                dry_run=written.dry_run, validation=validation,
+                resource,
+                scope,
+                name,
+                body,
+                request.subresource,
+                manager_of(written.field_manager),
+                dry_run=written.dry_run,
+                validation=validation,
             )
             code = 200
         elif request.verb == "patch":
@@ -249,8 +263,15 @@ class ApiServer:
                 raise unsupported_media_type(applied_patch_types(resource))  # server-side apply is not simulated
             patch = decode_body(environ["wsgi.input"].read())
             result = self.registry.patch(
-                resource, scope, name, patch, request.subresource, manager_of(written.field_manager),
-                patch_type=patch_type, dry_run=written.dry_run, validation=validation,
+                resource,
+                scope,
+                name,
+                patch,
+                request.subresource,
+                manager_of(written.field_manager),
+                patch_type=patch_type,
+                dry_run=written.dry_run,
+                validation=validation,
             )
             code = 200
         else:
@@ -261,7 +282,9 @@ class ApiServer:
             raise ConnectionDropped()
         return respond(code, result)
 
-    def _delete_collection(self, resource: ResourceType, namespace: str | None, options: ListOptions, deletion: DeleteOptions) -> Object:
+    def _delete_collection(
+        self, resource: ResourceType, namespace: str | None, options: ListOptions, deletion: DeleteOptions
+    ) -> Object:
         """Delete what a list with ``options`` returns (one by one, finalizers respected); answer that list."""
         listed = list_body(self.store, resource, namespace, options)
         for item in listed["items"]:
@@ -300,7 +323,14 @@ class ApiServer:
         start_response: StartResponse,
         representation: Representation,
     ) -> Iterator[bytes]:
-        watcher = Watcher(self.store, resource, namespace, options, self.watch_settings, render=_event_renderer(resource, representation))
+        watcher = Watcher(
+            self.store,
+            resource,
+            namespace,
+            options,
+            self.watch_settings,
+            render=_event_renderer(resource, representation),
+        )
         watcher.open()
         self.watchers.add(watcher)
         write = start_response("200 OK", [("Content-Type", "application/json"), ("Cache-Control", "no-cache, private")])
@@ -365,7 +395,9 @@ def _object_version(text: str) -> int | None:
     if text in ("", "0"):
         return None
     if not text.isascii() or not text.isdigit():
-        raise unwrapped(f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": invalid syntax')
+        raise unwrapped(
+            f'resourceVersion: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": invalid syntax'
+        )
     return int(text)
 
 

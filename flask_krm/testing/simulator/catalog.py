@@ -122,13 +122,25 @@ class ResourceType:
         entries = [entry]
         if self.scale_subresource:
             entries.append(
-                {"name": f"{self.plural}/scale", "singularName": "", "namespaced": self.namespaced, "group": "autoscaling",
-                 "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}
+                {
+                    "name": f"{self.plural}/scale",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "kind": "Scale",
+                    "verbs": ["get", "patch", "update"],
+                }
             )
         if self.status_subresource:
             entries.append(
-                {"name": f"{self.plural}/status", "singularName": "", "namespaced": self.namespaced,
-                 "kind": self.kind, "verbs": ["get", "patch", "update"]}
+                {
+                    "name": f"{self.plural}/status",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "kind": self.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
             )
         return entries
 
@@ -138,29 +150,54 @@ class ResourceType:
         return ("scale",) * self.scale_subresource + ("status",) * self.status_subresource
 
 
-NAMESPACES = ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), field_labels=("status.phase",))
+NAMESPACES = ResourceType(
+    "", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), field_labels=("status.phase",)
+)
 CONFIGMAPS = ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",))
 SECRETS = ResourceType("", "v1", "secrets", "secret", "Secret", True, field_labels=("type",))
 DEPLOYMENTS = ResourceType(
-    "apps", "v1", "deployments", "deployment", "Deployment", True, ("deploy",), status_subresource=True, scale_subresource=True,
+    "apps",
+    "v1",
+    "deployments",
+    "deployment",
+    "Deployment",
+    True,
+    ("deploy",),
+    status_subresource=True,
+    scale_subresource=True,
     categories=("all",),
 )
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLES = ResourceType(RBAC_GROUP, "v1", "roles", "role", "Role", True)
 ROLE_BINDINGS = ResourceType(RBAC_GROUP, "v1", "rolebindings", "rolebinding", "RoleBinding", True)
 CLUSTER_ROLES = ResourceType(RBAC_GROUP, "v1", "clusterroles", "clusterrole", "ClusterRole", False)
-CLUSTER_ROLE_BINDINGS = ResourceType(RBAC_GROUP, "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", False)
+CLUSTER_ROLE_BINDINGS = ResourceType(
+    RBAC_GROUP, "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", False
+)
 AUTHORIZATION_GROUP = "authorization.k8s.io"
 SUBJECT_ACCESS_REVIEWS = ResourceType(
     AUTHORIZATION_GROUP, "v1", "subjectaccessreviews", "subjectaccessreview", "SubjectAccessReview", False, stored=False
 )
 SELF_SUBJECT_ACCESS_REVIEWS = ResourceType(
-    AUTHORIZATION_GROUP, "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", False,
+    AUTHORIZATION_GROUP,
+    "v1",
+    "selfsubjectaccessreviews",
+    "selfsubjectaccessreview",
+    "SelfSubjectAccessReview",
+    False,
     stored=False,
 )
 CUSTOM_RESOURCE_DEFINITIONS = ResourceType(
-    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", False,
-    ("crd", "crds"), read_only=True, categories=("api-extensions",), storage_version="v1beta1",
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "customresourcedefinition",
+    "CustomResourceDefinition",
+    False,
+    ("crd", "crds"),
+    read_only=True,
+    categories=("api-extensions",),
+    storage_version="v1beta1",
 )
 FLUNDERS = ResourceType(
     "wardle.example.com", "v1alpha1", "flunders", "flunder", "Flunder", True, custom=True, status_subresource=True
@@ -216,13 +253,26 @@ def established(definition: dict[str, Any], timestamp: str) -> dict[str, Any]:
     """``definition`` with the status kube-apiserver gives a CRD once its names are accepted."""
     spec = definition["spec"]
     conditions = [
-        {"type": "NamesAccepted", "status": "True", "lastTransitionTime": timestamp, "reason": "NoConflicts",
-         "message": "no conflicts found"},
-        {"type": "Established", "status": "True", "lastTransitionTime": timestamp, "reason": "InitialNamesAccepted",
-         "message": "the initial names have been accepted"},
+        {
+            "type": "NamesAccepted",
+            "status": "True",
+            "lastTransitionTime": timestamp,
+            "reason": "NoConflicts",
+            "message": "no conflicts found",
+        },
+        {
+            "type": "Established",
+            "status": "True",
+            "lastTransitionTime": timestamp,
+            "reason": "InitialNamesAccepted",
+            "message": "the initial names have been accepted",
+        },
     ]
     stored = [version["name"] for version in spec["versions"] if version.get("storage")]
-    return {**definition, "status": {"conditions": conditions, "acceptedNames": spec["names"], "storedVersions": stored}}
+    return {
+        **definition,
+        "status": {"conditions": conditions, "acceptedNames": spec["names"], "storedVersions": stored},
+    }
 
 
 class Catalog:
@@ -252,7 +302,17 @@ class Catalog:
 
 DEFAULT_CATALOG = Catalog(
     (
-        NAMESPACES, CONFIGMAPS, SECRETS, DEPLOYMENTS, ROLES, ROLE_BINDINGS, CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS,
-        SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_ACCESS_REVIEWS, CUSTOM_RESOURCE_DEFINITIONS, FLUNDERS,
+        NAMESPACES,
+        CONFIGMAPS,
+        SECRETS,
+        DEPLOYMENTS,
+        ROLES,
+        ROLE_BINDINGS,
+        CLUSTER_ROLES,
+        CLUSTER_ROLE_BINDINGS,
+        SUBJECT_ACCESS_REVIEWS,
+        SELF_SUBJECT_ACCESS_REVIEWS,
+        CUSTOM_RESOURCE_DEFINITIONS,
+        FLUNDERS,
     )
 )

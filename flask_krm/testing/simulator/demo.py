@@ -51,7 +51,11 @@ def _deployment(name: str, namespace: str, replicas: int, image: str) -> Object:
             "selector": {"matchLabels": labels},
             "template": {
                 "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": name, "image": image, "ports": [{"containerPort": 8080, "protocol": "TCP"}]}]},
+                "spec": {
+                    "containers": [
+                        {"name": name, "image": image, "ports": [{"containerPort": 8080, "protocol": "TCP"}]}
+                    ]
+                },
             },
         },
     }
@@ -60,25 +64,52 @@ def _deployment(name: str, namespace: str, replicas: int, image: str) -> Object:
 def demo_objects() -> list[Object]:
     """Everything ``seed()`` creates, in creation order."""
     first, second = DEMO_NAMESPACES
-    objects: list[Object] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in DEMO_NAMESPACES]
+    objects: list[Object] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in DEMO_NAMESPACES
+    ]
     for namespace in DEMO_NAMESPACES:
         objects += namespace_rbac_objects(namespace)
     objects += [
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app-config", "namespace": first, "labels": {"app": "web"}},
-         "data": {"greeting": "hello", "log-level": "info", "max-connections": "100"}},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "feature-flags", "namespace": first, "labels": {"app": "web"}},
-         "data": {"new-checkout": "false", "dark-mode": "true"}},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app-config", "namespace": second, "labels": {"app": "web"}},
-         "data": {"greeting": "hello from staging", "log-level": "debug"}},
-        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db-credentials", "namespace": first},
-         "type": "Opaque", "stringData": {"username": "app", "password": "correct-horse-battery-staple"}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "app-config", "namespace": first, "labels": {"app": "web"}},
+            "data": {"greeting": "hello", "log-level": "info", "max-connections": "100"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "feature-flags", "namespace": first, "labels": {"app": "web"}},
+            "data": {"new-checkout": "false", "dark-mode": "true"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "app-config", "namespace": second, "labels": {"app": "web"}},
+            "data": {"greeting": "hello from staging", "log-level": "debug"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "db-credentials", "namespace": first},
+            "type": "Opaque",
+            "stringData": {"username": "app", "password": "correct-horse-battery-staple"},
+        },
         _deployment("web", first, 2, "registry.k8s.io/pause:3.10"),
         _deployment("worker", first, 1, "registry.k8s.io/pause:3.10"),
         _deployment("web", second, 1, "registry.k8s.io/pause:3.10"),
-        {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "fl-1", "namespace": first},
-         "spec": {"reference": "fl-2", "ports": [{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}]}},
-        {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder", "metadata": {"name": "fl-2", "namespace": first},
-         "spec": {"reference": "", "ports": [{"name": "http", "port": 8080}]}},
+        {
+            "apiVersion": "wardle.example.com/v1alpha1",
+            "kind": "Flunder",
+            "metadata": {"name": "fl-1", "namespace": first},
+            "spec": {"reference": "fl-2", "ports": [{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}]},
+        },
+        {
+            "apiVersion": "wardle.example.com/v1alpha1",
+            "kind": "Flunder",
+            "metadata": {"name": "fl-2", "namespace": first},
+            "spec": {"reference": "", "ports": [{"name": "http", "port": 8080}]},
+        },
     ]
     return objects
 
@@ -137,7 +168,13 @@ class DemoController:
             worker = self.registry.store.get(catalog.DEPLOYMENTS, DEMO_NAMESPACES[0], "worker")
             if worker is not None:
                 replicas = 3 if worker["spec"]["replicas"] == 1 else 1
-                self.registry.patch(catalog.DEPLOYMENTS, DEMO_NAMESPACES[0], "worker", {"spec": {"replicas": replicas}}, manager=DEMO_MANAGER)
+                self.registry.patch(
+                    catalog.DEPLOYMENTS,
+                    DEMO_NAMESPACES[0],
+                    "worker",
+                    {"spec": {"replicas": replicas}},
+                    manager=DEMO_MANAGER,
+                )
         if self.competing_edits and self.steps % EDIT_EVERY == 0:
             if self.registry.store.get(catalog.CONFIGMAPS, DEMO_NAMESPACES[0], "app-config") is not None:
                 greeting = f"hello #{self.steps // EDIT_EVERY}"
@@ -176,25 +213,40 @@ class DemoController:
         max_unavailable = desired // 4
         replica_set = f'ReplicaSet "{name}-{rollout.template_hash}"'
         done = rollout.new_ready == desired and rollout.old_ready == 0
-        available = ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.") if ready >= desired - max_unavailable \
+        available = (
+            ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
+            if ready >= desired - max_unavailable
             else ("False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
-        progressing = ("True", "NewReplicaSetAvailable", f"{replica_set} has successfully progressed.") if done \
+        )
+        progressing = (
+            ("True", "NewReplicaSetAvailable", f"{replica_set} has successfully progressed.")
+            if done
             else ("True", "ReplicaSetUpdated", f"{replica_set} is progressing.")
+        )
         previous = {c["type"]: c for c in deployment.get("status", {}).get("conditions", [])}
         conditions = []
         for kind, (state, reason, message) in (("Available", available), ("Progressing", progressing)):
             old = previous.get(kind)
             unchanged = old is not None and (old["status"], old["reason"], old["message"]) == (state, reason, message)
             stamp = now()
-            conditions.append({
-                "type": kind, "status": state,
-                "lastUpdateTime": old["lastUpdateTime"] if unchanged and old else stamp,
-                "lastTransitionTime": old["lastTransitionTime"] if old and old["status"] == state else stamp,
-                "reason": reason, "message": message,
-            })
+            conditions.append(
+                {
+                    "type": kind,
+                    "status": state,
+                    "lastUpdateTime": old["lastUpdateTime"] if unchanged and old else stamp,
+                    "lastTransitionTime": old["lastTransitionTime"] if old and old["status"] == state else stamp,
+                    "reason": reason,
+                    "message": message,
+                }
+            )
         status: dict[str, Any] = {"observedGeneration": deployment["metadata"]["generation"]}
-        for key, value in (("replicas", desired + rollout.old_ready), ("updatedReplicas", desired), ("readyReplicas", ready),
-                           ("availableReplicas", ready), ("unavailableReplicas", max(desired - ready, 0))):
+        for key, value in (
+            ("replicas", desired + rollout.old_ready),
+            ("updatedReplicas", desired),
+            ("readyReplicas", ready),
+            ("availableReplicas", ready),
+            ("unavailableReplicas", max(desired - ready, 0)),
+        ):
             if value:
                 status[key] = value
         status["conditions"] = conditions

@@ -10,7 +10,9 @@ KUBERNETES_VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.2-krm-si
 
 
 def _group_entry(catalog: Catalog, group: str) -> dict[str, Any]:
-    versions = [{"groupVersion": f"{group}/{version}", "version": version} for version in catalog.group_versions()[group]]
+    versions = [
+        {"groupVersion": f"{group}/{version}", "version": version} for version in catalog.group_versions()[group]
+    ]
     return {"name": group, "versions": versions, "preferredVersion": versions[0]}
 
 
@@ -37,7 +39,9 @@ def discovery_document(catalog: Catalog, path: str, server_address: str) -> dict
         group, version = parts[1], parts[2]
     else:
         return None
-    resources = sorted((entry for t in catalog.in_group_version(group, version) for entry in t.discovery()), key=lambda e: e["name"])
+    resources = sorted(
+        (entry for t in catalog.in_group_version(group, version) for entry in t.discovery()), key=lambda e: e["name"]
+    )
     document: dict[str, Any] = {"kind": "APIResourceList"}
     if group:
         document["apiVersion"] = "v1"

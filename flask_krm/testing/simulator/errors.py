@@ -156,7 +156,9 @@ def _details(resource_group: str, kind: str, name: str = "", **more: Any) -> dic
 
 def not_found(resource: GroupResource, name: str) -> ApiError:
     """404 ``<resource> "<name>" not found``."""
-    return ApiError(404, "NotFound", f'{resource} "{name}" not found', _details(resource.group, resource.resource, name))
+    return ApiError(
+        404, "NotFound", f'{resource} "{name}" not found', _details(resource.group, resource.resource, name)
+    )
 
 
 def unknown_resource() -> ApiError:

@@ -48,7 +48,12 @@ class Faults:
     """What a test can break in a running simulator."""
 
     def __init__(
-        self, state: FaultState, store: ObjectStore, registry: Registry, watchers: set[Watcher], call: Callable[[Callable[[], Any]], Any]
+        self,
+        state: FaultState,
+        store: ObjectStore,
+        registry: Registry,
+        watchers: set[Watcher],
+        call: Callable[[Callable[[], Any]], Any],
     ) -> None:
         self._state = state
         self._store = store
@@ -88,6 +93,7 @@ class Faults:
 
     def compact(self) -> int:
         """Forget the change history now; returns the version below which everything is 410 Expired."""
+
         def compact() -> int:
             self._store.compact()
             return self._store.horizon

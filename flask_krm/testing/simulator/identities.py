@@ -23,7 +23,11 @@ DEMO_NAMESPACES = ("demo", "demo-staging")
 
 READ = ["get", "list", "watch"]
 WRITE = ["get", "list", "watch", "create", "update", "patch", "delete"]
-DEMO_RESOURCES = (("", ["configmaps", "secrets", "namespaces"]), ("apps", ["deployments"]), ("wardle.example.com", ["flunders"]))
+DEMO_RESOURCES = (
+    ("", ["configmaps", "secrets", "namespaces"]),
+    ("apps", ["deployments"]),
+    ("wardle.example.com", ["flunders"]),
+)
 EDITABLE_RESOURCES = (("", ["configmaps", "secrets"]), ("apps", ["deployments"]), ("wardle.example.com", ["flunders"]))
 
 

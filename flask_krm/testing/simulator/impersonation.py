@@ -67,11 +67,17 @@ def parse_impersonation(header_lines: Iterable[tuple[str, str]]) -> Impersonatio
         elif lowered == "impersonate-group":
             groups.append(value)
         elif lowered.startswith("impersonate-extra-"):
-            extra.setdefault(lowered[len("impersonate-extra-"):], []).append(value)
+            extra.setdefault(lowered[len("impersonate-extra-") :], []).append(value)
     if not user:
         if groups or uid or extra:
-            extras = "map[string][]string(nil)" if not extra else (
-                "map[string][]string{" + ", ".join(f"{json.dumps(k)}:{_go_string_slice(v)}" for k, v in extra.items()) + "}"
+            extras = (
+                "map[string][]string(nil)"
+                if not extra
+                else (
+                    "map[string][]string{"
+                    + ", ".join(f"{json.dumps(k)}:{_go_string_slice(v)}" for k, v in extra.items())
+                    + "}"
+                )
             )
             described = f'&user.DefaultInfo{{Name:"", UID:{json.dumps(uid)}, Groups:{_go_string_slice(groups)}, Extra:{extras}}}'
             raise bad_request(f"requested {described} without impersonating a user name")
@@ -94,17 +100,24 @@ def _wanted_attributes(requester: Identity, wanted: ImpersonationRequest, verb: 
     return checks
 
 
-def impersonate(authorizer: RbacAuthorizer, requester: Identity, wanted: ImpersonationRequest, request: Attributes) -> Identity:
+def impersonate(
+    authorizer: RbacAuthorizer, requester: Identity, wanted: ImpersonationRequest, request: Attributes
+) -> Identity:
     """The identity ``request`` runs as, or the 403 of the first impersonation mode that refused it."""
-    mode = "serviceaccount" if wanted.service_account is not None and not (wanted.groups or wanted.uid or wanted.extra) else (
-        None if wanted.service_account is not None or wanted.user.startswith("system:node:") else "user-info"
+    mode = (
+        "serviceaccount"
+        if wanted.service_account is not None and not (wanted.groups or wanted.uid or wanted.extra)
+        else (None if wanted.service_account is not None or wanted.user.startswith("system:node:") else "user-info")
     )
     first_refusal: ApiError | None = None
     attempts = ([(mode, f"impersonate:{mode}", AUTHENTICATION_GROUP)] if mode else []) + [(None, "impersonate", "")]
     for constrained_mode, verb, group in attempts:
         try:
             if constrained_mode is not None:
-                require(authorizer, replace(request, user=requester, verb=f"impersonate-on:{constrained_mode}:{request.verb}"))
+                require(
+                    authorizer,
+                    replace(request, user=requester, verb=f"impersonate-on:{constrained_mode}:{request.verb}"),
+                )
             for attributes in _wanted_attributes(requester, wanted, verb, group):
                 require(authorizer, attributes)
         except ApiError as refusal:

@@ -31,7 +31,9 @@ def kubeconfig(url: str, ca_pem: bytes, users: Sequence[User], current: str) -> 
 def write_kubeconfig(path: Path, url: str, ca_pem: bytes, users: Sequence[User], current: str) -> None:
     """Write the kubeconfig as JSON (valid YAML), readable only by its owner."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # never readable by others, not even briefly
+    descriptor = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+    )  # never readable by others, not even briefly
     with open(descriptor, "w", encoding="utf-8") as file:
         file.write(json.dumps(kubeconfig(url, ca_pem, users, current), indent=2) + "\n")
     path.chmod(0o600)  # an existing file keeps its mode through O_CREAT

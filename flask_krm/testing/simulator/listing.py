@@ -96,13 +96,25 @@ class ListOptions:
         match = self.resource_version_match
         if match:
             if not self.resource_version:
-                errors.append(FieldError.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+                errors.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                    )
+                )
             if self.continue_token:
-                errors.append(FieldError.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+                errors.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"
+                    )
+                )
             if match not in ("Exact", "NotOlderThan"):
                 errors.append(FieldError.not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
             if match == "Exact" and self.resource_version == "0":
-                errors.append(FieldError.forbidden("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+                errors.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+                    )
+                )
         if self.send_initial_events is not None:
             errors.append(FieldError.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
         return errors
@@ -111,14 +123,27 @@ class ListOptions:
         errors: list[FieldError] = []
         match = self.resource_version_match
         if self.send_initial_events is not None and match != "NotOlderThan":
-            errors.append(FieldError.forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+            errors.append(
+                FieldError.forbidden(
+                    "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                )
+            )
         if match:
             if self.send_initial_events is None:
-                errors.append(FieldError.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+                errors.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    )
+                )
             if match != "NotOlderThan":
                 errors.append(FieldError.not_supported("resourceVersionMatch", match, ["NotOlderThan"]))
             if self.continue_token:
-                errors.append(FieldError.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+                errors.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"
+                    )
+                )
         return errors
 
     def requested_version(self) -> int | None:
@@ -145,7 +170,9 @@ class ListOptions:
     def selects(self, resource: ResourceType, obj: Object) -> bool:
         """Whether ``obj`` passes the label and field selectors."""
         labels = obj["metadata"].get("labels") or {}
-        return self.label_selector.matches(labels) and self.field_selector.matches(strategies.field_values(resource, obj))
+        return self.label_selector.matches(labels) and self.field_selector.matches(
+            strategies.field_values(resource, obj)
+        )
 
 
 def encode_continue(start: str, resource_version: int) -> str:
@@ -164,13 +191,19 @@ def decode_continue(token: str) -> tuple[str, int]:
     except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError) as error:
         raise bad_request(f"invalid continue token: continue key is not valid: {error}") from None
     if version == 0:
-        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+        raise bad_request(
+            "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        )
     if not start:
-        raise bad_request("invalid continue token: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)")
+        raise bad_request(
+            "invalid continue token: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
+        )
     return start, version
 
 
-def list_body(store: ObjectStore, resource: ResourceType, namespace: str | None, options: ListOptions) -> dict[str, Any]:
+def list_body(
+    store: ObjectStore, resource: ResourceType, namespace: str | None, options: ListOptions
+) -> dict[str, Any]:
     """The ``<Kind>List`` for a LIST request, served as of the version the options ask for."""
     start = ""
     if options.continue_token:
@@ -210,7 +243,12 @@ def list_body(store: ObjectStore, resource: ResourceType, namespace: str | None,
     items = [list_item(resource, obj) for obj in selected]
     if resource.custom:  # an unstructured list: sorted keys, and "continue" always present
         metadata = {"continue": "", **metadata}
-        return {"apiVersion": resource.api_version, "items": items, "kind": resource.list_kind, "metadata": dict(sorted(metadata.items()))}
+        return {
+            "apiVersion": resource.api_version,
+            "items": items,
+            "kind": resource.list_kind,
+            "metadata": dict(sorted(metadata.items())),
+        }
     return {"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": metadata, "items": items}
 
 

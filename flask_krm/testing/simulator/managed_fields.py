@@ -16,10 +16,20 @@ from .catalog import ResourceType
 Object = dict[str, Any]
 FieldPath = tuple[str, ...]
 
-SYSTEM_METADATA = frozenset({
-    "name", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
-    "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields",
-})
+SYSTEM_METADATA = frozenset(
+    {
+        "name",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+    }
+)
 ATOMIC: frozenset[FieldPath] = frozenset({("spec", "selector")})
 MAP_FIELDS = frozenset({"labels", "annotations", "data", "binaryData"})
 
@@ -126,8 +136,12 @@ def record_write(
         entries.append(updated)
     if mine is None and changed:
         entry = {
-            "manager": manager, "operation": "Update", "apiVersion": resource.api_version, "time": timestamp,
-            "fieldsType": "FieldsV1", "fieldsV1": _to_tree(owned_now),
+            "manager": manager,
+            "operation": "Update",
+            "apiVersion": resource.api_version,
+            "time": timestamp,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": _to_tree(owned_now),
         }
         if subresource:
             entry["subresource"] = subresource

@@ -95,7 +95,9 @@ def _route_accepts(header: str, produces: tuple[str, ...]) -> bool:
 
 def route_not_acceptable(produces: tuple[str, ...]) -> ApiError:
     """go-restful's 406 for an ``Accept`` the route of a built-in kind does not produce."""
-    return ApiError(406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces), {})
+    return ApiError(
+        406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces), {}
+    )
 
 
 def not_acceptable(accepted: tuple[str, ...]) -> ApiError:
@@ -123,7 +125,12 @@ def _conversion(params: Mapping[str, str], media_type: str) -> Representation | 
 
 
 def negotiate(
-    header: str | None, resource: ResourceType, query: Mapping[str, str], *, collection_read: bool = False, watch: bool = False
+    header: str | None,
+    resource: ResourceType,
+    query: Mapping[str, str],
+    *,
+    collection_read: bool = False,
+    watch: bool = False,
 ) -> Representation:
     """The representation ``Accept: header`` selects for a request on ``resource``; 406 when there is none.
 
@@ -190,16 +197,34 @@ def transform(body: Object, representation: Representation, resource: ResourceTy
     is_list = "items" in body
     if target == PARTIAL:
         if is_list:
-            raise ApiError(406, "NotAcceptable", f"you requested {PARTIAL}, but the requested object is a list ({_go_type(resource, True)})")
+            raise ApiError(
+                406,
+                "NotAcceptable",
+                f"you requested {PARTIAL}, but the requested object is a list ({_go_type(resource, True)})",
+            )
         return partial_object_metadata(body, representation.api_version)
     if target == PARTIAL_LIST:
         if not is_list:
             raise ApiError(
-                406, "NotAcceptable", f"you requested {PARTIAL_LIST}, but the requested object is not a list ({_go_type(resource, False)})"
+                406,
+                "NotAcceptable",
+                f"you requested {PARTIAL_LIST}, but the requested object is not a list ({_go_type(resource, False)})",
             )
         items = [partial_object_metadata(item, representation.api_version) for item in body["items"]]
-        return {"kind": PARTIAL_LIST, "apiVersion": representation.api_version, "metadata": _list_metadata(body), "items": items}
+        return {
+            "kind": PARTIAL_LIST,
+            "apiVersion": representation.api_version,
+            "metadata": _list_metadata(body),
+            "items": items,
+        }
     if is_list:
-        return table(resource, body["items"], _list_metadata(body), representation.api_version, representation.include_object, headers)
+        return table(
+            resource,
+            body["items"],
+            _list_metadata(body),
+            representation.api_version,
+            representation.include_object,
+            headers,
+        )
     metadata = {"resourceVersion": (body.get("metadata") or {}).get("resourceVersion", "")}
     return table(resource, [body], metadata, representation.api_version, representation.include_object, headers)

@@ -32,7 +32,9 @@ _DNS1123_SUBDOMAIN_FORMAT = _DNS1123_LABEL_FORMAT + "(\\." + _DNS1123_LABEL_FORM
 _QUALIFIED_NAME_FORMAT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FORMAT = "(" + _QUALIFIED_NAME_FORMAT + ")?"
 _CONFIG_KEY_FORMAT = "[-._a-zA-Z0-9]+"
-_QUALIFIED_NAME_MESSAGE = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+_QUALIFIED_NAME_MESSAGE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
 IMMUTABLE = "field is immutable"
 _FINALIZER_ORPHAN = "orphan"
 _FINALIZER_FOREGROUND = "foregroundDeletion"
@@ -67,10 +69,15 @@ def dns1123_label(value: str) -> list[str]:
     if _fits(_DNS1123_SUBDOMAIN_FORMAT, value):
         errors.append("must not contain dots")
     else:
-        errors.append(regex_error(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an "
-            "alphanumeric character", _DNS1123_LABEL_FORMAT, "my-name", "123-abc",
-        ))
+        errors.append(
+            regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an "
+                "alphanumeric character",
+                _DNS1123_LABEL_FORMAT,
+                "my-name",
+                "123-abc",
+            )
+        )
     return errors
 
 
@@ -78,10 +85,14 @@ def dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
     """``IsDNS1123Subdomain``."""
     errors = [max_length_error(DNS1123_SUBDOMAIN_MAX, unit)] if _size(value) > DNS1123_SUBDOMAIN_MAX else []
     if not _fits(_DNS1123_SUBDOMAIN_FORMAT, value):
-        errors.append(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
-            "end with an alphanumeric character", _DNS1123_SUBDOMAIN_FORMAT, "example.com",
-        ))
+        errors.append(
+            regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
+                "end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FORMAT,
+                "example.com",
+            )
+        )
     return errors
 
 
@@ -90,8 +101,11 @@ def qualified_name(value: str) -> list[str]:
     parts = value.split("/")
     errors: list[str] = []
     if len(parts) > 2:
-        return ["a valid label key " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return [
+            "a valid label key "
+            + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     name = parts[-1]
     if len(parts) == 2:
         prefix = parts[0]
@@ -104,7 +118,9 @@ def qualified_name(value: str) -> list[str]:
     elif _size(name) > QUALIFIED_NAME_MAX:
         errors.append("name part " + max_length_error(QUALIFIED_NAME_MAX, "bytes"))
     if not _fits(_QUALIFIED_NAME_FORMAT, name):
-        errors.append("name part " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc"))
+        errors.append(
+            "name part " + regex_error(_QUALIFIED_NAME_MESSAGE, _QUALIFIED_NAME_FORMAT, "MyName", "my.name", "123-abc")
+        )
     return errors
 
 
@@ -112,10 +128,16 @@ def label_value(value: str) -> list[str]:
     """``content.IsLabelValue``."""
     errors = [max_length_error(LABEL_VALUE_MAX, "bytes")] if _size(value) > LABEL_VALUE_MAX else []
     if not _fits(_LABEL_VALUE_FORMAT, value):
-        errors.append(regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
-            "end with an alphanumeric character", _LABEL_VALUE_FORMAT, "MyValue", "my_value", "12345",
-        ))
+        errors.append(
+            regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                "end with an alphanumeric character",
+                _LABEL_VALUE_FORMAT,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
     return errors
 
 
@@ -123,10 +145,15 @@ def config_map_key(value: str) -> list[str]:
     """``IsConfigMapKey`` (ConfigMap and Secret data keys)."""
     errors = [max_length_error(DNS1123_SUBDOMAIN_MAX)] if _size(value) > DNS1123_SUBDOMAIN_MAX else []
     if not _fits(_CONFIG_KEY_FORMAT, value):
-        errors.append(regex_error(
-            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'", _CONFIG_KEY_FORMAT,
-            "key.name", "KEY_NAME", "key-name",
-        ))
+        errors.append(
+            regex_error(
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                _CONFIG_KEY_FORMAT,
+                "key.name",
+                "KEY_NAME",
+                "key-name",
+            )
+        )
     if value == ".":
         errors.append("must not be '.'")
     elif value == "..":
@@ -173,7 +200,10 @@ def object_meta(metadata: Object, namespaced: bool, name_check: NameCheck) -> li
     errors: list[FieldError] = []
     generate_name = metadata.get("generateName") or ""
     if generate_name:
-        errors += [FieldError.invalid("metadata.generateName", generate_name, message) for message in name_check(generate_name, True)]
+        errors += [
+            FieldError.invalid("metadata.generateName", generate_name, message)
+            for message in name_check(generate_name, True)
+        ]
     name = metadata.get("name") or ""
     if not name:
         errors.append(FieldError.required("metadata.name", "name or generateName is required"))
@@ -184,7 +214,10 @@ def object_meta(metadata: Object, namespaced: bool, name_check: NameCheck) -> li
         if not namespace:
             errors.append(FieldError.required("metadata.namespace"))
         else:
-            errors += [FieldError.invalid("metadata.namespace", namespace, message) for message in dns_label_name(namespace, False)]
+            errors += [
+                FieldError.invalid("metadata.namespace", namespace, message)
+                for message in dns_label_name(namespace, False)
+            ]
     elif namespace:
         errors.append(FieldError.forbidden("metadata.namespace", "not allowed on this type"))
     return errors + metadata_maps(metadata) + validate_finalizers(metadata.get("finalizers") or [])
@@ -196,10 +229,12 @@ def object_meta_update(new: Object, old: Object) -> list[FieldError]:
     if old.get("deletionTimestamp"):
         added = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
         if added:
-            errors.append(FieldError.forbidden(
-                "metadata.finalizers",
-                f"no new finalizers can be added if the object is being deleted, found new finalizers {go_string_list(added)}",
-            ))
+            errors.append(
+                FieldError.forbidden(
+                    "metadata.finalizers",
+                    f"no new finalizers can be added if the object is being deleted, found new finalizers {go_string_list(added)}",
+                )
+            )
     for key in ("uid", "deletionTimestamp", "deletionGracePeriodSeconds"):
         if new.get(key) != old.get(key):
             errors.append(FieldError.invalid(f"metadata.{key}", new.get(key), IMMUTABLE))
@@ -245,19 +280,26 @@ def validate_owner_references(references: list[Object]) -> list[FieldError]:
         if not api_version:
             errors.append(FieldError.required(f"{item}.apiVersion", "must not be empty"))
         elif not _group_version_parses(api_version):
-            errors.append(FieldError.invalid(f"{item}.apiVersion", api_version, "must be <group>/<version> or <version>"))
+            errors.append(
+                FieldError.invalid(f"{item}.apiVersion", api_version, "must be <group>/<version> or <version>")
+            )
         for key in ("kind", "name", "uid"):
             if not reference.get(key):
                 errors.append(FieldError.required(f"{item}.{key}", "must not be empty"))
         if api_version.removeprefix("/") == "v1" and kind == "Event":
-            errors.append(FieldError.invalid(item, _as_encoded(reference), "/v1, Kind=Event is disallowed from being an owner"))
+            errors.append(
+                FieldError.invalid(item, _as_encoded(reference), "/v1, Kind=Event is disallowed from being an owner")
+            )
         if reference.get("controller") is True:
             current = f"{kind}/{reference.get('name') or ''}"
             if controller:
-                errors.append(FieldError.invalid(
-                    path, [_as_encoded(item) for item in references],
-                    f'Only one reference can have Controller set to true. Found "true" in references for {controller} and {current}',
-                ))
+                errors.append(
+                    FieldError.invalid(
+                        path,
+                        [_as_encoded(item) for item in references],
+                        f'Only one reference can have Controller set to true. Found "true" in references for {controller} and {current}',
+                    )
+                )
             else:
                 controller = current
     return errors
@@ -275,7 +317,9 @@ STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
 def kube_finalizers(names: list[str]) -> list[FieldError]:
     """``validateKubeFinalizerName``: built-in kinds also refuse unqualified finalizer names other than the standard ones."""
     return [
-        FieldError.invalid(f"metadata.finalizers[{index}]", name, "name is neither a standard finalizer name nor is it fully qualified")
+        FieldError.invalid(
+            f"metadata.finalizers[{index}]", name, "name is neither a standard finalizer name nor is it fully qualified"
+        )
         for index, name in enumerate(names)
         if "/" not in name and name not in STANDARD_FINALIZERS
     ]
@@ -287,9 +331,13 @@ def validate_finalizers(names: list[str]) -> list[FieldError]:
     for name in names:
         errors += [FieldError.invalid("metadata.finalizers", name, message) for message in qualified_name(name)]
     if _FINALIZER_ORPHAN in names and _FINALIZER_FOREGROUND in names:
-        errors.append(FieldError.invalid(
-            "metadata.finalizers", names, f"finalizer {_FINALIZER_ORPHAN} and {_FINALIZER_FOREGROUND} cannot be both set"
-        ))
+        errors.append(
+            FieldError.invalid(
+                "metadata.finalizers",
+                names,
+                f"finalizer {_FINALIZER_ORPHAN} and {_FINALIZER_FOREGROUND} cannot be both set",
+            )
+        )
     return errors
 
 
@@ -301,4 +349,6 @@ def go_string_list(values: list[str]) -> str:
 def _as_encoded(reference: Object) -> Object:
     """An owner reference as Go encodes it (bad values are shown as JSON): fields in struct order, empty pointers left out."""
     order = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
-    return {key: reference.get(key) or "" for key in order[:4]} | {key: reference[key] for key in order[4:] if reference.get(key) is not None}
+    return {key: reference.get(key) or "" for key in order[:4]} | {
+        key: reference[key] for key in order[4:] if reference.get(key) is not None
+    }

@@ -56,7 +56,11 @@ def _field_manager_errors(manager: str) -> list[FieldError]:
         errors.append(FieldError.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
     for position, character in enumerate(manager):
         if not character.isprintable():
-            errors.append(FieldError.invalid("fieldManager", manager, f"invalid character U+{ord(character):04X} (at position {position})"))
+            errors.append(
+                FieldError.invalid(
+                    "fieldManager", manager, f"invalid character U+{ord(character):04X} (at position {position})"
+                )
+            )
     return errors
 
 
@@ -75,7 +79,9 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
     errors += _field_manager_errors(manager) + _dry_run_errors(dry_run)
     validation = (query.get("fieldValidation") or [""])[0]
     if validation and validation not in FIELD_VALIDATION_DIRECTIVES:
-        errors.append(FieldError.not_supported("fieldValidation", validation, ["", *sorted(FIELD_VALIDATION_DIRECTIVES)]))
+        errors.append(
+            FieldError.not_supported("fieldValidation", validation, ["", *sorted(FIELD_VALIDATION_DIRECTIVES)])
+        )
     if errors:
         raise invalid(options_kind(kind), "", errors)
     return WriteOptions(dry_run=bool(dry_run), field_manager=manager, field_validation=validation)
@@ -112,7 +118,9 @@ def _typed(body: Mapping[str, Any], key: str, wanted: type, go_type: str, owner:
         return None
     fits = isinstance(value, wanted) and not (wanted is int and isinstance(value, bool))
     if not fits:
-        raise bad_request(f"json: cannot unmarshal {json_type(value)} into Go struct field {owner}.{key} of type {go_type}")
+        raise bad_request(
+            f"json: cannot unmarshal {json_type(value)} into Go struct field {owner}.{key} of type {go_type}"
+        )
     return value
 
 
@@ -125,14 +133,20 @@ def _from_body(body: Any) -> tuple[list[str], str | None, bool | None, Precondit
     kind = body.get("kind")
     if kind not in (None, "", "DeleteOptions"):
         version = body.get("apiVersion") or "v1"
-        raise bad_request(f'no kind "{kind}" is registered for version "{version}" in scheme "pkg/runtime/scheme.go:111"')
+        raise bad_request(
+            f'no kind "{kind}" is registered for version "{version}" in scheme "pkg/runtime/scheme.go:111"'
+        )
     dry_run = _typed(body, "dryRun", list, "[]string") or []
     if not all(isinstance(value, str) for value in dry_run):
         wrong = next(value for value in dry_run if not isinstance(value, str))
-        raise bad_request(f"json: cannot unmarshal {json_type(wrong)} into Go struct field DeleteOptions.dryRun of type string")
+        raise bad_request(
+            f"json: cannot unmarshal {json_type(wrong)} into Go struct field DeleteOptions.dryRun of type string"
+        )
     policy = _typed(body, "propagationPolicy", str, "v1.DeletionPropagation")
     orphan = _typed(body, "orphanDependents", bool, "bool")
-    _typed(body, "gracePeriodSeconds", int, "int64")  # decoded, then unused: nothing the simulator serves deletes gracefully
+    _typed(
+        body, "gracePeriodSeconds", int, "int64"
+    )  # decoded, then unused: nothing the simulator serves deletes gracefully
     given = _typed(body, "preconditions", dict, "v1.Preconditions") or {}
     uid = _typed(given, "uid", str, "types.UID", "Preconditions.preconditions")
     version = _typed(given, "resourceVersion", str, "string", "Preconditions.preconditions")
@@ -147,7 +161,9 @@ def _from_query(query: Query) -> tuple[list[str], str | None, bool | None, Preco
     grace_text, orphan_text = first("gracePeriodSeconds"), first("orphanDependents")
     if grace_text is not None and not re.fullmatch(r"[+-]?[0-9]+", grace_text):
         raise bad_request(f'strconv.ParseInt: parsing "{grace_text}": invalid syntax')
-    orphan = None if orphan_text is None else orphan_text != "0" and orphan_text.lower() != "false"  # the query codec's bool
+    orphan = (
+        None if orphan_text is None else orphan_text != "0" and orphan_text.lower() != "false"
+    )  # the query codec's bool
     return list(query.get("dryRun", [])), first("propagationPolicy"), orphan, Preconditions()
 
 
@@ -156,7 +172,11 @@ def delete_options(query: Query, body: Any) -> DeleteOptions:
     dry_run, policy, orphan, preconditions = _from_query(query) if body is None else _from_body(body)
     errors: list[FieldError] = []
     if orphan is not None and policy is not None:
-        errors.append(FieldError.invalid("propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"))
+        errors.append(
+            FieldError.invalid(
+                "propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"
+            )
+        )
     if policy is not None and policy not in PROPAGATION_POLICIES:
         errors.append(FieldError.not_supported("propagationPolicy", policy, [*PROPAGATION_POLICIES, "nil"]))
     errors += _dry_run_errors(dry_run)

@@ -14,8 +14,8 @@ from typing import Any
 
 from . import strategies
 from .catalog import GroupKind, ResourceType
-from .field_validation import FieldValidation, drop_unknown_fields, unknown_fields
 from .errors import ApiError, FieldError, bad_request, go_print, invalid, rejected, unwrapped
+from .field_validation import FieldValidation, drop_unknown_fields, unknown_fields
 from .json_patch import PatchFailed, apply_json_patch, decode_json_patch
 from .merge_patch import apply_merge_patch
 from .options import APPLY_PATCH_TYPES
@@ -60,10 +60,14 @@ def patched_object(
             result = apply_json_patch(existing, operations)
         except PatchFailed:
             raise rejected() from None
-        return _decoded(resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False, validation)
+        return _decoded(
+            resource, result, lambda: json.dumps(_top_sorted(result), separators=(",", ":")), False, validation
+        )
     if patch_type == STRATEGIC_MERGE_PATCH:
         if patch is not None and not isinstance(patch, dict):
-            raise bad_request(f"json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}")
+            raise bad_request(
+                f"json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}"
+            )
         merging = copy.deepcopy(patch) if patch is not None else {}
         try:
             result = strategic_merge(existing, merging, patch_meta(resource.kind))
@@ -77,7 +81,9 @@ def patched_object(
             f"error decoding patch: json: cannot unmarshal {strategies.json_type(patch)} into Go value of type map[string]interface {{}}"
         )
     result = apply_merge_patch(copy.deepcopy(existing), patch)
-    return _decoded(resource, result, lambda: json.dumps(_sorted_along(result, patch), separators=(",", ":")), False, validation)
+    return _decoded(
+        resource, result, lambda: json.dumps(_sorted_along(result, patch), separators=(",", ":")), False, validation
+    )
 
 
 def _merge_failure(error: StrategicMergeError) -> ApiError:
@@ -103,7 +109,11 @@ def _top_sorted(value: Any) -> Any:
 def _unknown_fields_dropped(value: Any) -> Any:
     """Nulls and directive keys left in merged list items: the typed decoder drops them."""
     if isinstance(value, dict):
-        return {key: _unknown_fields_dropped(item) for key, item in value.items() if item is not None and not key.startswith("$")}
+        return {
+            key: _unknown_fields_dropped(item)
+            for key, item in value.items()
+            if item is not None and not key.startswith("$")
+        }
     if isinstance(value, list):
         return [_unknown_fields_dropped(item) for item in value]
     return value
@@ -114,7 +124,9 @@ def _decoded(
 ) -> Object:
     """``result`` checked against the kind, or the 422 on ``patch`` kube-apiserver gives for a result it cannot decode."""
     if not isinstance(result, dict):
-        raise invalid(GroupKind("", ""), "", [FieldError.invalid("patch", shown(), "cannot restore struct from: slice")])
+        raise invalid(
+            GroupKind("", ""), "", [FieldError.invalid("patch", shown(), "cannot restore struct from: slice")]
+        )
     try:
         strategies.check_types(resource, result)
     except strategies.DecodeError as error:

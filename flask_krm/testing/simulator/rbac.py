@@ -50,15 +50,18 @@ def _rule_allows(rule: dict[str, Any], attributes: Attributes) -> bool:
     if "*" not in verbs and attributes.verb not in verbs:
         return False
     if not attributes.resource_request:
-        return any(url == "*" or url == attributes.path or (url.endswith("*") and attributes.path.startswith(url[:-1]))
-                   for url in rule.get("nonResourceURLs") or [])
+        return any(
+            url == "*" or url == attributes.path or (url.endswith("*") and attributes.path.startswith(url[:-1]))
+            for url in rule.get("nonResourceURLs") or []
+        )
     groups = rule.get("apiGroups") or []
     if "*" not in groups and attributes.group not in groups:
         return False
     combined = attributes.resource + (f"/{attributes.subresource}" if attributes.subresource else "")
     resources = rule.get("resources") or []
     if not any(
-        item in ("*", combined) or (attributes.subresource and item == f"*/{attributes.subresource}") for item in resources
+        item in ("*", combined) or (attributes.subresource and item == f"*/{attributes.subresource}")
+        for item in resources
     ):
         return False
     names = rule.get("resourceNames") or []
@@ -88,10 +91,24 @@ class RbacAuthorizer:
         if MASTERS in user.groups:
             return True, ""
         if AUTHENTICATED in user.groups:
-            if not attributes.resource_request and attributes.verb == "get" and attributes.path.startswith(PUBLIC_PATHS):
-                return True, 'RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated"'
-            if attributes.verb == "create" and attributes.group == catalog.AUTHORIZATION_GROUP and attributes.resource == "selfsubjectaccessreviews":
-                return True, 'RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated"'
+            if (
+                not attributes.resource_request
+                and attributes.verb == "get"
+                and attributes.path.startswith(PUBLIC_PATHS)
+            ):
+                return (
+                    True,
+                    'RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated"',
+                )
+            if (
+                attributes.verb == "create"
+                and attributes.group == catalog.AUTHORIZATION_GROUP
+                and attributes.resource == "selfsubjectaccessreviews"
+            ):
+                return (
+                    True,
+                    'RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated"',
+                )
         for source, rules in self._grants(attributes):
             if any(_rule_allows(rule, attributes) for rule in rules):
                 return True, f"RBAC: allowed by {source}"
@@ -117,7 +134,9 @@ class RbacAuthorizer:
             if role_ref.get("kind") == "ClusterRole":
                 role = self._store.get(catalog.CLUSTER_ROLES, "", role_ref.get("name", ""))
             else:
-                role = self._store.get(catalog.ROLES, binding["metadata"].get("namespace", ""), role_ref.get("name", ""))
+                role = self._store.get(
+                    catalog.ROLES, binding["metadata"].get("namespace", ""), role_ref.get("name", "")
+                )
             if role is not None:
                 source = f'{binding_kind} "{label}" of {role_ref.get("kind")} "{role_ref.get("name")}" to {described}'
                 yield source, list(role.get("rules") or [])
@@ -127,5 +146,9 @@ def require(authorizer: RbacAuthorizer, attributes: Attributes) -> None:
     """Raise the 403 Forbidden kube-apiserver answers when ``attributes`` are not allowed."""
     allowed, _ = authorizer.authorize(attributes)
     if not allowed:
-        resource = GroupResource(attributes.group, attributes.resource) if attributes.resource_request else GroupResource("", "")
+        resource = (
+            GroupResource(attributes.group, attributes.resource)
+            if attributes.resource_request
+            else GroupResource("", "")
+        )
         raise forbidden(resource, attributes.name, forbidden_message(attributes))

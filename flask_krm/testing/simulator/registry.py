@@ -30,7 +30,7 @@ from .errors import (
 )
 from .field_validation import FieldValidation, drop_unknown_fields, unknown_fields
 from .managed_fields import record_write
-from .options import DeleteOptions, Preconditions
+from .options import DeleteOptions
 from .patches import MERGE_PATCH, patched_object
 from .scale import SCALE, desired_replicas, scale_of, validate_scale
 from .store import Object, ObjectStore
@@ -107,7 +107,9 @@ class Registry:
         metadata = obj["metadata"]
         if resource.namespaced:
             if metadata.get("namespace", namespace) != namespace:
-                raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             metadata["namespace"] = namespace
         else:
             metadata.pop("namespace", None)
@@ -119,7 +121,13 @@ class Registry:
             self._check_namespace_accepts(resource, namespace, name)
         if metadata.get("resourceVersion"):
             raise unwrapped("resourceVersion should not be set on objects to be created")
-        for system_field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "selfLink"):
+        for system_field in (
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "managedFields",
+            "selfLink",
+        ):
             metadata.pop(system_field, None)
         metadata["uid"] = str(uuid.uuid4())
         metadata["creationTimestamp"] = now()
@@ -186,7 +194,9 @@ class Registry:
         """
         existing = self.get(resource, namespace, name)
         if subresource == "scale":
-            patched = strategies.canonical(SCALE, patched_object(SCALE, scale_of(existing), patch_type, patch, validation))
+            patched = strategies.canonical(
+                SCALE, patched_object(SCALE, scale_of(existing), patch_type, patch, validation)
+            )
             return self._rescale(resource, namespace, name, existing, patched, "patch", manager, dry_run)
         new = strategies.canonical(resource, patched_object(resource, existing, patch_type, patch, validation))
         return self._update(resource, namespace, name, existing, new, subresource, "patch", manager, dry_run)
@@ -196,7 +206,15 @@ class Registry:
         return scale_of(self.get(resource, namespace, name))
 
     def _rescale(
-        self, resource: ResourceType, namespace: str, name: str, existing: Object, scale: Object, verb: str, manager: str, dry_run: bool
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        existing: Object,
+        scale: Object,
+        verb: str,
+        manager: str,
+        dry_run: bool,
     ) -> Object:
         """``scaleUpdatedObjectInfo``: validate the Scale, move its replicas and resourceVersion into the object, update it."""
         metadata = scale["metadata"]
@@ -205,7 +223,9 @@ class Registry:
         self._validate(SCALE, name, validate_scale(scale))
         uid = metadata.get("uid")
         if uid and uid != existing["metadata"]["uid"]:
-            cause = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
+            cause = (
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {existing['metadata']['uid']}"
+            )
             raise conflict(catalog.GroupResource(resource.group, f"{resource.plural}/scale"), name, cause)
         scaled = copy.deepcopy(existing)
         scaled["spec"]["replicas"] = desired_replicas(scale)
@@ -245,7 +265,11 @@ class Registry:
         strategies.prepare_for_update(resource, new, existing, subresource)
         self._validate(resource, name, strategies.validate_update(resource, new, existing, subresource))
         new = strategies.canonical(resource, new)
-        if resource != catalog.NAMESPACES and new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if (
+            resource != catalog.NAMESPACES
+            and new["metadata"].get("deletionTimestamp")
+            and not new["metadata"].get("finalizers")
+        ):
             # the last finalizer is gone: the stored object is deleted as it was (that is what watchers
             # see), while the writer gets back the object it sent
             if not dry_run:
@@ -267,7 +291,9 @@ class Registry:
         if requested in (None, ""):
             if resource.custom:
                 kind = catalog.GroupKind(resource.group, resource.plural)
-                raise invalid(kind, name, [FieldError.invalid("metadata.resourceVersion", 0, "must be specified for an update")])
+                raise invalid(
+                    kind, name, [FieldError.invalid("metadata.resourceVersion", 0, "must be specified for an update")]
+                )
             return
         if not isinstance(requested, str) or not requested.isdigit():
             raise unwrapped(f"strconv.ParseUint: parsing {json.dumps(requested)}: invalid syntax")
@@ -291,15 +317,23 @@ class Registry:
         gone_kind = catalog.GroupResource(resource.group, resource.kind)
         preconditions = options.preconditions
         if preconditions.uid is not None and preconditions.uid != metadata["uid"]:
-            raise conflict(gone_kind, name, (
-                f"the UID in the precondition ({preconditions.uid}) does not match the UID in record ({metadata['uid']}). "
-                "The object might have been deleted and then recreated"
-            ))
+            raise conflict(
+                gone_kind,
+                name,
+                (
+                    f"the UID in the precondition ({preconditions.uid}) does not match the UID in record ({metadata['uid']}). "
+                    "The object might have been deleted and then recreated"
+                ),
+            )
         if preconditions.resource_version is not None and preconditions.resource_version != metadata["resourceVersion"]:
-            raise conflict(gone_kind, name, (
-                f"the ResourceVersion in the precondition ({preconditions.resource_version}) does not match the "
-                f"ResourceVersion in record ({metadata['resourceVersion']}). The object might have been modified"
-            ))
+            raise conflict(
+                gone_kind,
+                name,
+                (
+                    f"the ResourceVersion in the precondition ({preconditions.resource_version}) does not match the "
+                    f"ResourceVersion in record ({metadata['resourceVersion']}). The object might have been modified"
+                ),
+            )
         finalizers = _collector_finalizers(metadata.get("finalizers") or [], options)
         pending = list(finalizers)
         if resource == catalog.NAMESPACES:
@@ -390,7 +424,9 @@ class Registry:
                 f"converting ({resource.version}.{kind}) to ({internal_kind}): unknown conversion"
             )
         if api_version and api_version != resource.api_version:
-            raise bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({resource.api_version})")
+            raise bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({resource.api_version})"
+            )
         obj = copy.deepcopy(body)
         obj.setdefault("metadata", {})
         try:
@@ -402,7 +438,9 @@ class Registry:
         validation = validation or FieldValidation()
         strict_error = validation.report(unknown_fields(resource, body))
         if strict_error and validation.strict:
-            raise bad_request(f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {strict_error}')
+            raise bad_request(
+                f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {strict_error}'
+            )
         drop_unknown_fields(resource, obj)
         strategies.normalize_bytes(resource, obj)
         obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
@@ -414,11 +452,17 @@ class Registry:
             raise not_found(catalog.NAMESPACES.group_resource, namespace)
         if existing["metadata"].get("deletionTimestamp"):
             error = forbidden(
-                resource.group_resource, name, f"unable to create new content in namespace {namespace} because it is being terminated"
+                resource.group_resource,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being terminated",
             )
             assert error.details is not None
             error.details["causes"] = [
-                {"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
             ]
             raise error
 
@@ -473,7 +517,9 @@ def _collector_finalizers(finalizers: list[str], options: DeleteOptions) -> list
         if options.propagation_policy is not None:
             foreground = options.propagation_policy == "Foreground"
         else:
-            foreground = next((item == FOREGROUND_FINALIZER for item in finalizers if item in COLLECTOR_FINALIZERS), False)
+            foreground = next(
+                (item == FOREGROUND_FINALIZER for item in finalizers if item in COLLECTOR_FINALIZERS), False
+            )
     result = [item for item in finalizers if item not in COLLECTOR_FINALIZERS]
     result += [ORPHAN_FINALIZER] if orphan else []
     result += [FOREGROUND_FINALIZER] if foreground else []
@@ -482,4 +528,3 @@ def _collector_finalizers(finalizers: list[str], options: DeleteOptions) -> list
 
 def _without_version(obj: Object) -> Object:
     return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}}
-

@@ -149,7 +149,9 @@ class _Parser:
         value = self.take() if self.peek() is not None and _is_word(self.peek() or "") else ""
         if operator in ("<", ">"):
             if not re.fullmatch(r"-?\d+", value):
-                raise SelectorError(f'values[0]: Invalid value: "{value}": for \'Gt\', \'Lt\' operators, the value must be an integer')
+                raise SelectorError(
+                    f"values[0]: Invalid value: \"{value}\": for 'Gt', 'Lt' operators, the value must be an integer"
+                )
             return Requirement(key, "gt" if operator == ">" else "lt", (value,))
         return Requirement(key, "!=" if operator == "!=" else "=", (_check_value(key, value),))
 
@@ -215,7 +217,12 @@ def selector_string(selector: Mapping[str, Any] | None) -> str:
     for expression in (selector or {}).get("matchExpressions") or []:
         key, operator = expression.get("key", ""), expression.get("operator")
         values = ",".join(sorted(expression.get("values") or []))
-        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}
+        text = {
+            "In": f"{key} in ({values})",
+            "NotIn": f"{key} notin ({values})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }
         requirements.append((key, text.get(str(operator), "<invalid>")))
     return ",".join(text for _, text in sorted(requirements, key=lambda requirement: requirement[0]))
 

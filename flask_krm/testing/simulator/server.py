@@ -97,7 +97,13 @@ def build_server(
     store = ObjectStore(history_window)
     registry = Registry(store)
     application = ApiServer(
-        DEFAULT_CATALOG, store, registry, Authenticator(users), RbacAuthorizer(store), watch_settings, FaultState(),
+        DEFAULT_CATALOG,
+        store,
+        registry,
+        Authenticator(users),
+        RbacAuthorizer(store),
+        watch_settings,
+        FaultState(),
         resource_version_wait,
     )
     for resource_object in cluster_rbac_objects():
@@ -191,12 +197,19 @@ class KubeSimulator:
         self._thread = HubThread(self._serve, self._shutdown)
         self._thread.start()
         assert self.application is not None
-        self._faults = Faults(self.application.faults, self.application.store, self.application.registry,
-                              self.application.watchers, self.call)
+        self._faults = Faults(
+            self.application.faults,
+            self.application.store,
+            self.application.registry,
+            self.application.watchers,
+            self.call,
+        )
         return self
 
     def _serve(self) -> None:
-        self.application = build_server(self._users, self._history_window, self._watch_settings, self._resource_version_wait)
+        self.application = build_server(
+            self._users, self._history_window, self._watch_settings, self._resource_version_wait
+        )
         demo, tick, competing_edits = self._demo_options
         if demo:
             self.demo = DemoController(self.application.registry, tick=tick, competing_edits=competing_edits)
@@ -207,7 +220,10 @@ class KubeSimulator:
             self._compactor = gevent.spawn(compact_periodically, self.application.store, self._compaction_interval)
         self._certificate = issue_serving_certificate()
         self._server = _TlsServer(
-            ("127.0.0.1", self._port), self.application, handler_class=_Handler, log=None,
+            ("127.0.0.1", self._port),
+            self.application,
+            handler_class=_Handler,
+            log=None,
             ssl_context=self._certificate.server_context(),
         )
         self._server.start()

@@ -246,7 +246,9 @@ def _element_kind(*lists: list[Any]) -> str:
     return "map" if kind == "map[string]interface {}" else kind
 
 
-def _merge_list(original: list[Any], patch: list[Any], meta: PatchMeta, merge_key: str, is_delete_list: bool) -> list[Any]:
+def _merge_list(
+    original: list[Any], patch: list[Any], meta: PatchMeta, merge_key: str, is_delete_list: bool
+) -> list[Any]:
     if not original and not patch:
         return original
     kind = _element_kind(original, patch)
@@ -296,7 +298,11 @@ def _apply_list_directives(original: list[Any], patch: list[Any], merge_key: str
         if directive == DELETE:
             if merge_key not in item:
                 raise _no_merge_key(item, merge_key)
-            original = [kept for kept in original if not (isinstance(kept, dict) and _same(kept.get(merge_key), item[merge_key]))]
+            original = [
+                kept
+                for kept in original
+                if not (isinstance(kept, dict) and _same(kept.get(merge_key), item[merge_key]))
+            ]
         elif directive == REPLACE:
             replace = True
         elif directive == MERGE:
@@ -360,6 +366,7 @@ def _split_deletions(items: list[Any]) -> tuple[list[Any], list[Any]]:
 
 def _position(items: list[Any], value: Any, merge_key: str, kind: str) -> int:
     """``index``: where ``value`` is in ``items``, by merge key for maps; -1 if absent."""
+
     def key_of(item: Any) -> Any:
         if kind == "map":
             return item.get(merge_key) if isinstance(item, dict) else None
@@ -370,7 +377,12 @@ def _position(items: list[Any], value: Any, merge_key: str, kind: str) -> int:
 
 
 def _normalize_order(
-    patch_items: list[Any], server_only: list[Any], patch_order: list[Any], server_order: list[Any], merge_key: str, kind: str
+    patch_items: list[Any],
+    server_only: list[Any],
+    patch_order: list[Any],
+    server_order: list[Any],
+    merge_key: str,
+    kind: str,
 ) -> list[Any]:
     """Patch items in patch order, interleaved with server-only items in server order (``normalizeElementOrder``)."""
     patch_items = _sort_by(patch_items, patch_order, merge_key, kind)

@@ -20,8 +20,20 @@ from .selectors import selector_from_match
 Object = dict[str, Any]
 
 METADATA_FIELDS = (
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
-    "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers",
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
     "managedFields",
 )
 TOP_LEVEL_FIELDS: dict[str, tuple[str, ...]] = {
@@ -59,7 +71,9 @@ class DecodeError(ValueError):
 
     def converter_message(self) -> str:
         """The message of ``runtime.DefaultUnstructuredConverter`` for the same mistake."""
-        kind = {bool: "bool", int: "int64", float: "float64", str: "string", list: "slice", dict: "map"}.get(type(self.value), "")
+        kind = {bool: "bool", int: "int64", float: "float64", str: "string", list: "slice", dict: "map"}.get(
+            type(self.value), ""
+        )
         if self.expected in ("map", "struct"):
             separator = ": " if self.expected == "struct" else " "
             return f"cannot restore {self.expected} from{separator}{kind}"
@@ -102,11 +116,25 @@ def canonical(resource: ResourceType, obj: Object) -> Object:
 
 
 DEPLOYMENT_SPEC_ORDER = (
-    "replicas", "selector", "template", "strategy", "minReadySeconds", "revisionHistoryLimit", "paused", "progressDeadlineSeconds",
+    "replicas",
+    "selector",
+    "template",
+    "strategy",
+    "minReadySeconds",
+    "revisionHistoryLimit",
+    "paused",
+    "progressDeadlineSeconds",
 )
 DEPLOYMENT_STATUS_ORDER = (
-    "observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas",
-    "terminatingReplicas", "conditions", "collisionCount",
+    "observedGeneration",
+    "replicas",
+    "updatedReplicas",
+    "readyReplicas",
+    "availableReplicas",
+    "unavailableReplicas",
+    "terminatingReplicas",
+    "conditions",
+    "collisionCount",
 )
 CONDITION_ORDER = ("type", "status", "lastUpdateTime", "lastTransitionTime", "reason", "message")
 
@@ -114,7 +142,9 @@ CONDITION_ORDER = ("type", "status", "lastUpdateTime", "lastTransitionTime", "re
 def _in_order(section: Any, order: tuple[str, ...]) -> Any:
     if not isinstance(section, dict):
         return section
-    return {key: section[key] for key in order if key in section} | {key: value for key, value in section.items() if key not in order}
+    return {key: section[key] for key in order if key in section} | {
+        key: value for key, value in section.items() if key not in order
+    }
 
 
 def _deployment_in_struct_order(deployment: Object) -> None:
@@ -126,7 +156,9 @@ def _deployment_in_struct_order(deployment: Object) -> None:
         conditions = status.get("conditions")
         if isinstance(conditions, list):
             status["conditions"] = [
-                _in_order({"lastUpdateTime": None, "lastTransitionTime": None, **item}, CONDITION_ORDER) if isinstance(item, dict) else item
+                _in_order({"lastUpdateTime": None, "lastTransitionTime": None, **item}, CONDITION_ORDER)
+                if isinstance(item, dict)
+                else item
                 for item in conditions
             ]
         deployment["status"] = _in_order(status, DEPLOYMENT_STATUS_ORDER)
@@ -139,9 +171,7 @@ KEPT_EMPTY_LISTS = frozenset({"rules", "containers"})
 def _without_empty_lists(value: Any) -> Any:
     """``value`` without empty lists below it: the Go encoder omits empty ``omitempty`` lists."""
     if isinstance(value, dict):
-        return {
-            key: _without_empty_lists(item) for key, item in value.items() if item != [] or key in KEPT_EMPTY_LISTS
-        }
+        return {key: _without_empty_lists(item) for key, item in value.items() if item != [] or key in KEPT_EMPTY_LISTS}
     if isinstance(value, list):
         return [_without_empty_lists(item) for item in value]
     return value
@@ -163,11 +193,17 @@ def _string_map(obj: Object, path: tuple[str, ...], go_field: str, value_type: s
         node = node[part]
     if not isinstance(node, dict):
         raise DecodeError(
-            f"json: cannot unmarshal {json_type(node)} into Go struct field {go_field} of type map[string]{value_type}", "map", node
+            f"json: cannot unmarshal {json_type(node)} into Go struct field {go_field} of type map[string]{value_type}",
+            "map",
+            node,
         )
     for value in node.values():
         if not isinstance(value, str):
-            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field} of type {value_type}", "string", value)
+            raise DecodeError(
+                f"json: cannot unmarshal {json_type(value)} into Go struct field {go_field} of type {value_type}",
+                "string",
+                value,
+            )
 
 
 def _base64_map(obj: Object, key: str, go_field: str) -> None:
@@ -181,7 +217,12 @@ def _base64_map(obj: Object, key: str, go_field: str) -> None:
 
 
 def _typed_list(
-    obj: Object, key: str, go_field: str, item_type: str, fields: dict[str, tuple[type, str]] | None = None, item_struct: str = ""
+    obj: Object,
+    key: str,
+    go_field: str,
+    item_type: str,
+    fields: dict[str, tuple[type, str]] | None = None,
+    item_struct: str = "",
 ) -> None:
     """A list of strings (``fields`` is None) or of ``item_struct`` structs with the given typed fields.
 
@@ -191,24 +232,44 @@ def _typed_list(
     if items is None:
         return
     if not isinstance(items, list):
-        raise DecodeError(f"json: cannot unmarshal {json_type(items)} into Go struct field {go_field} of type {item_type}", "slice", items)
+        raise DecodeError(
+            f"json: cannot unmarshal {json_type(items)} into Go struct field {go_field} of type {item_type}",
+            "slice",
+            items,
+        )
     for item in items:
         if fields is None:
             if not isinstance(item, str):
-                raise DecodeError(f"json: cannot unmarshal {json_type(item)} into Go struct field {go_field} of type string", "string", item)
+                raise DecodeError(
+                    f"json: cannot unmarshal {json_type(item)} into Go struct field {go_field} of type string",
+                    "string",
+                    item,
+                )
             continue
         if not isinstance(item, dict):
-            raise DecodeError(f"json: cannot unmarshal {json_type(item)} into Go struct field {go_field} of type {item_type.removeprefix('[]')}", "struct", item)
+            raise DecodeError(
+                f"json: cannot unmarshal {json_type(item)} into Go struct field {go_field} of type {item_type.removeprefix('[]')}",
+                "struct",
+                item,
+            )
         for name, (wanted, go_type) in fields.items():
             value = item.get(name)
             if value is not None and (not isinstance(value, wanted) or (wanted is str and isinstance(value, bool))):
                 path = go_field.split(".", 1)[1]
                 raise DecodeError(
-                    f"json: cannot unmarshal {json_type(value)} into Go struct field {item_struct}.{path}.{name} of type {go_type}", go_type, value
+                    f"json: cannot unmarshal {json_type(value)} into Go struct field {item_struct}.{path}.{name} of type {go_type}",
+                    go_type,
+                    value,
                 )
 
 
-METADATA_STRINGS = {"name": "string", "generateName": "string", "namespace": "string", "uid": "types.UID", "resourceVersion": "string"}
+METADATA_STRINGS = {
+    "name": "string",
+    "generateName": "string",
+    "namespace": "string",
+    "uid": "types.UID",
+    "resourceVersion": "string",
+}
 QUANTITY_FORMAT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 QUANTITY_SUFFIXES = frozenset({"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"})
 
@@ -219,7 +280,9 @@ def _check_quantities(deployment: Object) -> None:
     for group in ("initContainers", "containers"):
         for container in pod.get(group) or []:
             resources = container.get("resources") if isinstance(container, dict) else None
-            for amounts in (resources.get(key) for key in ("limits", "requests")) if isinstance(resources, dict) else ():
+            for amounts in (
+                (resources.get(key) for key in ("limits", "requests")) if isinstance(resources, dict) else ()
+            ):
                 for amount in (amounts or {}).values() if isinstance(amounts, dict) else ():
                     _parse_quantity(amount)
 
@@ -237,8 +300,12 @@ def _parse_quantity(amount: Any) -> None:
 
 
 OWNER_REFERENCE_FIELDS: dict[str, tuple[type, str]] = {
-    "apiVersion": (str, "string"), "kind": (str, "string"), "name": (str, "string"), "uid": (str, "types.UID"),
-    "controller": (bool, "bool"), "blockOwnerDeletion": (bool, "bool"),
+    "apiVersion": (str, "string"),
+    "kind": (str, "string"),
+    "name": (str, "string"),
+    "uid": (str, "types.UID"),
+    "controller": (bool, "bool"),
+    "blockOwnerDeletion": (bool, "bool"),
 }
 
 
@@ -260,18 +327,27 @@ def check_types(resource: ResourceType, obj: Object) -> None:
     if not isinstance(obj.get("metadata"), dict):
         raise DecodeError(
             f"json: cannot unmarshal {json_type(obj.get('metadata'))} into Go struct field {resource.kind}.metadata of type v1.ObjectMeta",
-            "struct", obj.get("metadata"),
+            "struct",
+            obj.get("metadata"),
         )
     for key, go_type in METADATA_STRINGS.items():
         value = obj["metadata"].get(key)
         if value is not None and not isinstance(value, str):
-            raise DecodeError(f"json: cannot unmarshal {json_type(value)} into Go struct field ObjectMeta.metadata.{key} of type {go_type}", "string", value)
+            raise DecodeError(
+                f"json: cannot unmarshal {json_type(value)} into Go struct field ObjectMeta.metadata.{key} of type {go_type}",
+                "string",
+                value,
+            )
     _string_map(obj, ("metadata", "labels"), "ObjectMeta.metadata.labels")
     _string_map(obj, ("metadata", "annotations"), "ObjectMeta.metadata.annotations")
     _typed_list(obj["metadata"], "finalizers", "ObjectMeta.metadata.finalizers", "[]string")
     _typed_list(
-        obj["metadata"], "ownerReferences", "ObjectMeta.metadata.ownerReferences", "[]v1.OwnerReference", OWNER_REFERENCE_FIELDS,
-        "OwnerReference"
+        obj["metadata"],
+        "ownerReferences",
+        "ObjectMeta.metadata.ownerReferences",
+        "[]v1.OwnerReference",
+        OWNER_REFERENCE_FIELDS,
+        "OwnerReference",
     )
     if resource == catalog.CONFIGMAPS:
         _string_map(obj, ("data",), "ConfigMap.data")
@@ -286,7 +362,8 @@ def check_types(resource: ResourceType, obj: Object) -> None:
         if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int)):
             raise DecodeError(
                 f"json: cannot unmarshal {json_type(replicas)} into Go struct field {resource.kind}Spec.spec.replicas of type int32",
-                "int32", replicas,
+                "int32",
+                replicas,
             )
 
 
@@ -343,10 +420,14 @@ def prepare_for_update(resource: ResourceType, new: Object, old: Object, subreso
             new.pop("status", None)
     if resource == catalog.DEPLOYMENTS:
         new["spec"] = _deployment_defaults(new.get("spec") or {})
-        changed = new.get("spec") != old.get("spec") or new["metadata"].get("annotations") != old["metadata"].get("annotations")
+        changed = new.get("spec") != old.get("spec") or new["metadata"].get("annotations") != old["metadata"].get(
+            "annotations"
+        )
     elif resource.custom:
         ignored = {"metadata", "status"} if resource.status_subresource else {"metadata"}
-        changed = {k: v for k, v in new.items() if k not in ignored} != {k: v for k, v in old.items() if k not in ignored}
+        changed = {k: v for k, v in new.items() if k not in ignored} != {
+            k: v for k, v in old.items() if k not in ignored
+        }
     else:
         changed = False
     if tracks_generation(resource):
@@ -438,10 +519,14 @@ def _validate_data(resource: ResourceType, obj: Object) -> list[FieldError]:
             errors.append(FieldError.invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
         total += len(go_base64.decode(value)) if resource == catalog.SECRETS else len(value.encode())
     for key, value in binary.items():
-        errors += [FieldError.invalid(f"binaryData[{key}]", key, message) for message in object_meta.config_map_key(key)]
+        errors += [
+            FieldError.invalid(f"binaryData[{key}]", key, message) for message in object_meta.config_map_key(key)
+        ]
         total += len(go_base64.decode(value))
     if total > MAX_DATA_SIZE:
-        errors.append(FieldError.too_long("data" if resource == catalog.SECRETS else "[]", MAX_DATA_SIZE))  # Go prints the empty path so
+        errors.append(
+            FieldError.too_long("data" if resource == catalog.SECRETS else "[]", MAX_DATA_SIZE)
+        )  # Go prints the empty path so
     return errors
 
 
@@ -458,7 +543,11 @@ def _validate_deployment(obj: Object) -> list[FieldError]:
     elif not selector.get("matchLabels") and not selector.get("matchExpressions"):
         errors.append(FieldError.invalid("spec.selector", selector, "empty selector is invalid for deployment"))
     elif not selector_from_match(selector).matches(template_labels):
-        errors.append(FieldError.invalid("spec.template.metadata.labels", template_labels, "`selector` does not match template `labels`"))
+        errors.append(
+            FieldError.invalid(
+                "spec.template.metadata.labels", template_labels, "`selector` does not match template `labels`"
+            )
+        )
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
     if not containers:
         errors.append(FieldError.required("spec.template.spec.containers"))
@@ -471,11 +560,15 @@ def _validate_deployment(obj: Object) -> list[FieldError]:
             errors.append(FieldError.invalid(f"spec.{field}", value, "must be greater than or equal to 0"))
     deadline, ready = spec.get("progressDeadlineSeconds"), spec.get("minReadySeconds") or 0
     if isinstance(deadline, int) and isinstance(ready, int) and deadline <= ready:
-        errors.append(FieldError.invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"))
+        errors.append(
+            FieldError.invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds")
+        )
     return errors
 
 
 PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
+
+
 def _validate_containers(containers: list[Any], path: str) -> list[FieldError]:
     """``validateContainers``' common rules: a DNS label name, unique, an image, ports in range with a known protocol."""
     errors: list[FieldError] = []
@@ -518,12 +611,24 @@ def _validate_strategy(strategy: Object) -> list[FieldError]:
     kind, rolling = strategy.get("type"), strategy.get("rollingUpdate")
     if kind == "Recreate":
         if rolling is not None:
-            return [FieldError.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")]
+            return [
+                FieldError.forbidden(
+                    "spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"
+                )
+            ]
         return []
     if kind == "RollingUpdate":
         return []
-    internal = None if not isinstance(rolling, dict) else {"MaxUnavailable": rolling.get("maxUnavailable"), "MaxSurge": rolling.get("maxSurge")}
-    return [FieldError.not_supported("spec.strategy", {"Type": kind or "", "RollingUpdate": internal}, ["Recreate", "RollingUpdate"])]
+    internal = (
+        None
+        if not isinstance(rolling, dict)
+        else {"MaxUnavailable": rolling.get("maxUnavailable"), "MaxSurge": rolling.get("maxSurge")}
+    )
+    return [
+        FieldError.not_supported(
+            "spec.strategy", {"Type": kind or "", "RollingUpdate": internal}, ["Recreate", "RollingUpdate"]
+        )
+    ]
 
 
 def _validate_binding(obj: Object) -> list[FieldError]:
@@ -569,7 +674,11 @@ def _update_errors(resource: ResourceType, new: Object, old: Object, subresource
         return common + metadata_update  # status counts are not checked (see docs/real-kubernetes.md)
     if resource == catalog.DEPLOYMENTS:
         selector = (new.get("spec") or {}).get("selector")
-        immutable = [] if selector == (old.get("spec") or {}).get("selector") else [FieldError.invalid("spec.selector", selector, IMMUTABLE)]
+        immutable = (
+            []
+            if selector == (old.get("spec") or {}).get("selector")
+            else [FieldError.invalid("spec.selector", selector, IMMUTABLE)]
+        )
         return common + metadata_update + _validate_deployment(new) + immutable
     if resource.group == catalog.RBAC_GROUP:
         return common + validate(resource, new) + metadata_update

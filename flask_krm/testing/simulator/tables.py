@@ -57,7 +57,9 @@ CLUSTER_ROLE_REF_DOC = (
     "roleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the "
     "Authorizer must return an error."
 )
-UPDATED_REPLICAS_DOC = "Total number of non-terminating pods targeted by this deployment that have the desired template spec."
+UPDATED_REPLICAS_DOC = (
+    "Total number of non-terminating pods targeted by this deployment that have the desired template spec."
+)
 AVAILABLE_REPLICAS_DOC = (
     "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment."
 )
@@ -67,8 +69,16 @@ DEPLOYMENT_SELECTOR_DOC = (
 )
 
 
-def _column(name: str, description: str, column_type: str = "string", priority: int = 0, column_format: str = "") -> Object:
-    return {"name": name, "type": column_type, "format": column_format, "description": description, "priority": priority}
+def _column(
+    name: str, description: str, column_type: str = "string", priority: int = 0, column_format: str = ""
+) -> Object:
+    return {
+        "name": name,
+        "type": column_type,
+        "format": column_format,
+        "description": description,
+        "priority": priority,
+    }
 
 
 NAME = _column("Name", NAME_DOC, column_format="name")
@@ -146,15 +156,22 @@ def _deployment_cells(obj: Object, now: datetime) -> Cells:
 def _definition_cells(obj: Object, now: datetime) -> Cells:
     spec = obj.get("spec") or {}
     versions = sorted(
-        version["name"] + ("(storage)" if version.get("storage") else "") for version in spec.get("versions") or [] if version.get("served")
+        version["name"] + ("(storage)" if version.get("storage") else "")
+        for version in spec.get("versions") or []
+        if version.get("served")
     )
     established = any(
         condition.get("type") == "Established" and condition.get("status") == "True"
         for condition in (obj.get("status") or {}).get("conditions") or []
     )
     return [
-        obj["metadata"].get("name", ""), spec.get("scope", ""), ",".join(versions), obj["metadata"].get("creationTimestamp", ""),
-        spec.get("group", ""), (spec.get("names") or {}).get("kind", ""), ",".join((spec.get("names") or {}).get("shortNames") or []),
+        obj["metadata"].get("name", ""),
+        spec.get("scope", ""),
+        ",".join(versions),
+        obj["metadata"].get("creationTimestamp", ""),
+        spec.get("group", ""),
+        (spec.get("names") or {}).get("kind", ""),
+        ",".join((spec.get("names") or {}).get("shortNames") or []),
         established,
     ]
 
@@ -162,14 +179,23 @@ def _definition_cells(obj: Object, now: datetime) -> Cells:
 def _binding_columns(scope: str) -> list[Object]:
     role_doc = ROLE_REF_DOC if scope == "roleBinding" else CLUSTER_ROLE_REF_DOC
     return [
-        NAME, _column("Role", role_doc), AGE, _column("Users", f"Users in the {scope}", priority=1),
-        _column("Groups", f"Groups in the {scope}", priority=1), _column("ServiceAccounts", f"ServiceAccounts in the {scope}", priority=1),
+        NAME,
+        _column("Role", role_doc),
+        AGE,
+        _column("Users", f"Users in the {scope}", priority=1),
+        _column("Groups", f"Groups in the {scope}", priority=1),
+        _column("ServiceAccounts", f"ServiceAccounts in the {scope}", priority=1),
     ]
 
 
 def _binding_cells(obj: Object, now: datetime) -> Cells:
     role = obj.get("roleRef") or {}
-    return [obj["metadata"].get("name", ""), f"{role.get('kind', '')}/{role.get('name', '')}", _age(obj, now), *_subjects(obj)]
+    return [
+        obj["metadata"].get("name", ""),
+        f"{role.get('kind', '')}/{role.get('name', '')}",
+        _age(obj, now),
+        *_subjects(obj),
+    ]
 
 
 Printer = tuple[list[Object], Callable[[Object, datetime], Cells]]
@@ -181,16 +207,28 @@ PRINTERS: dict[str, Printer] = {
     ),
     "ConfigMap": (
         [NAME, _column("Data", CONFIG_MAP_DATA_DOC), AGE],
-        lambda obj, now: [obj["metadata"].get("name", ""), len(obj.get("data") or {}) + len(obj.get("binaryData") or {}), _age(obj, now)],
+        lambda obj, now: [
+            obj["metadata"].get("name", ""),
+            len(obj.get("data") or {}) + len(obj.get("binaryData") or {}),
+            _age(obj, now),
+        ],
     ),
     "Secret": (
         [NAME, _column("Type", SECRET_TYPE_DOC), _column("Data", SECRET_DATA_DOC), AGE],
-        lambda obj, now: [obj["metadata"].get("name", ""), obj.get("type", ""), len(obj.get("data") or {}), _age(obj, now)],
+        lambda obj, now: [
+            obj["metadata"].get("name", ""),
+            obj.get("type", ""),
+            len(obj.get("data") or {}),
+            _age(obj, now),
+        ],
     ),
     "Deployment": (
         [
-            NAME, _column("Ready", "Number of the pod with ready state"), _column("Up-to-date", UPDATED_REPLICAS_DOC),
-            _column("Available", AVAILABLE_REPLICAS_DOC), AGE,
+            NAME,
+            _column("Ready", "Number of the pod with ready state"),
+            _column("Up-to-date", UPDATED_REPLICAS_DOC),
+            _column("Available", AVAILABLE_REPLICAS_DOC),
+            AGE,
             _column("Containers", "Names of each container in the template.", priority=1),
             _column("Images", "Images referenced by each container in the template.", priority=1),
             _column("Selector", DEPLOYMENT_SELECTOR_DOC, priority=1),
@@ -201,15 +239,26 @@ PRINTERS: dict[str, Printer] = {
     "ClusterRoleBinding": (_binding_columns("clusterRoleBinding"), _binding_cells),
     "CustomResourceDefinition": (
         [
-            NAME, _column("Scope", "Cluster/Namespaced"), _column("Versions", "Served versions"), CREATED_AT,
-            _column("Group", "API group", priority=1), _column("Kind", "CustomResource kind", priority=1),
-            _column("ShortNames", "Short names", priority=1), _column("Established", "Established status", "boolean", 1),
+            NAME,
+            _column("Scope", "Cluster/Namespaced"),
+            _column("Versions", "Served versions"),
+            CREATED_AT,
+            _column("Group", "API group", priority=1),
+            _column("Kind", "CustomResource kind", priority=1),
+            _column("ShortNames", "Short names", priority=1),
+            _column("Established", "Established status", "boolean", 1),
         ],
         _definition_cells,
     ),
 }
-DEFAULT_PRINTER: Printer = ([NAME, CREATED_AT], lambda obj, now: [obj["metadata"].get("name", ""), obj["metadata"].get("creationTimestamp", "")])
-CUSTOM_RESOURCE_PRINTER: Printer = ([NAME, _column("Age", CREATED_DOC, "date")], lambda obj, now: [obj["metadata"].get("name", ""), _age(obj, now)])
+DEFAULT_PRINTER: Printer = (
+    [NAME, CREATED_AT],
+    lambda obj, now: [obj["metadata"].get("name", ""), obj["metadata"].get("creationTimestamp", "")],
+)
+CUSTOM_RESOURCE_PRINTER: Printer = (
+    [NAME, _column("Age", CREATED_DOC, "date")],
+    lambda obj, now: [obj["metadata"].get("name", ""), _age(obj, now)],
+)
 
 
 def include_object(query: Mapping[str, str]) -> str:
@@ -225,7 +274,11 @@ def include_object(query: Mapping[str, str]) -> str:
 
 def partial_object_metadata(obj: Object, api_version: str) -> Object:
     """``obj`` as a ``PartialObjectMetadata`` of ``api_version`` (``meta.k8s.io/v1``)."""
-    return {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": copy.deepcopy(obj.get("metadata") or {})}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": api_version,
+        "metadata": copy.deepcopy(obj.get("metadata") or {}),
+    }
 
 
 def table(
@@ -250,5 +303,10 @@ def table(
             shown = partial_object_metadata(obj, api_version)
         rows.append({"cells": cells(obj, moment), "object": shown})
     definitions = copy.deepcopy(columns) if headers else None  # a watch sends the columns with its first event only
-    return {"kind": "Table", "apiVersion": api_version, "metadata": metadata, "columnDefinitions": definitions, "rows": rows}
-
+    return {
+        "kind": "Table",
+        "apiVersion": api_version,
+        "metadata": metadata,
+        "columnDefinitions": definitions,
+        "rows": rows,
+    }

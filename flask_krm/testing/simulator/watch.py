@@ -51,7 +51,12 @@ def encode_event(event_type: str, obj: Object) -> bytes:
 EMPTY_FIELDS: dict[str, dict[str, Any]] = {
     "Namespace": {"spec": {}, "status": {}},
     "Deployment": {
-        "spec": {"replicas": 0, "selector": None, "template": {"metadata": {}, "spec": {"containers": None}}, "strategy": {}},
+        "spec": {
+            "replicas": 0,
+            "selector": None,
+            "template": {"metadata": {}, "spec": {"containers": None}},
+            "strategy": {},
+        },
         "status": {},
     },
     "Role": {"rules": None},

@@ -114,4 +114,3 @@ def count_writes(kube: KubeSimulator) -> Iterator[Callable[[str], WriteCounter]]
     yield start
     for remove in removers:
         remove()
-

@@ -46,7 +46,9 @@ RECORD_EACH_OUTCOME: t.Final = """() => {
 }"""
 """Keeps the kind of every outcome element the region receives, in order, in ``window.krmShown``."""
 
-FINAL_AFTER: t.Final = """count => window.krmShown.length > count && window.krmShown[window.krmShown.length - 1] !== "saved-pending" """
+FINAL_AFTER: t.Final = (
+    """count => window.krmShown.length > count && window.krmShown[window.krmShown.length - 1] !== "saved-pending" """
+)
 
 
 @dataclass
@@ -67,7 +69,12 @@ class Controller:
     def _run(self) -> None:
         while not self._stop.wait(STATUS_EVERY):
             self.writes += 1
-            status = {"observedGeneration": 1, "replicas": 1, "readyReplicas": self.writes % 2, "updatedReplicas": self.writes}
+            status = {
+                "observedGeneration": 1,
+                "replicas": 1,
+                "readyReplicas": self.writes % 2,
+                "updatedReplicas": self.writes,
+            }
             # the raw response: building client models would take the simulator's CPU in this process
             response = self.apps.patch_namespaced_deployment_status(
                 self.name, NAMESPACE, {"status": status}, _content_type=MERGE_PATCH, _preload_content=False
@@ -134,8 +141,11 @@ def set_replicas(page: Page, value: int) -> None:
 
 
 def test_saves_during_continuous_status_writes_rarely_bounce_and_never_resend(
-    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, kube: KubeSimulator,
-    churning: tuple[str, Controller, SpecPatches], tmp_path: Path,
+    signed_in: SignedIn,
+    apps: kubernetes.client.AppsV1Api,
+    kube: KubeSimulator,
+    churning: tuple[str, Controller, SpecPatches],
+    tmp_path: Path,
 ) -> None:
     name, controller, patches = churning
     page = goto_live(signed_in("editor"), f"/deployments/{name}")

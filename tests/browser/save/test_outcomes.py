@@ -114,7 +114,10 @@ def deployment_body(name: str, replicas: int = 1) -> dict[str, t.Any]:
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]},
+            },
         },
     }
 
@@ -256,7 +259,9 @@ def test_a_deleted_object_is_unavailable_and_the_draft_is_offered_for_copy_out(
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
     expect(outcome(page).locator(".krm-outcome-message")).to_have_text(UNAVAILABLE)
-    expect(outcome(page).locator(".krm-outcome-detail")).to_have_text("Your unsaved changes are shown above, to copy out.")
+    expect(outcome(page).locator(".krm-outcome-detail")).to_have_text(
+        "Your unsaved changes are shown above, to copy out."
+    )
     expect(page.locator(".krm-recovery-copy")).to_have_count(1)
 
 
@@ -276,10 +281,14 @@ def test_a_replacement_under_the_same_name_is_never_touched(
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
     expect(outcome(page).locator(".krm-outcome-replacement")).to_contain_text(replacement)
-    expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text(f'"a": "{hostile.replace(chr(34), chr(92) + chr(34))}"')
+    expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text(
+        f'"a": "{hostile.replace(chr(34), chr(92) + chr(34))}"'
+    )
     assert page.evaluate("window.pwned") is None and page.locator(".krm-editor img").count() == 0
     assert data_of(core, name) == {"a": "new"} and writes.count() == 0
-    assert page.evaluate(STALE_EDIT, "typed in a stale tab") == 404, "an edit from this page never reaches the replacement"
+    assert page.evaluate(STALE_EDIT, "typed in a stale tab") == 404, (
+        "an edit from this page never reaches the replacement"
+    )
     page.reload()
     wait_live(page)
     expect(value_field(page, "a")).to_have_value("new")

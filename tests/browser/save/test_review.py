@@ -98,7 +98,9 @@ def test_a_delete_the_viewer_may_not_make_is_refused_when_staged(
     page = open_list(signed_in, user="viewer")
     row(page, kept).get_by_role("button", name=f"Delete {kept}").click()
     refusal = review(page).locator(".krm-review-refusal")
-    expect(refusal).to_have_text(f"You do not have permission to make this change. Your edits are still here. You may not delete {kept}.")
+    expect(refusal).to_have_text(
+        f"You do not have permission to make this change. Your edits are still here. You may not delete {kept}."
+    )
     expect(review(page).locator("[data-krm-review-kind]")).to_have_count(0)
     expect(review(page)).to_contain_text("No pending changes.")
     expect(row(page, kept)).to_be_visible()

@@ -30,7 +30,9 @@ def test_the_deployment_editor_stays_quiet_while_the_rollout_moves_its_status(
     assert editor.body == quiet_editor  # krm-spec/v1: nothing the person sees in the editor changed
 
     with admin(kube_simulator) as api:  # a spec change does reach the editor
-        AppsV1Api(api).patch_namespaced_deployment("web", NAMESPACE, {"spec": {"replicas": 5}}, _content_type=MERGE_PATCH)
+        AppsV1Api(api).patch_namespaced_deployment(
+            "web", NAMESPACE, {"spec": {"replicas": 5}}, _content_type=MERGE_PATCH
+        )
     editor.wait_until(lambda e: 'value="5"' in e.body, what="the new replica count")
 
 

@@ -20,8 +20,8 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.browser.conftest import dirty, entry, new_configmap, type_over, value_field, wait_live
 from tests.browser.proxy import TcpProxy
-from tests.browser.test_save_host import SaveServer, SignedIn, core, kube, save_server, signed_in  # noqa: F401 (fixtures)
-from tests.browser.test_save_outcomes import data_of, open_editor, outcome, save
+from tests.browser.save.conftest import SaveServer, SignedIn
+from tests.browser.save.test_outcomes import data_of, open_editor, outcome, save
 
 pytestmark = pytest.mark.browser
 
@@ -35,7 +35,8 @@ WATCH_FIELD: t.Final = """field => {
     window.krmWatch = {field, blurs: 0, caretOff: 0, disabledSeen: 0};
     field.addEventListener("blur", () => window.krmWatch.blurs++);
     field.addEventListener("input", () => {
-        if (field.selectionStart !== field.value.length || field.selectionEnd !== field.value.length) window.krmWatch.caretOff++;
+        const end = field.value.length;
+        if (field.selectionStart !== end || field.selectionEnd !== end) window.krmWatch.caretOff++;
         if (field.matches(":disabled")) window.krmWatch.disabledSeen++;
     });
 }"""
@@ -51,7 +52,7 @@ WATCHED: t.Final = """() => {
 
 
 @pytest.fixture
-def proxy(save_server: SaveServer) -> Iterator[TcpProxy]:  # noqa: F811 (fixture)
+def proxy(save_server: SaveServer) -> Iterator[TcpProxy]:
     with TcpProxy(save_server.url) as running:
         yield running
 
@@ -75,7 +76,9 @@ def save_button(page: Page) -> Locator:
 
 
 def test_keys_typed_through_two_outages_are_all_kept_and_saved(
-    through_proxy: Page, proxy: TcpProxy, core: kubernetes.client.CoreV1Api  # noqa: F811 (fixture)
+    through_proxy: Page,
+    proxy: TcpProxy,
+    core: kubernetes.client.CoreV1Api,
 ) -> None:
     name = new_configmap(core, "outage", {"a": "start-", "b": "other"})
     page = through_proxy
@@ -121,8 +124,13 @@ def test_keys_typed_through_two_outages_are_all_kept_and_saved(
     expect(field).not_to_have_attribute("data-krm-queued", "")
     expect(dirty(page, "a")).to_be_visible()
     assert page.evaluate(WATCHED) == {
-        "blurs": 0, "caretOff": 0, "disabledSeen": 0, "focused": True, "connected": True,
-        "caret": [len("start-" + typed)] * 2, "length": len("start-" + typed),
+        "blurs": 0,
+        "caretOff": 0,
+        "disabledSeen": 0,
+        "focused": True,
+        "connected": True,
+        "caret": [len("start-" + typed)] * 2,
+        "length": len("start-" + typed),
     }
 
     save(page)
@@ -131,7 +139,9 @@ def test_keys_typed_through_two_outages_are_all_kept_and_saved(
 
 
 def test_edits_of_several_fields_during_an_outage_are_sent_when_live_again(
-    through_proxy: Page, proxy: TcpProxy, core: kubernetes.client.CoreV1Api  # noqa: F811 (fixture)
+    through_proxy: Page,
+    proxy: TcpProxy,
+    core: kubernetes.client.CoreV1Api,
 ) -> None:
     name = new_configmap(core, "queued", {"a": "one", "b": "one", "c": "one"})
     page = through_proxy
@@ -162,7 +172,8 @@ def test_edits_of_several_fields_during_an_outage_are_sent_when_live_again(
 
 
 def test_a_reload_inside_the_debounce_window_keeps_what_was_typed(
-    signed_in: SignedIn, core: kubernetes.client.CoreV1Api  # noqa: F811 (fixture)
+    signed_in: SignedIn,
+    core: kubernetes.client.CoreV1Api,
 ) -> None:
     name = new_configmap(core, "reload", {"a": "one", "b": "one"})
     page = open_editor(signed_in, f"/configmaps/{name}")
@@ -182,7 +193,9 @@ def test_a_reload_inside_the_debounce_window_keeps_what_was_typed(
 
 
 def test_row_actions_wait_for_the_connection(
-    through_proxy: Page, proxy: TcpProxy, core: kubernetes.client.CoreV1Api  # noqa: F811 (fixture)
+    through_proxy: Page,
+    proxy: TcpProxy,
+    core: kubernetes.client.CoreV1Api,
 ) -> None:
     name = new_configmap(core, "rows", {"a": "one"})
     page = through_proxy
