@@ -4,15 +4,19 @@
 patches each worker process before it loads the application (so never use ``--preload``). Each
 worker serves ``flask krm streams`` from its own status socket and shuts flask-krm down on exit,
 so open pages get a terminal event instead of reconnecting to a dying worker.
+
+This file is read by gunicorn's master process, which gevent does not patch: it imports nothing
+that uses ``ssl`` (Flask, the Kubernetes client). A module holding ``ssl.SSLContext`` from before
+the worker patches ``ssl`` makes every TLS connection to the API server fail with
+``RecursionError``. The hooks import what they need; they run in the patched worker.
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from flask import Flask
-
-from flask_krm.cli import StatusServer
+if t.TYPE_CHECKING:
+    from flask import Flask
 
 worker_class = "gevent"
 workers = 1  # drafts live in the worker's memory: scale with processes behind sticky sessions
@@ -21,6 +25,8 @@ graceful_timeout = 10
 
 
 def _app(worker: t.Any) -> Flask | None:
+    from flask import Flask
+
     app = getattr(worker, "wsgi", None)
     return app if isinstance(app, Flask) and "krm" in app.extensions else None
 
@@ -31,6 +37,8 @@ STATUS_ATTRIBUTE: t.Final = "krm_status_server"
 
 def post_worker_init(worker: t.Any) -> None:
     """Serve this worker's streams to ``flask krm streams``."""
+    from flask_krm.cli import StatusServer
+
     app = _app(worker)
     if app is not None:
         setattr(worker, STATUS_ATTRIBUTE, StatusServer(app).start())
@@ -38,6 +46,8 @@ def post_worker_init(worker: t.Any) -> None:
 
 def worker_exit(server: t.Any, worker: t.Any) -> None:
     """End every stream with a terminal event and stop the watches."""
+    from flask_krm.cli import StatusServer
+
     app = _app(worker)
     if app is not None:
         app.extensions["krm"].extension.shutdown(app)

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "stream",
             "sse",
             "bodies",
+            "logvalues",
             "store.*",
             "upstream.scripted",
             "save.__init__",
@@ -50,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "upstream.reflector",
             "upstream.authz",
             "access",
+            "upstream.collector",
             "upstream.hub",
             "upstream.native",
             "subscriptions",
@@ -63,6 +65,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "rendering",
         (
             "htmx",
+            "sse_response",
             "ui.widgets",
             "ui.page",
             "ui.recovery",
