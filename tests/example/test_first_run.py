@@ -106,7 +106,8 @@ def busy_port_5000() -> Iterator[None]:
 
 
 def without_installers(directory: Path) -> dict[str, str]:
-    """An environment whose ``apt-get`` and ``sudo`` fail and leave a mark when called."""
+    """An environment whose ``apt-get`` and ``sudo`` fail and leave a mark when called, and which
+    carries nothing of an outer ``make`` (as a person typing the command has none)."""
     directory.mkdir()
     for name in ("apt-get", "sudo"):
         stub = directory / name
@@ -114,7 +115,7 @@ def without_installers(directory: Path) -> dict[str, str]:
         stub.chmod(0o755)
     environment = clean_environment()
     environment["PATH"] = f"{directory}{os.pathsep}{environment['PATH']}"
-    for name in ("VIRTUAL_ENV", "MAKEFLAGS", "MFLAGS"):
+    for name in ("VIRTUAL_ENV", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
         environment.pop(name, None)
     return environment
 
