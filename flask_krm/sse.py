@@ -13,6 +13,9 @@ Writing:
   seconds unless configured otherwise.
 * :func:`coalesce` joins frames that are already queued into one write: the per-write cost (socket
   write, greenlet switch) dominates, not the JSON.
+* :func:`released` hands a chunk to the server and, when it is large, makes the server let go of
+  it: a WSGI server keeps the last chunk it wrote until the next one comes, which for a stream
+  that then idles is its whole snapshot, for as long as it stays open.
 
 Reading: :class:`SSEDecoder` turns bytes, in chunks of any size, into messages; :class:`EventDecoder`
 into protocol event mappings.
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -37,6 +40,7 @@ __all__ = [
     "comment",
     "message",
     "coalesce",
+    "released",
     "FrameSequencer",
     "SSEMessage",
     "SSEDecoder",
@@ -56,6 +60,21 @@ HEADERS: Final[tuple[tuple[str, str], ...]] = (
 HEARTBEAT: Final = b": heartbeat\n\n"
 DEFAULT_HEARTBEAT_INTERVAL: Final = 20.0
 """Seconds; under the 30-60 s idle timeouts of common proxies."""
+
+
+RELEASE_AFTER: Final = 8192
+"""Chunks at least this long are followed by an empty one (see :func:`released`)."""
+
+
+def released(chunk: bytes) -> Iterator[bytes]:
+    """Yield ``chunk``; when it is large, then an empty chunk, so that the server's reference to it
+    goes (servers skip empty chunks, PEP 3333) and only the stream's small state stays in memory
+    while it idles."""
+    large = len(chunk) >= RELEASE_AFTER
+    yield chunk
+    if large:
+        del chunk
+        yield b""
 
 
 def heartbeat_interval(seconds: float | None) -> float:

@@ -18,7 +18,7 @@ from gevent.pool import Group
 
 from .events import Event, StreamError
 from .ops import Failure, SourceOp
-from .sse import HEARTBEAT, FrameSequencer
+from .sse import HEARTBEAT, FrameSequencer, released
 from .stream import StreamEngine
 
 if t.TYPE_CHECKING:
@@ -106,7 +106,7 @@ class PluggedSubscription:
                 if not events:
                     yield HEARTBEAT
                     continue
-                yield b"".join([sequencer.frame(event) for event in events])
+                yield from released(b"".join([sequencer.frame(event) for event in events]))
         finally:
             self.close()
 

@@ -29,6 +29,7 @@ from flask_krm.sse import (
     DEFAULT_HEARTBEAT_INTERVAL,
     HEADERS,
     HEARTBEAT,
+    RELEASE_AFTER,
     EventDecoder,
     FrameSequencer,
     SSEDecoder,
@@ -38,6 +39,7 @@ from flask_krm.sse import (
     decode_events,
     heartbeat_interval,
     message,
+    released,
 )
 from flask_krm.upstream.scripted import ScriptedFixture
 from tests.corpus import CORPUS, bodies, fixture_params, golden_sse
@@ -66,6 +68,16 @@ def test_heartbeat() -> None:
     for value in (None, 0, -5, 0.0, True, float("nan")):
         assert heartbeat_interval(value) == 20.0  # type: ignore[arg-type]
     assert heartbeat_interval(2.5) == 2.5 and heartbeat_interval(1) == 1.0
+
+
+def test_a_large_chunk_is_followed_by_an_empty_one_and_not_held() -> None:
+    large = b"x" * RELEASE_AFTER
+    assert list(released(HEARTBEAT)) == [HEARTBEAT]
+    assert list(released(large)) == [large, b""]
+    chunks = released(b"y" * RELEASE_AFTER)
+    next(chunks)
+    next(chunks)
+    assert chunks.gi_frame is not None and "chunk" not in chunks.gi_frame.f_locals, "suspended without the chunk"
 
 
 def test_comments_frame_every_line() -> None:

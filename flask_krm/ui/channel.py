@@ -27,7 +27,7 @@ import gevent.event
 from flask import Response, stream_with_context
 
 from ..runtime import KrmRuntime, runtime
-from ..sse import HEARTBEAT, heartbeat_interval, message
+from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from .binding import Refusal, attach, authorize, page_of, session_of
 from .page import Component, Page
 from .render import StreamStatus, body_partial, render_body
@@ -145,7 +145,7 @@ class Channel:
                         sent[link.component.id] = digest
                         parts.append(body_partial(link.component, body))
                 if parts:
-                    yield message("\n".join(parts))
+                    yield from released(message("\n".join(parts)))
                 terminal = [link.status for link in self.links if link.status.state == "terminal"]
                 if self.links and len(terminal) == len(self.links):
                     yield close_frame(terminal[0].reason)

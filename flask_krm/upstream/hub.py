@@ -52,7 +52,7 @@ from ..access import decide
 from ..events import Event, Reset, Upsert, encode_body, frame
 from ..ops import Change, ContinuityLost, Failure, Snapshot, SourceOp
 from ..scope import Scope
-from ..sse import HEARTBEAT, heartbeat_interval
+from ..sse import HEARTBEAT, heartbeat_interval, released
 from ..stream import Pair, SharedChange, SharedProjections, StreamEngine
 from ..versions import Ordering
 from .authz import Authorizer
@@ -685,7 +685,7 @@ class Subscriber:
                     return
                 if pairs:
                     # the hub queues nothing after a terminal error, so every pair is framed
-                    yield b"".join([frame(n, body) for n, (_, body) in enumerate(pairs, seq + 1)])
+                    yield from released(b"".join([frame(n, body) for n, (_, body) in enumerate(pairs, seq + 1)]))
                     seq += len(pairs)
                 else:
                     yield HEARTBEAT

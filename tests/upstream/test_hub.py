@@ -12,7 +12,7 @@ from flask_krm.events import Event, StreamError, Upsert
 from flask_krm.ops import Failure
 from flask_krm.principal import Principal
 from flask_krm.scope import Scope
-from flask_krm.sse import HEARTBEAT, decode_events
+from flask_krm.sse import HEARTBEAT, RELEASE_AFTER, decode_events
 from flask_krm.upstream.authz import ReviewFailed, SubjectAccessReviewAuthorizer
 from flask_krm.upstream.clients import Impersonation
 from flask_krm.upstream.hub import HubClosed, HubObserver, Subscriber
@@ -131,6 +131,25 @@ def test_sse_chunks_coalesce_queued_frames_and_heartbeat_when_idle(make_hub, clu
         assert (added["seq"], added["type"], added["object"]["metadata"]["name"]) == (5, "added", "c")
     chunks.close()  # type: ignore[attr-defined]
     assert hub.watch_count == 0, "closing the iterator closes the subscriber"
+
+
+def test_a_large_snapshot_chunk_is_let_go_of_at_once(make_hub, cluster: Cluster) -> None:
+    """A server holds the last chunk it wrote until the next one: after a snapshot, the iterator
+    yields an empty chunk at once, so an idle stream does not keep its snapshot in memory."""
+    for n in range(12):
+        cluster.create_configmap(f"big-{n}", {"k": "x" * 1000})
+    hub = make_hub(heartbeat=5)
+    chunks = iter(hub.subscribe(APP, FULL, Principal("one")))
+    with gevent.Timeout(5):
+        snapshot = next(chunks)
+        assert len(snapshot) >= RELEASE_AFTER
+        assert next(chunks) == b"", "an empty chunk follows without waiting for the next event"
+        cluster.create_configmap("small", {"k": "1"})
+        [added] = decode_events(next(chunks))
+        assert added["object"]["metadata"]["name"] == "small"
+        cluster.create_configmap("small-2", {"k": "2"})
+        assert decode_events(next(chunks))[0]["object"]["metadata"]["name"] == "small-2", "small chunks: no empty one"
+    chunks.close()  # type: ignore[attr-defined]
 
 
 def test_a_slow_subscriber_is_resynchronized_and_never_grows(make_hub, cluster: Cluster) -> None:
