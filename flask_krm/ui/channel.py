@@ -13,7 +13,9 @@ heartbeats while idle and, to stop for good, the named event ``krm-close`` carry
 (``hx-sse:close="krm-close"`` on the channel element), after which the browser stops reconnecting:
 for an unknown or expired page, a signed-out session, shutdown, or when every component's stream
 ended with a terminal error. Every answer, refusals included, is ``text/event-stream``, so the
-browser's SSE extension owns it.
+browser's SSE extension owns it. The response is an :class:`~flask_krm.sse_response.SSEResponse`:
+chunks go to the server as they are, and a client that closes the connection is noticed at once
+(under gevent) and its channel released, rather than at the next heartbeat.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from flask import Response, stream_with_context
 
 from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
+from ..sse_response import SSEResponse
 from .binding import Refusal, attach, authorize, page_of, session_of
 from .page import Component, Page
 from .render import StreamStatus, body_partial, render_body
@@ -41,7 +44,11 @@ if t.TYPE_CHECKING:
 
 CLOSE_EVENT: t.Final = "krm-close"
 SHUTDOWN_REASON: t.Final = "The server is restarting: reload the page in a moment."
-RESPONSE_HEADERS: t.Final = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+RESPONSE_HEADERS: t.Final = (
+    ("Content-Type", "text/event-stream"),
+    ("Cache-Control", "no-store"),
+    ("X-Accel-Buffering", "no"),
+)
 
 
 def close_frame(reason: str) -> bytes:
@@ -49,8 +56,10 @@ def close_frame(reason: str) -> bytes:
     return message(reason, event=CLOSE_EVENT)
 
 
-def event_stream(chunks: Iterator[bytes]) -> Response:
-    return Response(chunks, mimetype="text/event-stream", headers=RESPONSE_HEADERS)
+def event_stream(chunks: Iterator[bytes], on_close: Callable[[], None] = lambda: None) -> Response:
+    """A page channel's response: ``chunks`` handed to the server as they are (see
+    :class:`~flask_krm.sse_response.SSEResponse`), ``on_close`` run when the client goes."""
+    return SSEResponse(chunks, list(RESPONSE_HEADERS), on_close)
 
 
 @dataclass(eq=False)
@@ -83,6 +92,12 @@ class Channel:
     _wake: gevent.event.Event = field(default_factory=gevent.event.Event)
     _dirty: set[str] = field(default_factory=set)
     _closing: str | None = None
+    _gone: bool = False
+
+    def client_closed(self) -> None:
+        """The client closed the connection: end the stream without writing anything more."""
+        self._gone = True
+        self._wake.set()
 
     def end_for_shutdown(self) -> None:
         """Called by the extension's shutdown: the stream ends with a close event."""
@@ -129,7 +144,7 @@ class Channel:
         self._dirty.update(link.component.id for link in self.links)
         try:
             yield b": connected\n\n"
-            while True:
+            while not self._gone:
                 if self._closing is not None or krm.shut_down:
                     yield close_frame(self._closing or SHUTDOWN_REASON)
                     return
@@ -170,4 +185,4 @@ def channel_response(page_id: str) -> Response:
         return event_stream(iter([close_frame(SHUTDOWN_REASON)]))
     resend_all = page.connected_once
     channel = Channel(krm, principal, drafts, page, resend_all)
-    return event_stream(stream_with_context(channel.stream()))
+    return event_stream(stream_with_context(channel.stream()), channel.client_closed)
