@@ -30,10 +30,13 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from . import csrf
+from .errors import CsrfError
+from .htmx import refusal_response
 from .runtime import runtime
 from .scope import is_refused_parameter
 from .stream_view import refusal
 from .ui.channel import close_frame, event_stream
+from .ui.page import is_component_id
 
 logger = logging.getLogger("flask_krm")
 
@@ -42,6 +45,8 @@ Answer: t.TypeAlias = Callable[[int, str], Response]
 
 STREAM_ENDPOINT: t.Final = "krm.resource_stream"
 CHANNEL_ENDPOINT: t.Final = "krm.ui_channel"
+UI_ENDPOINTS: t.Final = frozenset({"krm.ui_edit", "krm.ui_action"})
+CSRF_REFUSED: t.Final = "This page can no longer make changes (its session ended or changed): reload the page."
 
 MALFORMED_QUERY: t.Final = "The query string is not UTF-8 text."
 MALFORMED_PATH: t.Final = "The URL path is not UTF-8 text."
@@ -57,15 +62,42 @@ def plain_answer(status: int, message: str) -> Response:
     return Response(message, status=status, mimetype="text/plain", headers={"Cache-Control": "no-store"})
 
 
+def ui_outcome_id() -> str | None:
+    """The outcome region of the component a field edit or an editor action names, or ``None``
+    (another endpoint, or a URL naming no component)."""
+    if request.endpoint not in UI_ENDPOINTS:
+        return None
+    component_id = (request.view_args or {}).get("component_id")
+    return f"{component_id}-outcome" if is_component_id(component_id) else None
+
+
 def krm_answer(status: int, message: str) -> Response:
     """A refusal on the ``krm`` blueprint in the form the endpoint's client reads: a terminal
     ``SCOPE_INVALID`` event on the JSON stream, the close event on a page channel (its answers are
-    always event streams), plain text elsewhere."""
+    always event streams), an outcome at the editor for a field edit or an editor action, plain
+    text elsewhere."""
     if request.endpoint == STREAM_ENDPOINT:
         return refusal("SCOPE_INVALID", message)
     if request.endpoint == CHANNEL_ENDPOINT:
         return event_stream(iter([close_frame(message)]))
+    outcome_id = ui_outcome_id()
+    if outcome_id is not None:
+        kind = "too-large" if status == 413 else "refused"
+        return refusal_response(outcome_id, status, message, kind=kind)
     return plain_answer(status, message)
+
+
+def csrf_refused(error: CsrfError) -> Response:
+    """The answer to a request :func:`flask_krm.csrf.protect` refused (400): at the editor for a
+    field edit or an editor action, where it also ends the page's session (its token is no longer
+    the session's), plain text elsewhere."""
+    description = str(error.description)
+    outcome_id = ui_outcome_id()
+    if outcome_id is None:
+        return plain_answer(400, description)
+    return refusal_response(
+        outcome_id, 400, CSRF_REFUSED, kind="session-ended", detail=description, session_ended=True
+    )
 
 
 def _is_utf8(text: str) -> bool:

@@ -10,9 +10,12 @@ simulator's kubeconfig).
 
 from __future__ import annotations
 
+import json
 import threading
+import typing as t
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import kubernetes.client
 import pytest
@@ -21,7 +24,7 @@ from playwright.sync_api import Browser, Page
 from flask_krm.testing import KubeSimulator
 from flask_krm.testing.simulator import WriteRequest
 from tests.browser.conftest import Server, serving
-from tests.browser.host_app import NAMESPACE
+from tests.browser.host_app import AUDIT_SUFFIX, NAMESPACE
 
 SignedIn = Callable[[str], Page]
 
@@ -31,6 +34,12 @@ class SaveServer(Server):
     """The running host app and the simulator it saves to."""
 
     kube: KubeSimulator
+
+    def saves(self, name: str) -> list[dict[str, t.Any]]:
+        """The accepted writes to objects named ``name``, in order, as the app's audit recorded them."""
+        path = Path(str(self.traffic) + AUDIT_SUFFIX)
+        lines = path.read_text().splitlines() if path.exists() else []
+        return [record for record in map(json.loads, lines) if record["name"] == name]
 
 
 @pytest.fixture(scope="module")
