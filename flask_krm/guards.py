@@ -95,9 +95,7 @@ def csrf_refused(error: CsrfError) -> Response:
     outcome_id = ui_outcome_id()
     if outcome_id is None:
         return plain_answer(400, description)
-    return refusal_response(
-        outcome_id, 400, CSRF_REFUSED, kind="session-ended", detail=description, session_ended=True
-    )
+    return refusal_response(outcome_id, 400, CSRF_REFUSED, kind="session-ended", detail=description, session_ended=True)
 
 
 def _is_utf8(text: str) -> bool:

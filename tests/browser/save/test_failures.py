@@ -222,7 +222,9 @@ def test_kubernetes_refusing_a_create_is_shown_in_its_own_words(
     review(page).get_by_role("button", name="Save all").click()
     item = review_item(page, "create", taken)
     expect(item.locator(".krm-review-detail")).to_have_text(f'configmaps "{taken}" already exists')
-    expect(item.locator(".krm-review-outcome")).to_have_text("Kubernetes refused the request. Your edits are still here.")
+    expect(item.locator(".krm-review-outcome")).to_have_text(
+        "Kubernetes refused the request. Your edits are still here."
+    )
     screenshots(page, "create-exists")
     assert data_of(core, taken) == {"k": "someone else's"}
 

@@ -125,7 +125,10 @@ class Writes:
                 timeout_seconds=2,
             ):
                 new = event["raw_object"]
-                if event["type"] != "MODIFIED" or new["metadata"]["resourceVersion"] == last["metadata"]["resourceVersion"]:
+                if (
+                    event["type"] != "MODIFIED"
+                    or new["metadata"]["resourceVersion"] == last["metadata"]["resourceVersion"]
+                ):
                     continue
                 mark = "/metadata/annotations/" + MARK
                 self.log.append(Write(get(last, mark) != get(new, mark), last, new))
@@ -206,7 +209,7 @@ class Person:
 
     def control(self, pointer: str) -> Locator:
         return self.page.locator(f'[data-krm-path="{pointer}"]').locator(
-            ":scope > input.krm-input, :scope > textarea.krm-input"
+            ":scope > input.krm-input:not(.krm-key), :scope > textarea.krm-input"
         )
 
     def type_into(self, pointer: str) -> None:
@@ -218,7 +221,8 @@ class Person:
             type_over(field_, text)
         elif pointer == CONTAINERS:
             tag = "".join(self.rng.choices(string.digits, k=3))
-            value = [{"name": "app", "image": f"registry.k8s.io/pause:3.{tag}"}]
+            value = json.loads(field_.input_value())  # as the server defaulted it, so a save sticks
+            value[0]["image"] = f"registry.k8s.io/pause:3.{tag}"
             text = json.dumps(value)
             type_over(field_, text)
         else:
@@ -377,7 +381,11 @@ def test_a_long_editing_session_loses_nothing_and_overwrites_nothing(
             assert value_after(typed_at, pointer) == value, f"{pointer}: typed {value!r}, never saved"
             carried = [typed_at - 1]
         later = [w for w in writes.log[carried[-1] + 1 :] if w.changed(pointer)]
-        assert get(final, pointer) == value or any(w.by_controller for w in later), (pointer, value, get(final, pointer))
+        assert get(final, pointer) == value or any(w.by_controller for w in later), (
+            pointer,
+            value,
+            get(final, pointer),
+        )
     # A save of the person changes only fields the person typed into, so every other change of the
     # controller stays.
     typed = set(person.typed)
