@@ -46,6 +46,7 @@ Answer: t.TypeAlias = Callable[[int, str], Response]
 STREAM_ENDPOINT: t.Final = "krm.resource_stream"
 CHANNEL_ENDPOINT: t.Final = "krm.ui_channel"
 UI_ENDPOINTS: t.Final = frozenset({"krm.ui_edit", "krm.ui_action"})
+TOO_LARGE: t.Final = "This change is too large to send. Your other changes are still here."
 CSRF_REFUSED: t.Final = "This page can no longer make changes (its session ended or changed): reload the page."
 
 MALFORMED_QUERY: t.Final = "The query string is not UTF-8 text."
@@ -81,9 +82,10 @@ def krm_answer(status: int, message: str) -> Response:
     if request.endpoint == CHANNEL_ENDPOINT:
         return event_stream(iter([close_frame(message)]))
     outcome_id = ui_outcome_id()
+    if outcome_id is not None and status == 413:
+        return refusal_response(outcome_id, status, TOO_LARGE, kind="too-large", detail=message)
     if outcome_id is not None:
-        kind = "too-large" if status == 413 else "refused"
-        return refusal_response(outcome_id, status, message, kind=kind)
+        return refusal_response(outcome_id, status, message)
     return plain_answer(status, message)
 
 

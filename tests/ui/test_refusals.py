@@ -125,5 +125,9 @@ def test_a_body_too_large_is_told_at_the_editor(app: Flask, page: PageHandle) ->
     cid = page.component_ids[0]
     response = page.edit(cid, op="set", path=A, value="x" * 2048)
     assert response.status_code == 413
-    assert outcome(response, cid) == ("too-large", "The request body is larger than 1024 bytes.")
+    assert outcome(response, cid) == (
+        "too-large",
+        "This change is too large to send. Your other changes are still here."
+        " The request body is larger than 1024 bytes.",
+    )
     assert SESSION_ENDED not in response.headers

@@ -41,6 +41,8 @@
         noAnswer: "No answer from the server (the connection dropped). Your unsaved changes are still here; "
             + "try again when the page is live.",
         failed: status => "The server could not do this (HTTP " + status + "). Your unsaved changes are still here.",
+        resending: status => "The server did not take this edit (HTTP " + status + "); it is sent again in a moment. "
+            + "Your unsaved changes are still here.",
         fixFirst: "Nothing was saved: correct the marked field first. Your other changes are still here.",
         fixFirstMany: "Nothing was saved: correct the marked fields first. Your other changes are still here."
     };
@@ -302,7 +304,9 @@
         if (text.includes("<hx-partial")) return;
         const type = ctx.response.headers.get("Content-Type") || "";
         const plain = type.startsWith("text/plain") && text.trim() && text.length <= 500 ? text.trim() : "";
-        showOutcome(component, "failed", plain || TEXT.failed(ctx.response.status));
+        const status = ctx.response.status;
+        const resent = isField(ctx.sourceElement) && !answered.has(ctx);
+        showOutcome(component, "failed", plain || (resent ? TEXT.resending(status) : TEXT.failed(status)));
     }
 
     function sessionEnded(ctx) {

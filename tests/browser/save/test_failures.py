@@ -139,7 +139,10 @@ def test_an_edit_too_large_to_send_is_refused_at_the_editor_and_save_names_it(
         LIMIT + 1,
     )
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "too-large")
-    expect(outcome(page)).to_contain_text(f"The request body is larger than {LIMIT} bytes.")
+    expect(outcome(page).locator(".krm-outcome-message")).to_have_text(
+        "This change is too large to send. Your other changes are still here."
+    )
+    expect(outcome(page).locator(".krm-outcome-detail")).to_have_text(f"The request body is larger than {LIMIT} bytes.")
     expect(field).to_have_attribute("data-krm-refused", "")
     expect(connection(page)).to_have_text("Live")
     screenshots(page, "too-large")
@@ -169,7 +172,10 @@ def test_an_error_page_from_a_proxy_is_shown_and_the_edit_is_sent_again(
     field = value_field(page, "a")
     type_over(field, "through a broken proxy")
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "failed")
-    expect(outcome(page)).to_have_text("The server could not do this (HTTP 502). Your unsaved changes are still here.")
+    expect(outcome(page)).to_have_text(
+        "The server did not take this edit (HTTP 502); it is sent again in a moment."
+        " Your unsaved changes are still here."
+    )
     expect(field).to_have_value("through a broken proxy")
     screenshots(page, "proxy-error")
 
