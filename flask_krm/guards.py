@@ -89,15 +89,21 @@ def krm_answer(status: int, message: str) -> Response:
     return plain_answer(status, message)
 
 
-def csrf_refused(error: CsrfError) -> Response:
-    """The answer to a request :func:`flask_krm.csrf.protect` refused (400): at the editor for a
-    field edit or an editor action, where it also ends the page's session (its token is no longer
-    the session's), plain text elsewhere."""
-    description = str(error.description)
-    outcome_id = ui_outcome_id()
-    if outcome_id is None:
-        return plain_answer(400, description)
-    return refusal_response(outcome_id, 400, CSRF_REFUSED, kind="session-ended", detail=description, session_ended=True)
+def protect_csrf() -> Response | None:
+    """``before_request`` hook of the ``krm`` blueprint: :func:`flask_krm.csrf.protect`. A field
+    edit or an editor action it refuses is answered at the editor, where the refusal also ends the
+    page's session (its token is no longer the session's); any other refusal propagates as
+    :class:`~flask_krm.errors.CsrfError` (400), for the host's error handlers."""
+    try:
+        csrf.protect()
+    except CsrfError as error:
+        outcome_id = ui_outcome_id()
+        if outcome_id is None:
+            raise
+        return refusal_response(
+            outcome_id, 400, CSRF_REFUSED, kind="session-ended", detail=str(error.description), session_ended=True
+        )
+    return None
 
 
 def _is_utf8(text: str) -> bool:

@@ -424,6 +424,16 @@ REVIEWED_MARKUP: t.Final = {
     ("flask_krm/ui/assets.py", '\'<link rel="stylesheet" href="{}"{}>\''): "a literal; .format() escapes the URL",
     ("flask_krm/ui/assets.py", "'<script src=\"{}\"{}></script>'"): "a literal; .format() escapes the URL",
     ("flask_krm/ui/assets.py", '"\\n"'): "a literal joining escaped tags",
+    ("flask_krm/htmx.py", '""'): "a literal",
+    (
+        "flask_krm/htmx.py",
+        '\'<div class="krm-save-outcome krm-outcome-{0}" data-krm-outcome="{0}">\\n\'\n'
+        "        '  <p class=\"krm-outcome-message\">{1}</p>{2}\\n</div>'",
+    ): "a literal; .format() escapes the kind and the message (the detail is this module's escaped markup)",
+    ("flask_krm/htmx.py", '\'<span class="krm-edits" hidden data-krm-edits="{}"></span>\''): (
+        "a literal; .format() escapes the count"
+    ),
+    ("flask_krm/htmx.py", "'\\n  <p class=\"krm-outcome-detail\">{}</p>'"): "a literal; .format() escapes the detail",
 }
 _MARKUP_CALL = re.compile(r"\bMarkup\((?!\))")
 

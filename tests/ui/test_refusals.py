@@ -89,9 +89,9 @@ def test_csrf_refusals_render_at_the_editor_and_end_the_page_session(page: PageH
     assert forged.status_code == 400 and "The CSRF token is invalid" in outcome(forged, cid)[1]
 
 
-def test_csrf_refusals_elsewhere_stay_plain_text(page: PageHandle) -> None:
+def test_csrf_refusals_elsewhere_are_left_to_the_host(page: PageHandle) -> None:
     response = page.client.post("/krm/ui/components/not-a-component/edit", data={})
-    assert response.status_code == 400 and response.mimetype == "text/plain"
+    assert response.status_code == 400 and "<hx-partial" not in response.get_data(as_text=True)
     assert "CSRF" in response.get_data(as_text=True) and SESSION_ENDED not in response.headers
 
 

@@ -196,6 +196,7 @@ def test_a_save_that_gets_no_answer_says_so(signed_in: SignedIn, core: kubernete
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "no-answer")
     expect(outcome(page)).to_contain_text("No answer from the server")
+    screenshots(page, "no-answer")
     expect(value_field(page, "a")).to_have_value("kept")
     expect(dirty(page, "a")).to_be_visible()
 

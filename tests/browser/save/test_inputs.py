@@ -31,6 +31,7 @@ from tests.browser.conftest import (
 )
 from tests.browser.host_app import NAMESPACE
 from tests.browser.save.conftest import SignedIn, WriteCounter
+from tests.browser.save.test_failures import screenshots
 from tests.browser.save.test_outcomes import data_of, deployment_body, edit, open_editor, outcome, save
 
 pytestmark = pytest.mark.browser
@@ -223,6 +224,7 @@ def test_invalid_json_keeps_save_from_saving_and_names_the_field(
     expect(outcome(page).locator(".krm-outcome-causes li")).to_contain_text("Not valid JSON")
     expect(containers).to_be_focused()
     expect(containers).to_have_value('[{"name": "app", "image": ')  # what was typed stays
+    screenshots(page, "fix-fields")
     assert writes.count() == 0 and apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 2
 
     type_over(containers, json.dumps(fixed))
