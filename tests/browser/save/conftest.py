@@ -25,6 +25,7 @@ from flask_krm.testing import KubeSimulator
 from flask_krm.testing.simulator import WriteRequest
 from tests.browser.conftest import Server, serving
 from tests.browser.host_app import AUDIT_SUFFIX, NAMESPACE
+from tests.browser.proxy import TcpProxy
 
 SignedIn = Callable[[str], Page]
 
@@ -123,3 +124,20 @@ def count_writes(kube: KubeSimulator) -> Iterator[Callable[[str], WriteCounter]]
     yield start
     for remove in removers:
         remove()
+
+
+@pytest.fixture
+def proxy(save_server: SaveServer) -> Iterator[TcpProxy]:
+    """A TCP proxy in front of the app (``proxy.url``), which a test cuts and restores."""
+    with TcpProxy(save_server.url) as running:
+        yield running
+
+
+@pytest.fixture
+def through_proxy(browser: Browser, proxy: TcpProxy) -> Iterator[Page]:
+    """A page of a profile signed in as the editor, reaching the app only through ``proxy``."""
+    context = browser.new_context(base_url=proxy.url)
+    page = context.new_page()
+    page.goto("/login/editor")
+    yield page
+    context.close()

@@ -26,13 +26,12 @@ import string
 import threading
 import time
 import typing as t
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import kubernetes.client
 import kubernetes.watch
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from flask_krm.testing import KubeSimulator
 from tests.browser.conftest import MERGE_PATCH, type_over, unique, wait_live
@@ -303,21 +302,6 @@ class Person:
     def start(self) -> None:
         wait_live(self.page)
         self.page.evaluate(RECORD_EACH_OUTCOME)
-
-
-@pytest.fixture
-def proxy(save_server: SaveServer) -> Iterator[TcpProxy]:
-    with TcpProxy(save_server.url) as running:
-        yield running
-
-
-@pytest.fixture
-def through_proxy(browser: Browser, proxy: TcpProxy) -> Iterator[Page]:
-    context = browser.new_context(base_url=proxy.url)
-    page = context.new_page()
-    page.goto("/login/editor")
-    yield page
-    context.close()
 
 
 def new_deployment(apps: kubernetes.client.AppsV1Api) -> str:
