@@ -444,7 +444,7 @@
         if (!isField(el)) return;
         el.removeAttribute(REFUSED);
         if (sentValue(el, request.body) !== currentValue(el) || el.hasAttribute(PENDING)) return;
-        if (edits === null) settled(el);
+        if (edits === null || registered === false) settled(el);  // without the extension no render settles it
         else if (!adoptSkipped(el, Number(edits))) el.setAttribute(SETTLE, edits);
     });
 
