@@ -19,7 +19,7 @@ if t.TYPE_CHECKING:
     from flask import Flask
 
 worker_class = "gevent"
-workers = 1  # drafts live in the worker's memory: scale with processes behind sticky sessions
+workers = 1  # more need KRM_DRAFTS_URL (drafts in Redis): then any worker serves any request
 worker_connections = 2000  # every open page holds one connection
 graceful_timeout = 10
 

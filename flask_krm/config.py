@@ -37,6 +37,7 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "MAX_REQUEST_BYTES": 3 * 1024 * 1024,
     "MAX_SESSIONS": 10_000,
     "OUTCOME_TEXTS": {},
+    "DRAFTS_URL": None,
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -69,9 +70,13 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
 - ``OUTCOME_TEXTS``: the wording of Save outcomes a host overrides: outcome kind (such as
   ``"busy"`` or ``OutcomeKind.BUSY``) -> sentence, or a :class:`flask_krm.save.OutcomeTexts`;
   unnamed outcomes keep their default wording.
+- ``DRAFTS_URL`` (structural): where drafts are kept between requests. ``None`` (or ``memory://``):
+  in the process, lost at a restart; a ``redis://``, ``rediss://`` or ``unix://`` URL: in Redis,
+  shared by every worker and kept across restarts for the session lifetime (needs the ``redis``
+  package: ``pip install flask-krm[redis]``).
 """
 
-STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY"})
+STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY", "DRAFTS_URL"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +149,16 @@ def _url_prefix(key: str, value: t.Any) -> str:
     return value
 
 
+def _drafts_url(key: str, value: t.Any) -> str | None:
+    if value is None or value == "memory://":
+        return None
+    schemes = ("redis://", "rediss://", "unix://")
+    if not isinstance(value, str) or not value.lower().startswith(schemes):
+        shown = value.partition("://")[0] + "://..." if isinstance(value, str) else repr(value)
+        raise ValueError(f"KRM_{key} must be None, memory:// or a redis://, rediss:// or unix:// URL, got {shown}")
+    return value
+
+
 def _targets(key: str, value: t.Any) -> dict[str, TargetSpec]:
     if not isinstance(value, Mapping):
         raise ValueError(f"KRM_{key} must be a mapping of target name to connection spec")
@@ -212,6 +227,7 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "MAX_REQUEST_BYTES": _positive_int,
     "MAX_SESSIONS": _positive_int,
     "OUTCOME_TEXTS": _outcome_texts,
+    "DRAFTS_URL": _drafts_url,
 }
 
 

@@ -9,7 +9,7 @@ message naming the fix.
 
 from __future__ import annotations
 
-from werkzeug.exceptions import BadRequest, Conflict, Forbidden, Unauthorized
+from werkzeug.exceptions import BadRequest, Conflict, Forbidden, ServiceUnavailable, Unauthorized
 
 
 class KrmError(Exception):
@@ -34,3 +34,9 @@ class CsrfError(KrmError, BadRequest):
 
 class DraftLimitReached(KrmError, Conflict):
     """The session already holds the maximum number of draft stores, all with unsaved edits (409)."""
+
+
+class DraftsUnavailable(KrmError, ServiceUnavailable):
+    """The draft backend (Redis) cannot be reached now: nothing was lost, try again shortly (503)."""
+
+    description = "Drafts are temporarily unavailable: nothing is lost, try again in a moment."

@@ -20,6 +20,7 @@ from gevent.pool import Group
 from . import config, guards, stream_view
 from .access import Decision, decide
 from .cli import krm_cli
+from .drafts.backend import backend_from_url
 from .hooks import (
     Authorizer,
     ClientLoader,
@@ -39,7 +40,7 @@ from .runtime import NOT_REGISTERED, KrmRuntime, find_runtime, install, krm_csrf
 from .save import editor as save_editor
 from .save.review import ReviewViews
 from .scope import Scope, ScopePolicy
-from .sessions import SessionDrafts
+from .sessions import DraftRegistry, SessionDrafts
 from .subscriptions import ShutdownAware, Subscription
 from .ui import routes as ui_routes
 
@@ -129,8 +130,10 @@ class KrmStream:
             url_prefix=config.get(app, "URL_PREFIX"),
             targets=config.get(app, "TARGETS"),
             policy=config.get(app, "SCOPE_POLICY"),
+            drafts=DraftRegistry(backend=backend_from_url(config.get(app, "DRAFTS_URL"))),
         )
         install(app, runtime)
+        _end_sessions_on_logout(app)
         self.hooks.editor_actions.add(save_editor.ACTION_NAME, save_editor.save, label=save_editor.ACTION_LABEL)
         app.register_blueprint(self._blueprint(), url_prefix=runtime.url_prefix)
         for opted_in in (self.review, self.native):
@@ -327,6 +330,16 @@ class KrmStream:
         """
         return self.runtime().follow_principal()
 
+    def end_session(self) -> None:
+        """End the browser session's drafts on the server: call it when the person signs out.
+
+        The principal's drafts are discarded (in the draft backend too, so every worker forgets
+        them), the draft session id dropped and the CSRF token revoked: a copy of the cookie taken
+        before opens nothing, and the next sign-in starts clean. With Flask-Login this happens by
+        itself on ``logout_user()``. Requires a request context.
+        """
+        self.runtime().end_session()
+
     def csrf_token(self) -> str:
         """The current session's CSRF token (also the ``krm_csrf_token()`` template global)."""
         return krm_csrf_token()
@@ -393,3 +406,18 @@ class KrmStream:
         SIGTERM handler). Afterwards the application's streams are refused.
         """
         self.runtime(app).shutdown(timeout)
+
+
+def _end_sessions_on_logout(app: Flask) -> None:
+    """With Flask-Login installed, end the session's drafts when ``logout_user()`` runs in ``app``."""
+    try:
+        from flask_login import user_logged_out
+    except ImportError:  # pragma: no cover - Flask-Login is a dependency; a host may vendor without it
+        return
+
+    def ended(sender: Flask, **_: t.Any) -> None:
+        found = find_runtime(sender)
+        if found is not None:
+            found.end_session()
+
+    user_logged_out.connect(ended, app, weak=False)

@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import gevent
 from flask import Flask, request
 from gevent.pool import Group
 
@@ -79,6 +80,8 @@ class KrmRuntime:
     """Rendered fragments shared across sessions."""
     feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
     """The feed keeping each session store current."""
+    listener: t.Any = None
+    """The greenlet receiving the other workers' draft changes (a shared draft backend only)."""
 
     @property
     def hooks(self) -> Hooks:
@@ -140,6 +143,7 @@ class KrmRuntime:
         Raises :class:`~flask_krm.errors.Unauthenticated` when nobody is signed in.
         """
         principal = self.require_principal()
+        self.listen_for_drafts()
         session_id = sessions.session_key(self.drafts, principal.name)
         limits = sessions.Limits(
             store_expiry=self.setting("DRAFT_EXPIRY"),
@@ -148,6 +152,18 @@ class KrmRuntime:
             max_sessions=self.setting("MAX_SESSIONS"),
         )
         return self.drafts.namespace(session_id, principal.name, limits)
+
+    def listen_for_drafts(self) -> None:
+        """With a shared draft backend, start this worker's one subscription to the other workers'
+        draft changes (once per process: after a fork, in the worker that serves requests)."""
+        sync = self.drafts.sync
+        if sync is None or self.shut_down or (self.listener is not None and not self.listener.dead):
+            return
+        self.listener = self.group.spawn(sync.run, gevent.sleep)
+
+    def end_session(self) -> None:
+        """End the browser session's drafts (sign-out; see :func:`flask_krm.sessions.end_session`)."""
+        sessions.end_session(self.drafts)
 
     # -- what may be asked for -----------------------------------------------------------------
 
@@ -305,6 +321,7 @@ class KrmRuntime:
         self.group.kill(block=True, timeout=1)
         if self.clients is not None:
             self.clients.close()
+        self.drafts.backend.close()
 
 
 class SignalObserver:

@@ -18,11 +18,18 @@ edits are kept for the session lifetime (the application's ``PERMANENT_SESSION_L
 inactivity). A namespace holds at most ``KRM_MAX_STORES_PER_SESSION`` stores, the registry at most
 ``KRM_MAX_SESSIONS`` namespaces: past it, the least recently used namespace without unsaved edits
 is dropped.
+
+With a shared draft backend (``KRM_DRAFTS_URL``, :mod:`flask_krm.drafts`), every store made here is
+attached to it: what the person did is written there as they do it and replayed into the same
+session's stores on every worker, and a store made after a restart starts from it. The registry
+then is this worker's cache of the backend. Signing out ends the session (:func:`end_session`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import secrets
 import threading
 import time
@@ -34,11 +41,15 @@ from flask import session
 from gevent.lock import Semaphore
 
 from . import csrf
-from .errors import DraftLimitReached
+from .drafts.backend import BackendUnavailable, DraftBackend, MemoryBackend, Record
+from .drafts.sync import DraftSync
+from .errors import DraftLimitReached, DraftsUnavailable
 
 if t.TYPE_CHECKING:
     from .scope import Scope
     from .store import EditPolicy, LiveResourceStore
+
+logger = logging.getLogger("flask_krm")
 
 SESSION_ID_KEY: t.Final = "_krm_sid"
 OWNER_KEY: t.Final = "_krm_owner"
@@ -62,6 +73,13 @@ class StoreKey:
     scope: Scope
     projection: str
     policy: EditPolicy | None = None
+
+
+def store_id(key: StoreKey) -> str:
+    """A stable name of ``key`` for the draft backend (the same in every process)."""
+    roots = None if key.policy is None else [list(root) for root in key.policy.roots]
+    text = json.dumps([key.scope.canonical_query(key.projection), roots], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +164,14 @@ class SessionDrafts:
             if entry is None:
                 if len(held.entries) >= self._limits.max_stores:
                     _evict_one_clean(held)
-                entry = held.entries[key] = _Entry(create(), now)
+                made = create()
+                sync = self._registry.sync
+                if sync is not None:
+                    try:
+                        sync.attach(self._key[0], store_id(key), made, self._limits.session_lifetime)
+                    except BackendUnavailable:
+                        raise DraftsUnavailable() from None
+                entry = held.entries[key] = _Entry(made, now)
             entry.last_used = now
             return entry.store
 
@@ -185,6 +210,44 @@ class SessionDrafts:
             if held is None:
                 raise KeyError(StoreKey(scope, projection, policy))
             return held.entries[StoreKey(scope, projection, policy)].save_lock
+
+    @property
+    def shared(self) -> bool:
+        """Whether other workers (and the next process) see this session's drafts."""
+        return self._registry.backend.shared
+
+    def records(self) -> dict[str, Record]:
+        """Every record the draft backend holds for this session (none with the memory backend).
+
+        Raises :class:`~flask_krm.errors.DraftsUnavailable` (503) when it cannot be read.
+        """
+        try:
+            return self._registry.backend.read(self._key[0])
+        except BackendUnavailable:
+            raise DraftsUnavailable() from None
+
+    def write_records(self, records: t.Mapping[str, Record | None], *, fence: tuple[str, int] | None = None) -> bool:
+        """Write ``records`` to the draft backend (``None`` removes one) for the session lifetime.
+
+        With ``fence`` (a lock name and its token), writes nothing and returns ``False`` when a newer
+        token was handed out since. Raises :class:`~flask_krm.errors.DraftsUnavailable` (503).
+        """
+        try:
+            return self._registry.backend.write(self._key[0], records, self._limits.session_lifetime, fence=fence)
+        except BackendUnavailable:
+            raise DraftsUnavailable() from None
+
+    def lock(self, name: str, ttl: float) -> int | None:
+        """Take this session's lock ``name`` (on every worker) for at most ``ttl`` seconds: its
+        fencing token, or ``None`` when it is held. Raises :class:`~flask_krm.errors.DraftsUnavailable`."""
+        try:
+            return self._registry.backend.lock(self._key[0], name, ttl)
+        except BackendUnavailable:
+            raise DraftsUnavailable() from None
+
+    def unlock(self, name: str, token: int) -> None:
+        """Release this session's lock ``name`` if ``token`` still holds it."""
+        self._registry.backend.unlock(self._key[0], name, token)
 
     def page_state(self, page: Hashable) -> dict[str, t.Any]:
         """A mutable mapping of UI state for ``page`` (any hashable key the UI chooses).
@@ -228,8 +291,11 @@ class DraftRegistry:
     :param clock: monotonic seconds; tests substitute a fake clock.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, backend: DraftBackend | None = None) -> None:
         self.now = clock
+        self.backend: DraftBackend = backend if backend is not None else MemoryBackend()
+        self.sync = DraftSync(self.backend) if self.backend.shared else None
+        """Keeps stores in step with a shared backend (``None`` with the memory backend)."""
         self.lock = threading.RLock()
         self._namespaces: dict[NamespaceKey, _Namespace] = {}
         """Least recently used first."""
@@ -242,10 +308,16 @@ class DraftRegistry:
             return SessionDrafts(self, (session_id, principal_name), limits)
 
     def discard(self, session_id: str) -> None:
-        """Forget every namespace of ``session_id`` and every draft in them."""
+        """Forget every namespace of ``session_id`` and every draft in them, in the backend too."""
         with self.lock:
             for key in [k for k in self._namespaces if k[0] == session_id]:
                 del self._namespaces[key]
+        if self.sync is not None:
+            self.sync.detach_session(session_id)
+        try:
+            self.backend.drop(session_id)
+        except BackendUnavailable:
+            logger.error("the draft backend is unavailable: an ended session's drafts stay there until they expire")
 
     def __len__(self) -> int:
         return len(self._namespaces)
@@ -317,6 +389,19 @@ def follow_principal(registry: DraftRegistry, principal_name: str | None) -> boo
     csrf.revoke()
     session[OWNER_KEY] = owner
     return True
+
+
+def end_session(registry: DraftRegistry) -> None:
+    """End the browser session's flask-krm state: its drafts are discarded on the server (in the
+    draft backend too), the session id dropped and the CSRF token revoked. Requires a request
+    context. Called on sign-out (Flask-Login's ``user_logged_out``; a host without Flask-Login
+    calls :meth:`KrmStream.end_session <flask_krm.KrmStream.end_session>`): a copy of the cookie
+    taken before opens nothing, and the next sign-in starts clean."""
+    session_id = session.pop(SESSION_ID_KEY, None)
+    session.pop(OWNER_KEY, None)
+    if isinstance(session_id, str) and session_id:
+        registry.discard(session_id)
+    csrf.revoke()
 
 
 def session_key(registry: DraftRegistry, principal_name: str) -> str:

@@ -57,3 +57,15 @@ def test_a_quick_fanout_run_reports_the_endpoint_next_to_the_bare_loop() -> None
     assert fanout["closed_release_s"] is not None, "the endpoint releases closed clients while idle"
     assert len(fanout["load_average"]) == 6
     assert snapshot["case"] == "snapshot-500" and snapshot["ratio"] > 0 and "baseline_json_dumps_ms" in snapshot
+
+
+def test_a_quick_workers_run_reports_latency_across_workers_next_to_one_worker_in_memory() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "workers"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    (line,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert line["bench"] == "workers" and line["workers"] == 3 and line["case"] == "edit-to-other-worker-60-channels"
+    assert line["delivered"] == 1.0 and line["baseline_delivered"] == 1.0, line
+    assert line["round_trips_per_edit"] > 0 and line["baseline_round_trips_per_edit"] == 0.0
+    assert line["p50_ms"] > 0 and line["baseline_p50_ms"] > 0 and line["ratio"] > 0

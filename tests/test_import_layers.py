@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "signals",
             "config",
             "csrf",
+            "drafts.*",
             "sessions",
             "upstream.__init__",
             "upstream.clients",

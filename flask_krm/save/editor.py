@@ -16,6 +16,13 @@ that posts back at once with ``krm_confirm=1``: that request waits for the watch
 none arrives within ``KRM_SAVE_CONFIRM_TIMEOUT`` seconds, lets a guarded read decide; its answer
 replaces the outcome. Per-editor save state lives in the session (``SessionDrafts.page_state``).
 
+With a shared draft backend (several workers, or drafts kept across restarts), one Save at a time
+runs per editor across every worker: a Save takes the editor's lock (a fencing token) first and
+answers "busy" when another worker holds it, starts from the save state the backend holds, and
+writes every change of that state there (fenced) before acting on it. So a Save whose answer was
+lost on one worker is never re-sent by another: the state says a write was in flight, and the next
+Save is a guarded read.
+
 When the object an editor edited with unsaved changes is deleted, or replaced under the same name,
 the editor shows the removal with the changes for copy-out (:func:`flask_krm.ui.render.edited_object`)
 and a Save answers "unavailable" without writing anything; an unavailable outcome the flow finds
@@ -24,14 +31,19 @@ itself (a 404, or a 409 whose read names a replacement) offers the copy-out in t
 
 from __future__ import annotations
 
+import logging
 import typing as t
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import gevent.event
 from flask import Response, request, url_for
 from markupsafe import Markup
 
+from ..drafts.sync import field_name
+from ..errors import DraftsUnavailable
 from ..runtime import KrmRuntime
+from ..sessions import StoreKey, store_id
 from ..store import RecoveryCopy
 from ..ui.actions import EditorContext
 from ..ui.page import Component
@@ -46,9 +58,16 @@ from .perform import Confirmation, EditorTarget, save_edit
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
 
+logger = logging.getLogger("flask_krm")
+
 ACTION_NAME: t.Final = "save"
 ACTION_LABEL: t.Final = "Save"
 SAVE_STATE: t.Final = "krm.save"
+FLOW_RECORD: t.Final = "flow"
+SAVE_LOCK_TTL: t.Final = 10.0
+"""Seconds one worker may hold an editor's save lock. A worker that died holding it delays the next Save by
+at most this; a write outliving it is safe: its flow state says a write is in flight, so the next Save
+reads first, and the late worker's own state writes are fenced out."""
 CONFIRM_FIELD: t.Final = "krm_confirm"
 COPY_SHOWN: t.Final = "Your unsaved changes are shown above, to copy out."
 
@@ -90,6 +109,39 @@ def editor_state(drafts: SessionDrafts, component: Component, uid: str) -> Edito
     return state
 
 
+def _flow_field(component: Component, uid: str) -> str:
+    key = StoreKey(component.scope, component.projection, store_policy(component))
+    return field_name(FLOW_RECORD, store_id(key), uid)
+
+
+def _shared_save(ctx: EditorContext, state: EditorSaveState, run: t.Callable[[], Outcome]) -> Outcome:
+    """``run()`` under the editor's lock on every worker, on the flow state the backend holds,
+    writing each change of it there (fenced by the lock's token). ``BUSY`` when the lock is held."""
+    drafts, name = ctx.drafts, _flow_field(ctx.component, state.flow.uid)
+    token = drafts.lock(name, SAVE_LOCK_TTL)
+    if token is None:
+        return Outcome(OutcomeKind.BUSY)
+    try:
+        held = drafts.records().get(name)
+        if held is not None:
+            try:
+                state.flow = SaveFlow.resumed(held)
+            except ValueError:
+                logger.warning("ignoring a malformed save state in the draft backend")
+
+        def write_out(flow: SaveFlow) -> None:
+            if not drafts.write_records({name: flow.state()}, fence=(name, token)):
+                raise DraftsUnavailable("Another worker took over this Save: its state was not recorded here.")
+
+        state.flow.observer = write_out
+        try:
+            return run()
+        finally:
+            state.flow.observer = None
+    finally:
+        drafts.unlock(name, token)
+
+
 def _target(ctx: EditorContext) -> EditorTarget:
     scope = ctx.component.scope
     return EditorTarget(
@@ -110,14 +162,20 @@ def save(ctx: EditorContext) -> Response:
         return _respond(ctx, None, Outcome(OutcomeKind.UNAVAILABLE, http_status=404), settings)
     state = editor_state(ctx.drafts, ctx.component, uid)
     if request.form.get(CONFIRM_FIELD):
-        return _respond(ctx, state, _named(_confirmation(ctx, state, settings), edited), settings)
+        confirm = partial(_confirmation, ctx, state, settings)
+        outcome = _shared_save(ctx, state, confirm) if ctx.drafts.shared else confirm()
+        return _respond(ctx, state, _named(outcome, edited), settings)
     if edited.removed is not None:  # deleted or replaced with unsaved changes: nothing to write to
         gone = Outcome(OutcomeKind.UNAVAILABLE, replacement_uid=edited.replacement)
         return _respond(ctx, state, gone if edited.replacement else replace(gone, http_status=404), settings)
     scope = ctx.component.scope
     if not ctx.krm.decide(ctx.principal, scope, ctx.component.projection, "patch").allowed:
         return _respond(ctx, state, Outcome(OutcomeKind.ACCESS_DENIED), settings)
-    outcome = save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live, newest=ctx.feed.newest_known)
+
+    def write() -> Outcome:
+        return save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live, newest=ctx.feed.newest_known)
+
+    outcome = _shared_save(ctx, state, write) if ctx.drafts.shared else write()
     return _respond(ctx, state, outcome, settings)
 
 

@@ -25,6 +25,11 @@ Rules it enforces:
   Save is a guarded read and never a write: the old patch is never replayed;
 * a guard is captured before its read starts, and an object with another uid is never handed to
   the guard (a replacement is reported, not applied).
+
+A flow's :meth:`~SaveFlow.state` (JSON) lets another process go on with it
+(:meth:`SaveFlow.resumed`): a write or read that was in flight there has an unknown outcome, so the
+resumed flow's next Save is a guarded read, never the write again. ``observer`` is told of every
+change of phase (a host writes the state out before the write it announces is sent).
 """
 
 from __future__ import annotations
@@ -164,12 +169,73 @@ class SaveFlow:
 
     def __init__(self, uid: str, *, version_at_least: VersionAtLeast = decimal_at_least) -> None:
         self.uid = uid
-        self.phase = Phase.IDLE
+        self.observer: Callable[[SaveFlow], None] | None = None
+        """Called after every change of :attr:`phase` (and of the intent it carries)."""
+        self._phase = Phase.IDLE
         self.last: Outcome | None = None
         self.replacement_uid: str | None = None
         self._intent: SaveIntent | None = None
         self._written_version: str | None = None
         self._version_at_least = version_at_least
+
+    @property
+    def phase(self) -> Phase:
+        """Where the flow stands."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, phase: Phase) -> None:
+        self._phase = phase
+        if self.observer is not None:
+            self.observer(self)
+
+    # ---- another process's flow ------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """What another process needs to go on with this flow, as JSON."""
+        intent = self._intent
+        return {
+            "uid": self.uid,
+            "phase": self._phase.value,
+            "intent": None
+            if intent is None
+            else {"uid": intent.uid, "resourceVersion": intent.resource_version, "patch": intent.patch},
+            "writtenVersion": self._written_version,
+            "replacementUid": self.replacement_uid,
+        }
+
+    @classmethod
+    def resumed(cls, state: Any, *, version_at_least: VersionAtLeast = decimal_at_least) -> SaveFlow:
+        """The flow another process described in :meth:`state`.
+
+        A write or a guarded read in flight there has an unknown outcome here: the resumed flow
+        needs a guarded read (which tells whether the kept intent applied), and never re-sends the
+        write. Raises ``ValueError`` when ``state`` is not a flow's state.
+        """
+        if not isinstance(state, Mapping) or not isinstance(state.get("uid"), str):
+            raise ValueError("a save flow state is an object with a uid")
+        try:
+            phase = Phase(state.get("phase"))
+        except ValueError:
+            raise ValueError("a save flow state names its phase") from None
+        flow = cls(state["uid"], version_at_least=version_at_least)
+        intent = state.get("intent")
+        if intent is not None:
+            if not (
+                isinstance(intent, Mapping)
+                and isinstance(intent.get("uid"), str)
+                and isinstance(intent.get("resourceVersion"), str)
+                and isinstance(intent.get("patch"), dict)
+            ):
+                raise ValueError("a save intent holds a uid, a resourceVersion and a patch")
+            flow._intent = SaveIntent(intent["uid"], intent["resourceVersion"], intent["patch"])
+        written, replacement = state.get("writtenVersion"), state.get("replacementUid")
+        flow._written_version = written if isinstance(written, str) else None
+        flow.replacement_uid = replacement if isinstance(replacement, str) else None
+        flow._phase = Phase.NEEDS_READ if phase in (Phase.WRITING, Phase.READING) else phase
+        if flow._phase is Phase.CONFIRMING and flow._intent is None:
+            flow._phase = Phase.NEEDS_READ
+        return flow
 
     # ---- starting a Save -------------------------------------------------------------------
 
@@ -343,9 +409,9 @@ class SaveFlow:
             guard = None  # removed meanwhile: read once anyway, to name a replacement
         else:
             guard = store.capture_reconciliation(self.uid)
-        self.phase = Phase.READING
         if reason is ReadReason.AFTER_CONFLICT:
             self._intent = None
+        self.phase = Phase.READING
         return Read(reason, guard)
 
     def _unavailable(self, *, replacement_uid: str | None = None, http_status: int | None = None) -> Done:

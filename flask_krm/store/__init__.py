@@ -19,6 +19,7 @@ from .errors import (
     UnversionedResourceError,
 )
 from .intents import SaveIntent, newest_equivalent_base
+from .journal import Edit, EditRecord
 from .keyed_lists import BUILTIN_LIST_SCHEMAS
 from .merge import Conflict
 from .patch import Change, apply_merge_patch
@@ -36,7 +37,9 @@ __all__ = [
     "READ_ONLY_POLICY",
     "Change",
     "Conflict",
+    "Edit",
     "EditPolicy",
+    "EditRecord",
     "InvalidEventError",
     "InvalidValueError",
     "KeyExistsError",

@@ -84,6 +84,31 @@ class RecoveryCopies:
                 return self.get(identity)
         return None
 
+    def export(self, uid: str) -> dict[str, Any] | None:
+        """The copy for ``uid`` as JSON (its age instead of this process's clock), or None."""
+        copy = self.for_uid(uid)
+        if copy is None:
+            return None
+        age = None if copy.removed_at is None else max(0.0, self._clock() - copy.removed_at)
+        return {"identity": copy.identity.to_json(), "draft": copy.draft, "patch": copy.patch, "removedAgo": age}
+
+    def adopt(self, data: Any) -> None:
+        """Keep the copy :meth:`export` gave (in any process). Raises ``ValueError`` when ``data`` is
+        not one; a copy older than the lifetime is not kept."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("identity"), Mapping):
+            raise ValueError("a recovery copy is an object with an identity")
+        ident, draft, patch, age = data["identity"], data.get("draft"), data.get("patch"), data.get("removedAgo")
+        fields = ("uid", "apiVersion", "kind", "name")
+        if not all(isinstance(ident.get(k), str) for k in fields) or not isinstance(draft, dict):
+            raise ValueError("a recovery copy names its object and holds its draft")
+        if not isinstance(patch, dict) or not (age is None or (isinstance(age, int | float) and age >= 0)):
+            raise ValueError("a recovery copy holds a patch and its age")
+        namespace = ident.get("namespace")
+        identity = Identity(ident["uid"], ident["apiVersion"], ident["kind"], ident["name"], namespace or None)
+        removed_at = None if age is None else self._clock() - float(age)
+        self._copies[identity] = RecoveryCopy(identity, json_copy(draft), json_copy(patch), removed_at)
+        self._expire()
+
     def discard(self, identity: Identity) -> None:
         """Forget the copy for ``identity`` (the person copied their work out)."""
         self._copies.pop(identity, None)

@@ -20,12 +20,14 @@ from .errors import (
     InvalidEventError,
     KeyExistsError,
     MalformedPathError,
+    PathError,
     PathTypeError,
     ReadOnlyPathError,
     UnknownResourceError,
     UnversionedResourceError,
 )
 from .intents import SaveIntent
+from .journal import Edit, EditRecord
 from .keyed_lists import KeyedLists, Schema
 from .merge import Conflict, flashed_paths, three_way_merge
 from .patch import Change, changes, merge_patch
@@ -66,6 +68,10 @@ def _redacted_paths(redactions: Iterable[Redaction]) -> list[tuple[str, ...]]:
         raise InvalidEventError(f"malformed redaction: {exc}") from exc
 
 
+def _put(root: Any, path: Path, value: Any) -> Any:
+    return delete_in(root, path) if value is MISSING else set_in(root, path, value)
+
+
 def _prefix(a: Path, b: Path) -> bool:
     return len(a) <= len(b) and b[: len(a)] == a
 
@@ -95,6 +101,7 @@ class LiveResourceStore:
         self._epoch = 0
         self._tick = 0
         self._subscribers: list[Subscriber] = []
+        self._restoring: dict[str, EditRecord] = {}
         self._lock = threading.RLock()
 
     # -- stream events ---------------------------------------------------------------------------
@@ -138,6 +145,8 @@ class LiveResourceStore:
         pruned = {uid for uid in self._resources if uid not in self._seen}
         for uid in pruned:
             self._drop(uid)
+        for uid in [uid for uid in self._restoring if uid not in self._seen]:
+            del self._restoring[uid]
         self._seen = None
         self._synced = True
         return pruned
@@ -150,7 +159,10 @@ class LiveResourceStore:
             server = json_copy(obj)
             lists = self._keyed_lists(server)
             regions = Regions(self.policy, server, paths)
-            self._resources[uid] = _Resource(server, server, redactions, regions, lists, {}, None, self._tick)
+            held = self._resources[uid] = _Resource(server, server, redactions, regions, lists, {}, None, self._tick)
+            record = self._restoring.pop(uid, None)
+            if record is not None:
+                self._replay(uid, held, record)
             return {uid}
         held.tick = self._tick
         theirs = share(obj, held.server)
@@ -382,6 +394,64 @@ class LiveResourceStore:
             self.recovery.record(identity_of(held.server), draft, self._patch_of(held))
         return {uid}
 
+    # -- edit records ----------------------------------------------------------------------------
+
+    def edit_record(self, uid: str) -> EditRecord | None:
+        """What the person did to ``uid`` (edits with their bases, open conflicts), or None when
+        ``uid`` is not held. A clean object gives a record without edits."""
+        with self._lock:
+            held = self._resources.get(uid)
+            if held is None:
+                return self._restoring.get(uid)
+            edits = tuple(
+                Edit(
+                    c.path,
+                    MISSING if c.kind == "add" else json_copy(c.old),
+                    MISSING if c.kind == "delete" else json_copy(c.new),
+                )
+                for c in changes(held.regions, held.server, held.draft)
+            )
+            return EditRecord(uid, edits, tuple(c.path for c in self._open_conflicts(held)))
+
+    def restore(self, record: EditRecord) -> None:
+        """Make ``record`` the person's draft of its object: at once when the object is held,
+        otherwise when it arrives (a snapshot cycle that ends without it forgets the record).
+
+        The record replaces the draft held. Its edits merge three-way into the server object: an
+        edit whose base the server has since changed becomes a conflict (or converges), and the
+        conflicts it names stay open while the draft and the server still disagree there.
+        """
+        with self._lock:
+            held = self._resources.get(record.uid)
+            if held is None:
+                self._restoring[record.uid] = record
+                return
+            changed = self._replay(record.uid, held, record)
+        self._notify(changed)
+
+    def _replay(self, uid: str, held: _Resource, record: EditRecord) -> set[str]:
+        base = ours = held.server
+        for edit in record.edits:
+            try:
+                base = _put(base, edit.path, edit.base)
+                ours = _put(ours, edit.path, edit.mine)
+            except PathError:
+                continue  # the server's object no longer has a map there: its value stands
+        opened: dict[Path, Conflict] = {}
+        for path in record.conflicts:
+            theirs = get_at(held.server, path)
+            opened[path] = Conflict(path, None if theirs is MISSING else theirs, theirs is not MISSING)
+        merged = three_way_merge(base, ours, held.server, held.regions, held.lists, opened)
+        if json_equal(merged.draft, held.draft) and merged.conflicts == held.conflicts:
+            return set()
+        held.draft, held.conflicts = merged.draft, merged.conflicts
+        if self.recovery is not None:
+            self.recovery.record(identity_of(held.server), held.draft, self._patch_of(held))
+        return {uid}
+
+    def _open_conflicts(self, held: _Resource) -> list[Conflict]:
+        return [c for p, c in held.conflicts.items() if not json_equal(get_at(held.draft, p), get_at(held.server, p))]
+
     # -- queries ---------------------------------------------------------------------------------
 
     def uids(self) -> list[str]:
@@ -443,11 +513,7 @@ class LiveResourceStore:
         """The disagreements to resolve, each with the server's value (a copy)."""
         with self._lock:
             held = self._get(uid)
-            return [
-                replace(c, theirs=json_copy(c.theirs))
-                for p, c in held.conflicts.items()
-                if not json_equal(get_at(held.draft, p), get_at(held.server, p))
-            ]
+            return [replace(c, theirs=json_copy(c.theirs)) for c in self._open_conflicts(held)]
 
     def flashed(self, uid: str) -> list[Path]:
         """The paths the last server change moved where the person had not edited (to highlight).

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..errors import DraftLimitReached, Unauthenticated
 from ..runtime import KrmRuntime
 from .page import Component, Page, find_page
+from .state import RENDER_HOLD
 
 if t.TYPE_CHECKING:
     from ..principal import Principal
@@ -24,6 +25,9 @@ SIGNED_OUT: t.Final = "You are signed out: sign in again, then reload the page."
 PAGE_EXPIRED: t.Final = "This page has expired: reload it to continue."
 UNKNOWN_COMPONENT: t.Final = "This view is not part of the page: reload it to continue."
 TOO_MANY_DRAFTS: t.Final = "You have too many views with unsaved changes open: save or discard one first."
+CATCH_UP_WAIT: t.Final = 5.0
+"""Seconds a request waits for a store this worker makes for a page another worker rendered (a
+shared draft backend) to hold the objects, so that the edit or Save finds the object it names."""
 
 
 class Refusal(Exception):
@@ -95,4 +99,7 @@ def bind(krm: KrmRuntime, page_id: str | None, component_id: str) -> Binding:
         raise Refusal(404, UNKNOWN_COMPONENT, ends_session=True)
     authorize(krm, principal, component)
     store, feed = attach(krm, principal, drafts, component)
+    if drafts.shared and not store.snapshot_complete:
+        feed.hold_for(RENDER_HOLD)
+        feed.wait_live(CATCH_UP_WAIT)
     return Binding(principal, drafts, page, component, store, feed)

@@ -5,6 +5,9 @@ A host page that calls the ``krm.list`` or ``krm.editor`` macro registers each c
 namespace (:meth:`flask_krm.sessions.SessionDrafts.page_state`), so only that session can open
 its channel or edit through it, and it disappears with the session's drafts.
 
+With a shared draft backend, a page is also written there as JSON (what it shows, what it was
+painted with), so any worker can open its channel and take its edits (:func:`find_page`).
+
 A component's id is derived from what it shows (kind, scope, projection, columns or fields,
 policy), never from the page or the session: the same editor on two pages, or in two sessions,
 has the same DOM ids, so a fragment rendered for a clean object can be shared by every session
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 
 from werkzeug.exceptions import NotFound
 
-from ..scope import Scope
+from ..scope import Scope, ScopeError, parse_scope
 from ..store.paths import Path, path_to_pointer, pointer_to_path
 from ..store.policy import DEFAULT_POLICY, READ_ONLY_POLICY, EditPolicy
 from .widgets import FieldSelectionError, parse_field_roots
@@ -34,6 +37,7 @@ if t.TYPE_CHECKING:
 Kind: t.TypeAlias = t.Literal["list", "editor"]
 
 PAGE_STATE_PREFIX: t.Final = "krm.page"
+PAGE_RECORD: t.Final = "page"
 
 
 class ComponentSpecError(ValueError):
@@ -312,14 +316,94 @@ def new_page_id() -> str:
 
 
 def store_page(drafts: SessionDrafts, page: Page) -> None:
-    """Keep ``page`` in the session's namespace."""
+    """Keep ``page`` in the session's namespace (and in a shared draft backend, for every worker)."""
     drafts.page_state((PAGE_STATE_PREFIX, page.id))["page"] = page
+    if drafts.shared:
+        drafts.write_records({f"{PAGE_RECORD}:{page.id}": page_to_json(page)})
 
 
 def find_page(drafts: SessionDrafts, page_id: str) -> Page | None:
-    """The page ``page_id`` of this session, or ``None`` (unknown, expired or another session's)."""
+    """The page ``page_id`` of this session, or ``None`` (unknown, expired or another session's).
+
+    With a shared draft backend, a page another worker rendered is read from there.
+    """
     if not isinstance(page_id, str) or not page_id or len(page_id) > 64:
         return None
     state = drafts.find_page_state((PAGE_STATE_PREFIX, page_id))
     found = state.get("page") if state is not None else None
-    return found if isinstance(found, Page) else None
+    if isinstance(found, Page):
+        return found
+    if not drafts.shared:
+        return None
+    held = drafts.records().get(f"{PAGE_RECORD}:{page_id}")
+    try:
+        page = page_from_json(held) if held is not None else None
+    except (ValueError, TypeError, KeyError):
+        return None
+    if page is None or page.id != page_id:
+        return None
+    drafts.page_state((PAGE_STATE_PREFIX, page.id))["page"] = page
+    return page
+
+
+def page_to_json(page: Page) -> dict[str, t.Any]:
+    """``page`` as JSON: its components' specs, what it painted, the objects its editors edit."""
+    return {
+        "id": page.id,
+        "components": [_spec_to_json(c.spec) for c in page.components.values()],
+        "painted": dict(page.painted),
+        "bound": dict(page.bound),
+    }
+
+
+def page_from_json(data: t.Any) -> Page:
+    """The page :func:`page_to_json` described. Raises ``ValueError`` (or ``TypeError``,
+    ``KeyError``) when ``data`` is not one."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
+        raise ValueError("a page is an object with an id")
+    page = Page(data["id"])
+    for spec in data.get("components", []):
+        page.add(make_component(_spec_from_json(spec)))
+    for name in ("painted", "bound"):
+        held = data.get(name, {})
+        if not isinstance(held, Mapping) or not all(isinstance(v, str) for v in held.values()):
+            raise ValueError(f"a page's {name} maps component ids to strings")
+        getattr(page, name).update({str(k): v for k, v in held.items()})
+    return page
+
+
+def _spec_to_json(spec: Spec) -> dict[str, t.Any]:
+    common = {"scope": spec.scope.to_wire(), "projection": spec.projection, "title": spec.title}
+    if isinstance(spec, ListSpec):
+        return {
+            "kind": "list",
+            **common,
+            "columns": [[c.header, list(c.path)] for c in spec.columns],
+            "link": spec.link,
+            "rowActions": [[a.label, a.endpoint] for a in spec.row_actions],
+        }
+    fields = None if spec.fields is None else [list(p) for p in spec.fields]
+    return {"kind": "editor", **common, "roots": [list(r) for r in spec.policy.roots], "fields": fields}
+
+
+def _spec_from_json(data: t.Any) -> Spec:
+    if not isinstance(data, Mapping):
+        raise ValueError("a component spec is an object")
+    try:
+        scope = parse_scope(data["scope"])
+    except ScopeError as exc:
+        raise ValueError(str(exc)) from None
+    projection, title = str(data["projection"]), data.get("title")
+    if title is not None and not isinstance(title, str):
+        raise ValueError("a title is a string")
+    if data.get("kind") == "list":
+        columns = tuple(Column(str(header), tuple(path)) for header, path in data["columns"])
+        actions = tuple(RowAction(str(label), str(endpoint)) for label, endpoint in data.get("rowActions", []))
+        link = data.get("link")
+        return ListSpec(scope, projection, columns, link if isinstance(link, str) else None, title, actions)
+    if data.get("kind") == "editor":
+        policy = EditPolicy(tuple(tuple(str(s) for s in root) for root in data["roots"]))
+        fields = data.get("fields")
+        paths = None if fields is None else tuple(tuple(p) for p in fields)
+        return EditorSpec(scope, projection, policy, paths, title)
+    raise ValueError("a component is a list or an editor")

@@ -73,8 +73,11 @@ def show_draft(ctx: EditorContext) -> Response:
     return ctx.outcome(json.dumps((draft or {}).get("data", {}), sort_keys=True))
 
 
-def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> tuple[Flask, KrmStream]:
-    """The host app, serving the simulator's ``demo`` namespace as target ``sim``."""
+def create_app(
+    kubeconfig: str, instance_path: str, *, saving: bool = False, drafts_url: str | None = None
+) -> tuple[Flask, KrmStream]:
+    """The host app, serving the simulator's ``demo`` namespace as target ``sim``; ``drafts_url``
+    is its ``KRM_DRAFTS_URL`` (drafts in Redis, for several workers)."""
     app = Flask(__name__, instance_path=instance_path)
     app.config.update(
         SECRET_KEY="browser test secret",
@@ -90,6 +93,7 @@ def create_app(kubeconfig: str, instance_path: str, *, saving: bool = False) -> 
         ),
         KRM_WATCH_LINGER=5.0,
         KRM_HEARTBEAT_INTERVAL=5.0,
+        KRM_DRAFTS_URL=drafts_url,
     )
     if saving:
         app.config["KRM_SAVE_CONFIRM_TIMEOUT"] = CONFIRM_TIMEOUT

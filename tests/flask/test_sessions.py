@@ -310,6 +310,35 @@ def test_a_principal_change_on_the_same_browser_gets_fresh_drafts(app: Flask, kr
     assert all(key[0] != editor_sid for key in krm.runtime(app).drafts._namespaces)
 
 
+def test_sign_out_ends_the_draft_session_and_a_copied_cookie_opens_nothing(app: Flask, krm: KrmStream) -> None:
+    browser = signed_in(app, "editor")
+    browser.get("/drafts/edit/debug")
+    with browser.session_transaction() as session:
+        copied = dict(session)
+        sid = session["_krm_sid"]
+    browser.get("/logout")
+    with browser.session_transaction() as session:
+        assert "_krm_sid" not in session and "_krm_owner" not in session
+    assert all(key[0] != sid for key in krm.runtime(app).drafts._namespaces)
+    replayed = app.test_client()
+    with replayed.session_transaction() as session:
+        session.update(copied)
+    assert replayed.get("/drafts").data == b"none"
+    browser.get("/login/editor")
+    assert browser.get("/drafts").data == b"none", "signing in again starts clean"
+
+
+def test_end_session_is_the_call_for_hosts_without_flask_login(app: Flask, krm: KrmStream) -> None:
+    app.add_url_rule("/end", "end", lambda: (krm.end_session(), "ended")[1])
+    browser = signed_in(app, "editor")
+    browser.get("/drafts/edit/debug")
+    with browser.session_transaction() as session:
+        sid = session["_krm_sid"]
+    assert browser.get("/end").data == b"ended"
+    assert all(key[0] != sid for key in krm.runtime(app).drafts._namespaces)
+    assert browser.get("/drafts").data == b"none"
+
+
 def test_a_replayed_session_id_is_useless_to_another_principal(app: Flask) -> None:
     editor = signed_in(app, "editor")
     editor.get("/drafts/edit/debug")

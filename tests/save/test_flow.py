@@ -364,3 +364,59 @@ def test_a_409_on_a_newer_base_follows_the_recovery_unchanged(store: LiveResourc
     assert store.draft(UID)["data"] == {"a": "2", "b": "colleague"}
     again = flow.begin(store, live=True, known=known(cm("19", {"a": "1", "b": "colleague"})))
     assert isinstance(again, Write) and again.intent.resource_version == "19"
+
+
+# ---- another process goes on with the flow ---------------------------------------------------
+
+
+def moved(flow: SaveFlow) -> SaveFlow:
+    import json
+
+    return SaveFlow.resumed(json.loads(json.dumps(flow.state())))
+
+
+def test_a_write_in_flight_elsewhere_resumes_as_a_guarded_read_and_is_never_resent(store: LiveResourceStore) -> None:
+    flow = SaveFlow(UID)
+    seen: list[Phase] = []
+    flow.observer = lambda f: seen.append(f.phase)
+    store.set_value(UID, ("data", "a"), "2")
+    begin_write(flow, store)
+    assert seen == [Phase.WRITING]  # told before the write is sent
+    other = moved(flow)  # that worker died with the write in flight
+    assert other.phase is Phase.NEEDS_READ and other.pending_intent == flow.pending_intent
+    step = other.begin(store, live=True)
+    assert isinstance(step, Read) and step.reason is ReadReason.RECOVER
+    done = other.read(store, step, ReadResult("object", cm("11", {"a": "2", "b": "1"}), ()))
+    assert done.outcome.kind is OutcomeKind.SAVED
+
+
+def test_a_flow_waiting_for_its_echo_resumes_waiting_and_an_idle_one_idle(store: LiveResourceStore) -> None:
+    flow = SaveFlow(UID)
+    assert moved(flow).phase is Phase.IDLE
+    store.set_value(UID, ("data", "a"), "2")
+    begin_write(flow, store)
+    flow.written(store, WriteVerdict.ACCEPTED, written_version="11")
+    other = moved(flow)
+    assert other.phase is Phase.CONFIRMING
+    store.apply(Upsert("modified", cm("11", {"a": "2", "b": "1"})))
+    confirmed = other.observe(store)
+    assert confirmed is not None and confirmed.kind is OutcomeKind.SAVED
+
+
+def test_a_read_in_flight_elsewhere_resumes_as_a_guarded_read(store: LiveResourceStore) -> None:
+    flow = SaveFlow(UID)
+    store.set_value(UID, ("data", "a"), "2")
+    begin_write(flow, store)
+    flow.written(store, WriteVerdict.UNKNOWN)
+    assert isinstance(flow.begin(store, live=True), Read)
+    assert flow.phase is Phase.READING
+    assert moved(flow).phase is Phase.NEEDS_READ
+
+
+@pytest.mark.parametrize(
+    "state",
+    [None, {}, {"uid": 1}, {"uid": UID, "phase": "flying"}, {"uid": UID, "phase": "idle", "intent": {"uid": UID}}],
+)
+def test_what_is_not_a_flow_state_is_refused(state: Any) -> None:
+    with pytest.raises(ValueError):
+        SaveFlow.resumed(state)

@@ -1,0 +1,132 @@
+"""The draft backends on their own: records, expiry, locks with fencing tokens, messages, layout."""
+
+from __future__ import annotations
+
+import gevent
+import pytest
+
+from flask_krm.drafts.backend import BackendUnavailable, MemoryBackend, backend_from_url, session_tag
+from flask_krm.drafts.redis_backend import RedisBackend
+from tests.redis_server import RedisServer, free_port
+
+
+def backend(server: RedisServer) -> RedisBackend:
+    found = backend_from_url(server.url)
+    assert isinstance(found, RedisBackend)
+    return found
+
+
+def test_records_are_written_removed_and_read_back_as_json(clean_redis: RedisServer) -> None:
+    drafts = backend(clean_redis)
+    assert drafts.read("s1") == {}
+    assert drafts.write("s1", {"edit:a:u1": {"uid": "u1", "edits": []}, "page:p": {"id": "p"}}, 60)
+    assert drafts.write("s1", {"page:p": None, "flow:a:u1": {"phase": "idle"}}, 60)
+    assert drafts.read("s1") == {"edit:a:u1": {"uid": "u1", "edits": []}, "flow:a:u1": {"phase": "idle"}}
+    assert drafts.read("s2") == {}
+    drafts.drop("s1")
+    assert drafts.read("s1") == {}
+
+
+def test_every_key_of_a_session_shares_one_hash_tag_and_no_key_holds_the_session_id(clean_redis: RedisServer) -> None:
+    drafts = backend(clean_redis)
+    session_id = "f" * 32
+    drafts.write(session_id, {"x": 1}, 60)
+    token = drafts.lock(session_id, "flow:a:u1", 5)
+    assert token is not None
+    keys = sorted(k.decode() for k in clean_redis.client().keys("*"))
+    tag = session_tag(session_id)
+    assert keys == [f"krm:{{{tag}}}:fence:flow:a:u1", f"krm:{{{tag}}}:lock:flow:a:u1", f"krm:{{{tag}}}:records"]
+    assert session_id not in clean_redis.keys_and_values().decode()
+
+
+def test_records_expire_with_the_session_lifetime_and_each_write_renews_it(clean_redis: RedisServer) -> None:
+    drafts = backend(clean_redis)
+    drafts.write("s1", {"x": 1}, 100)
+    key = drafts.key("s1", "records")
+    assert 95 <= clean_redis.client().ttl(key) <= 100
+    drafts.write("s1", {"y": 2}, 3600)
+    assert 3590 <= clean_redis.client().ttl(key) <= 3600
+    drafts.write("s1", {"z": 3}, 1)
+    gevent.sleep(2.2)
+    assert drafts.read("s1") == {}
+
+
+def test_a_lock_gives_growing_fencing_tokens_and_only_its_holder_releases_it(clean_redis: RedisServer) -> None:
+    drafts = backend(clean_redis)
+    first = drafts.lock("s1", "e", 30)
+    assert first is not None
+    assert drafts.lock("s1", "e", 30) is None
+    assert drafts.lock("s2", "e", 30) is not None  # another session's lock
+    drafts.unlock("s1", "e", first + 1)  # not the holder
+    assert drafts.lock("s1", "e", 30) is None
+    drafts.unlock("s1", "e", first)
+    second = drafts.lock("s1", "e", 30)
+    assert second is not None and second > first
+
+
+def test_an_expired_lock_can_be_taken_and_the_old_token_can_no_longer_write(clean_redis: RedisServer) -> None:
+    drafts = backend(clean_redis)
+    old = drafts.lock("s1", "e", 0.2)
+    assert old is not None
+    gevent.sleep(0.4)
+    new = drafts.lock("s1", "e", 30)
+    assert new is not None and new > old
+    assert not drafts.write("s1", {"flow": "stale"}, 60, fence=("e", old))
+    assert drafts.write("s1", {"flow": "current"}, 60, fence=("e", new))
+    assert drafts.read("s1") == {"flow": "current"}
+
+
+def test_a_write_tells_the_other_workers_through_one_subscription(clean_redis: RedisServer) -> None:
+    writer, reader = backend(clean_redis), backend(clean_redis)
+    received: list[dict[str, object]] = []
+
+    def listen() -> None:
+        for message in reader.messages():
+            received.append(message)
+
+    listener = gevent.spawn(listen)
+    try:
+        deadline = 5.0
+        while clean_redis.client().pubsub_numsub(reader.channel)[0][1] < 1 and deadline > 0:
+            gevent.sleep(0.02)
+            deadline -= 0.02
+        writer.write("s1", {"x": 1}, 60, message={"worker": "a", "records": {"x": 1}})
+        with gevent.Timeout(5):
+            while not received:
+                gevent.sleep(0.01)
+        assert received == [{"worker": "a", "records": {"x": 1}}]
+    finally:
+        listener.kill()
+
+
+def test_an_unreachable_server_is_reported_as_unavailable() -> None:
+    drafts = backend_from_url(f"redis://127.0.0.1:{free_port()}/0")
+    for call in (
+        lambda: drafts.read("s1"),
+        lambda: drafts.write("s1", {"x": 1}, 60),
+        lambda: drafts.lock("s1", "e", 1),
+        lambda: drafts.drop("s1"),
+        lambda: next(iter(drafts.messages())),
+    ):
+        with pytest.raises(BackendUnavailable):
+            call()
+
+
+def test_the_memory_backend_keeps_nothing_but_its_locks_and_fences() -> None:
+    clock = [0.0]
+    drafts = MemoryBackend(lambda: clock[0])
+    assert drafts.shared is False
+    assert drafts.write("s1", {"x": 1}, 60) and drafts.read("s1") == {}
+    first = drafts.lock("s1", "e", 5)
+    assert first is not None and drafts.lock("s1", "e", 5) is None
+    clock[0] = 6.0
+    second = drafts.lock("s1", "e", 5)
+    assert second is not None and second > first
+    assert not drafts.write("s1", {"x": 1}, 60, fence=("e", first))
+    assert drafts.write("s1", {"x": 1}, 60, fence=("e", second))
+
+
+@pytest.mark.parametrize("url", ["http://example", "redis", "postgres://x", "memcached://127.0.0.1"])
+def test_only_redis_urls_name_a_backend(url: str) -> None:
+    with pytest.raises(ValueError, match="KRM_DRAFTS_URL"):
+        backend_from_url(url)

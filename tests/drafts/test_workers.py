@@ -1,0 +1,344 @@
+"""Several workers on one Redis: pages, edits, Saves and sign-out behave as on one worker.
+
+Each "worker" is a whole application (the security suite's minimal host) with the same secret key
+and ``KRM_DRAFTS_URL``, in this one process; a :class:`Roaming` browser sends each request to the
+worker the test names, carrying its cookie, as a load balancer without sticky sessions would. A
+restart is every application shut down and new ones made.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import typing as t
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import gevent
+import pytest
+from flask import Flask
+from flask_login import logout_user
+
+from flask_krm import Scope
+from flask_krm.drafts.backend import session_tag
+from flask_krm.drafts.redis_backend import RedisBackend
+from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.testing.simulator.registry import WriteRequest as AdmissionRequest
+from tests.redis_server import RedisServer
+from tests.security.hosts import (
+    TARGET,
+    Browser,
+    Page,
+    Recorder,
+    configmap,
+    create,
+    make_host,
+    make_namespace,
+    merge_patch,
+    read,
+    shut_down,
+)
+
+NAMESPACE: t.Final = "workers"
+
+
+@pytest.fixture(scope="module")
+def kube() -> Iterator[KubeSimulator]:
+    with KubeSimulator(demo=True, demo_tick=None) as simulator:
+        make_namespace(simulator, NAMESPACE)
+        yield simulator
+
+
+class Cluster:
+    """Workers sharing one Redis and one secret key; :meth:`restart` replaces every one of them."""
+
+    def __init__(self, kube: KubeSimulator, redis: RedisServer, count: int = 2) -> None:
+        self.kube, self.redis, self.count = kube, redis, count
+        self.secret_key = secrets.token_hex(16)
+        self.workers: list[Flask] = []
+        self.start()
+
+    def start(self) -> None:
+        self.workers = [self._worker() for _ in range(self.count)]
+
+    def _worker(self) -> Flask:
+        app = make_host(self.kube, Recorder(), SECRET_KEY=self.secret_key, KRM_DRAFTS_URL=self.redis.url)
+        app.add_url_rule("/logout", "logout", lambda: (logout_user(), "signed out")[1])
+        return app
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        for app in self.workers:
+            shut_down(app)
+        self.workers = []
+
+
+@pytest.fixture
+def cluster(kube: KubeSimulator, clean_redis: RedisServer) -> Iterator[Cluster]:
+    found = Cluster(kube, clean_redis)
+    yield found
+    found.stop()
+
+
+class Roaming:
+    """One browser session whose requests reach whichever worker the test names."""
+
+    def __init__(self, cluster: Cluster, user: str = "editor") -> None:
+        self.cluster = cluster
+        self.browsers: dict[int, Browser] = {}
+        self.cookie: str | None = None
+        self.user = user
+        self.on(0).sign_in(user)
+        self._keep(self.browsers[0])
+
+    def on(self, index: int) -> Browser:
+        """The browser, pointed at worker ``index``, with the session cookie it last had."""
+        app = self.cluster.workers[index]
+        browser = self.browsers.get(index)
+        if browser is None or browser.app is not app:
+            browser = self.browsers[index] = Browser(app)
+        if self.cookie is not None:
+            browser.client.set_cookie("session", self.cookie)
+        return browser
+
+    def _keep(self, browser: Browser) -> None:
+        cookie = browser.client.get_cookie("session")
+        self.cookie = cookie.value if cookie is not None else None
+
+    def open(self, index: int, url: str, status: int = 200) -> Page:
+        browser = self.on(index)
+        page = browser.open(url, status)
+        self._keep(browser)
+        return page
+
+    def post(self, index: int, url: str, data: dict[str, str], headers: dict[str, str]) -> tuple[int, str]:
+        browser = self.on(index)
+        answer = browser.post(url, data, headers)
+        self._keep(browser)
+        return answer.status_code, answer.get_data(as_text=True)
+
+    def get(self, index: int, url: str) -> int:
+        browser = self.on(index)
+        status = browser.client.get(url).status_code
+        self._keep(browser)
+        return status
+
+    def close(self) -> None:
+        for browser in self.browsers.values():
+            browser.close()
+
+
+def editor_url(name: str) -> str:
+    scope = Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE)
+    return f"/edit?scope={quote(scope.canonical_query(), safe='')}&name={name}"
+
+
+def new_configmap(kube: KubeSimulator, **data: str) -> str:
+    name = f"cm-{secrets.token_hex(4)}"
+    create(kube, NAMESPACE, "configmaps", configmap(name, NAMESPACE, data or {"level": "info"}))
+    return name
+
+
+def edit(roaming: Roaming, index: int, page: Page, key: str, value: str) -> int:
+    editor = page.component("editor")
+    form = {"op": "set", "path": json.dumps(["data", key]), "value": value}
+    return roaming.post(index, f"/krm/ui/components/{editor}/edit", form, page.headers(editor))[0]
+
+
+def save(roaming: Roaming, index: int, page: Page, **form: str) -> str:
+    editor = page.component("editor")
+    status, body = roaming.post(index, f"/krm/ui/components/{editor}/actions/save", form, page.headers(editor))
+    found = re.search(r'data-krm-outcome="([^"]+)"', body)
+    return found.group(1) if found else f"HTTP {status}: {body[:300]}"
+
+
+def records(redis: RedisServer) -> dict[str, t.Any]:
+    """Every record of every session in Redis."""
+    client = redis.client()
+    out: dict[str, t.Any] = {}
+    for key in client.scan_iter(match="krm:*:records"):
+        for name, value in client.hgetall(key).items():
+            out[name.decode()] = json.loads(value)
+    return out
+
+
+def test_an_edit_on_one_worker_reaches_the_page_stream_another_worker_holds(
+    cluster: Cluster, kube: KubeSimulator
+) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    channel = roaming.on(1).stream(t.cast(str, page.channel_url))
+    channel.until_text('data-krm-stream="live"')
+    assert edit(roaming, 0, page, "level", "debug-from-worker-0") == 200
+    channel.until_text("debug-from-worker-0", timeout=3.0)
+    assert edit(roaming, 1, page, "level", "trace-from-worker-1") == 200  # the page is known on worker 1 too
+    channel.until_text("trace-from-worker-1", timeout=3.0)
+    assert read(kube, NAMESPACE, "configmaps", name)["data"] == {"level": "info"}  # type: ignore[index]
+    roaming.close()
+
+
+def test_drafts_are_all_back_after_every_worker_restarted(cluster: Cluster, kube: KubeSimulator) -> None:
+    name = new_configmap(kube, level="info", keep="me")
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    assert edit(roaming, 0, page, "level", "survives-restart") == 200
+    assert edit(roaming, 1, page, "keep", "edited-on-1") == 200
+    roaming.close()
+    cluster.restart()
+    again = roaming.open(1, editor_url(name))
+    assert "survives-restart" in again.html and "edited-on-1" in again.html
+    assert again.html.count("krm-dirty-marker") == 2
+    outcome = save(roaming, 0, again)
+    assert outcome in ("saved", "saved-pending"), outcome
+    deadline = 5.0
+    while read(kube, NAMESPACE, "configmaps", name)["data"] != {"level": "survives-restart", "keep": "edited-on-1"}:  # type: ignore[index]
+        gevent.sleep(0.05)
+        deadline -= 0.05
+        assert deadline > 0, "the restored draft was not saved"
+    roaming.close()
+
+
+def test_sign_out_ends_the_draft_session_on_every_worker(cluster: Cluster, kube: KubeSimulator) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    assert edit(roaming, 1, page, "level", "before-sign-out") == 200
+    assert any(k.startswith("edit:") for k in records(cluster.redis))
+    copied = roaming.cookie
+    assert roaming.get(1, "/logout") == 200
+    assert records(cluster.redis) == {}
+    roaming.cookie = copied  # a copy of the cookie taken before signing out opens nothing
+    stale = roaming.open(0, editor_url(name))
+    assert "before-sign-out" not in stale.html
+    roaming.cookie = None
+    roaming.on(0).sign_in("editor")
+    roaming._keep(roaming.browsers[0])
+    fresh = roaming.open(1, editor_url(name))
+    assert "before-sign-out" not in fresh.html
+    roaming.close()
+
+
+@pytest.fixture
+def writes(kube: KubeSimulator) -> Iterator[list[str]]:
+    """The names of the ConfigMaps PATCHed in the namespace, one entry per write that arrived."""
+    arrived: list[str] = []
+
+    def admitted(request: AdmissionRequest) -> None:
+        if request.namespace == NAMESPACE and request.verb == "patch":
+            arrived.append(str(request.name))
+
+    remove = kube.faults.mutate_writes(admitted)
+    yield arrived
+    remove()
+
+
+def test_a_save_whose_answer_was_lost_on_one_worker_is_never_resent_by_another(
+    cluster: Cluster, kube: KubeSimulator, writes: list[str]
+) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    assert edit(roaming, 0, page, "level", "lost-answer") == 200
+    kube.faults.lose_next_write_response()
+    assert save(roaming, 0, page) == "unknown"
+    assert writes.count(name) == 1
+    outcome = save(roaming, 1, page)
+    assert outcome == "saved", outcome
+    assert writes.count(name) == 1  # worker 1 read and found the write applied; it sent nothing
+    roaming.close()
+
+
+def test_a_save_in_flight_on_a_worker_that_died_is_never_resent(
+    cluster: Cluster, kube: KubeSimulator, writes: list[str]
+) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    assert edit(roaming, 0, page, "level", "in-flight") == 200
+    flows_before = {k for k in records(cluster.redis) if k.startswith("flow:")}
+    assert flows_before == set()
+    held = read(kube, NAMESPACE, "configmaps", name)
+    assert held is not None
+    # What a worker writes before it sends the PATCH, and then dies before the answer: the state
+    # says a write was in flight, the write reached the server, and its lock expired.
+    backend = RedisBackend.from_url(cluster.redis.url)
+    session_records = next(iter(cluster.redis.client().scan_iter(match="krm:*:records"))).decode()
+    edit_field = next(k for k in records(cluster.redis) if k.startswith("edit:"))
+    store_id, uid = edit_field.split(":")[1:]
+    flow_field = f"flow:{store_id}:{uid}"
+    patch = {"data": {"level": "in-flight"}}
+    state = {
+        "uid": uid,
+        "phase": "writing",
+        "intent": {"uid": uid, "resourceVersion": held["metadata"]["resourceVersion"], "patch": patch},
+    }
+    cluster.redis.client().hset(session_records, flow_field, json.dumps(state))
+    merge_patch(
+        kube,
+        NAMESPACE,
+        "configmaps",
+        name,
+        {"metadata": {"resourceVersion": held["metadata"]["resourceVersion"]}, **patch},
+    )
+    sent = writes.count(name)
+    outcome = save(roaming, 1, page)
+    assert outcome == "saved", outcome
+    assert writes.count(name) == sent  # a guarded read, never the write again
+    backend.close()
+    roaming.close()
+
+
+def test_one_save_at_a_time_per_editor_across_workers(cluster: Cluster, kube: KubeSimulator, writes: list[str]) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    assert edit(roaming, 0, page, "level", "locked") == 200
+    edit_field = next(k for k in records(cluster.redis) if k.startswith("edit:"))
+    store_id, uid = edit_field.split(":")[1:]
+    session_key = next(iter(cluster.redis.client().scan_iter(match="krm:*:records"))).decode()
+    tag = session_key.split("{")[1].split("}")[0]
+    backend = RedisBackend.from_url(cluster.redis.url)
+    # another worker's Save holds the editor's lock
+    lock_key = f"krm:{{{tag}}}:lock:flow:{store_id}:{uid}"
+    cluster.redis.client().set(lock_key, "999", px=30_000)
+    assert save(roaming, 1, page) == "busy"
+    assert save(roaming, 0, page) == "busy"
+    assert writes.count(name) == 0
+    cluster.redis.client().delete(lock_key)
+    assert save(roaming, 1, page) in ("saved", "saved-pending")
+    assert writes.count(name) == 1
+    assert session_tag("x") != tag
+    backend.close()
+    roaming.close()
+
+
+def test_drafts_are_temporarily_unavailable_while_redis_is_down_and_nothing_acknowledged_is_lost(
+    cluster: Cluster, kube: KubeSimulator
+) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    assert edit(roaming, 0, page, "level", "before-outage") == 200
+    cluster.redis.stop()
+    try:
+        assert edit(roaming, 0, page, "level", "during-outage") == 200  # kept by worker 0, written later
+        other = Roaming(cluster)
+        refused = other.on(1).client.get(editor_url(name))
+        assert refused.status_code == 503
+        assert "temporarily unavailable" in refused.get_data(as_text=True).lower()
+        other.close()
+    finally:
+        cluster.redis.start()
+    deadline = 10.0
+    while "during-outage" not in json.dumps(records(cluster.redis)):
+        gevent.sleep(0.1)
+        deadline -= 0.1
+        assert deadline > 0, f"the change made during the outage was not written: {records(cluster.redis)}"
+    again = roaming.open(1, editor_url(name))
+    assert "during-outage" in again.html
+    roaming.close()

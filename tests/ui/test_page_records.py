@@ -1,0 +1,70 @@
+"""Pages as JSON, as a shared draft backend keeps them for every worker."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+import pytest
+
+from flask_krm import Scope
+from flask_krm.store import EditPolicy
+from flask_krm.ui.page import (
+    Column,
+    EditorSpec,
+    ListSpec,
+    Page,
+    RowAction,
+    make_component,
+    page_from_json,
+    page_to_json,
+)
+
+CONFIGMAPS = Scope(target="demo", version="v1", resource="configmaps", namespace="app", label_selector="tier=web")
+
+
+def a_page() -> Page:
+    page = Page("p-1")
+    listing = ListSpec(
+        CONFIGMAPS,
+        "krm-spec/v1",
+        (Column("Name", ("metadata", "name")), Column("Level", ("data", "level"))),
+        link="/cm/{name}",
+        title="Maps",
+        row_actions=(RowAction("Delete", "krm_review.delete"),),
+    )
+    editor = EditorSpec(
+        Scope(target="demo", group="apps", version="v1", resource="deployments", namespace="app", name="web"),
+        "krm-full/v1",
+        EditPolicy((("spec", "replicas"),)),
+        fields=(("spec", "replicas"),),
+        title="Web",
+    )
+    for spec in (listing, editor):
+        page.add(make_component(spec))
+    page.painted = {c: f"digest-{c}" for c in page.components}
+    page.bound = {next(reversed(page.components)): "uid-web"}
+    return page
+
+
+def test_a_page_comes_back_whole_with_the_same_component_ids() -> None:
+    page = a_page()
+    again = page_from_json(json.loads(json.dumps(page_to_json(page))))
+    assert again.id == page.id
+    assert again.components == page.components
+    assert again.painted == page.painted and again.bound == page.bound
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda d: None,
+        lambda d: {**d, "id": 3},
+        lambda d: {**d, "components": [{"kind": "chart", "scope": {}, "projection": "x"}]},
+        lambda d: {**d, "components": [{**d["components"][0], "scope": {"target": "demo"}}]},
+        lambda d: {**d, "painted": {"x": 1}},
+    ],
+)
+def test_what_is_not_a_page_is_refused(mangle: t.Callable[[dict[str, t.Any]], t.Any]) -> None:
+    with pytest.raises((ValueError, TypeError, KeyError)):
+        page_from_json(mangle(page_to_json(a_page())))
