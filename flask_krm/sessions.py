@@ -41,7 +41,7 @@ from flask import session
 from gevent.lock import Semaphore
 
 from . import csrf
-from .drafts.backend import BackendUnavailable, DraftBackend, MemoryBackend, Record
+from .drafts.backend import BackendUnavailable, DraftBackend, MemoryBackend, Record, session_tag
 from .drafts.sync import DraftSync
 from .errors import DraftLimitReached, DraftsUnavailable
 
@@ -296,6 +296,8 @@ class DraftRegistry:
         self.backend: DraftBackend = backend if backend is not None else MemoryBackend()
         self.sync = DraftSync(self.backend) if self.backend.shared else None
         """Keeps stores in step with a shared backend (``None`` with the memory backend)."""
+        if self.sync is not None:
+            self.sync.on_session_ended = self._ended_elsewhere
         self.lock = threading.RLock()
         self._namespaces: dict[NamespaceKey, _Namespace] = {}
         """Least recently used first."""
@@ -312,12 +314,18 @@ class DraftRegistry:
         with self.lock:
             for key in [k for k in self._namespaces if k[0] == session_id]:
                 del self._namespaces[key]
-        if self.sync is not None:
-            self.sync.detach_session(session_id)
         try:
-            self.backend.drop(session_id)
+            if self.sync is not None:
+                self.sync.end_session(session_id)
+            else:
+                self.backend.drop(session_id)
         except BackendUnavailable:
             logger.error("the draft backend is unavailable: an ended session's drafts stay there until they expire")
+
+    def _ended_elsewhere(self, tag: str) -> None:
+        with self.lock:
+            for key in [k for k in self._namespaces if session_tag(k[0]) == tag]:
+                del self._namespaces[key]
 
     def __len__(self) -> int:
         return len(self._namespaces)

@@ -165,8 +165,8 @@ def backend_from_url(url: str | None) -> DraftBackend:
     ``pip install flask-krm[redis]``). Raises ``ValueError`` for any other URL."""
     if url is None or url == "memory://":
         return MemoryBackend()
-    scheme = url.partition("://")[0].lower()
-    if scheme not in ("redis", "rediss", "unix"):
+    scheme, separator, _ = url.partition("://")
+    if not separator or scheme.lower() not in ("redis", "rediss", "unix"):
         raise ValueError(f"KRM_DRAFTS_URL must be a redis://, rediss:// or unix:// URL (or memory://), got {scheme!r}")
     from .redis_backend import RedisBackend
 

@@ -64,6 +64,8 @@ class DraftSync:
         self._pending: dict[str, tuple[dict[str, Record | None], float]] = {}
         self._mutex = threading.RLock()
         self.unavailable = False
+        self.on_session_ended: Callable[[str], None] | None = None
+        """Called with a session's tag when another worker ended it (this worker forgets it too)."""
 
     # -- stores ----------------------------------------------------------------------------------
 
@@ -97,11 +99,23 @@ class DraftSync:
 
     def detach_session(self, session_id: str) -> None:
         """Stop keeping the stores of ``session_id`` in step and forget what waits to be written."""
-        tag = session_tag(session_id)
+        self._detach(session_tag(session_id))
+        with self._mutex:
+            self._pending.pop(session_id, None)
+
+    def _detach(self, tag: str) -> None:
         with self._mutex:
             for key in [k for k in self._attached if k[0] == tag]:
                 del self._attached[key]
-            self._pending.pop(session_id, None)
+
+    def end_session(self, session_id: str) -> None:
+        """Forget ``session_id`` here, in the backend and on every other worker (sign-out).
+
+        Raises :class:`BackendUnavailable` when the backend cannot be told (this worker forgot it).
+        """
+        self.detach_session(session_id)
+        self.backend.drop(session_id)
+        self.backend.publish({"worker": self.worker, "session": session_tag(session_id), "ended": True})
 
     def _changed(self, attached: _Attached, uids: frozenset[str]) -> None:
         store = attached.store()
@@ -165,7 +179,14 @@ class DraftSync:
     def receive(self, message: Message) -> None:
         """Replay another worker's change into this worker's stores of the same session."""
         tag, records = message.get("session"), message.get("records")
-        if message.get("worker") == self.worker or not isinstance(tag, str) or not isinstance(records, dict):
+        if message.get("worker") == self.worker or not isinstance(tag, str):
+            return
+        if message.get("ended") is True:
+            self._detach(tag)
+            if self.on_session_ended is not None:
+                self.on_session_ended(tag)
+            return
+        if not isinstance(records, dict):
             return
         for name, value in records.items():
             if not isinstance(name, str) or not name.startswith(EDIT + ":"):

@@ -433,8 +433,7 @@ class LiveResourceStore:
         base = ours = held.server
         for edit in record.edits:
             try:
-                base = _put(base, edit.path, edit.base)
-                ours = _put(ours, edit.path, edit.mine)
+                base, ours = _put(base, edit.path, edit.base), _put(ours, edit.path, edit.mine)
             except PathError:
                 continue  # the server's object no longer has a map there: its value stands
         opened: dict[Path, Conflict] = {}

@@ -118,12 +118,22 @@ def test_a_record_for_an_object_the_snapshot_does_not_have_is_forgotten() -> Non
     assert other.edit_record("gone") is None
 
 
-def test_an_edit_under_a_value_that_is_no_longer_a_map_yields_to_the_server() -> None:
+def test_an_added_value_the_server_has_meanwhile_added_too_is_a_conflict() -> None:
     first = store_with(deployment())
     first.set_value("deploy-1", ("spec", "strategy", "type"), "Recreate")
     other = store_with(with_changes(deployment(), "2", {("spec", "strategy"): "odd"}))
     other.restore(moved(first.edit_record("deploy-1")))
+    assert other.draft("deploy-1")["spec"]["strategy"] == {"type": "Recreate"}
+    assert [(c.path, c.theirs) for c in other.conflicts("deploy-1")] == [(("spec", "strategy"), "odd")]
+
+
+def test_an_edit_under_a_value_that_is_no_longer_a_map_yields_to_the_server() -> None:
+    first = store_with(with_changes(deployment(), "1", {("spec", "strategy"): {"type": "RollingUpdate"}}))
+    first.set_value("deploy-1", ("spec", "strategy", "type"), "Recreate")
+    other = store_with(with_changes(deployment(), "2", {("spec", "strategy"): "odd"}))
+    other.restore(moved(first.edit_record("deploy-1")))
     assert other.draft("deploy-1")["spec"]["strategy"] == "odd"
+    assert other.dirty("deploy-1") == []
 
 
 @pytest.mark.parametrize(
@@ -147,7 +157,7 @@ def test_what_is_not_a_record_is_refused(data: Any) -> None:
 
 
 keys = st.sampled_from(["level", "replicas", "new", "other"])
-values = st.one_of(st.text(max_size=3), st.integers(-2, 2), st.none(), st.dictionaries(keys, st.text(max_size=2)))
+values = st.one_of(st.text(max_size=3), st.integers(-2, 2), st.booleans(), st.dictionaries(keys, st.text(max_size=2)))
 
 
 @settings(max_examples=60, deadline=None)
