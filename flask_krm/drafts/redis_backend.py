@@ -144,7 +144,7 @@ class RedisBackend:
             raise BackendUnavailable(str(exc)) from None
 
     def messages(self) -> Iterator[Message]:
-        pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        pubsub = self.client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
         try:
             pubsub.subscribe(self.channel)
             for item in pubsub.listen():
