@@ -119,15 +119,23 @@ def worker() -> None:
     listener = gevent.spawn(registry.sync.run, gevent.sleep)
     gevent.sleep(0.3)  # the subscription is in place
     print(json.dumps({"ready": True}), flush=True)
-    command = json.loads(sys.stdin.readline())
+    command = json.loads(_read_line())
     if command.get("edit"):
         before = calls[0]
         edits = _edit(stores, command["edits"], command["rate"])
         print(json.dumps({"edits": edits, "round_trips": calls[0] - before}), flush=True)
     else:
-        sys.stdin.readline()  # until the driver says the edits are over
+        _read_line()  # until the driver says the edits are over
         print(json.dumps({"latencies": latencies}), flush=True)
     listener.kill()
+
+
+def _read_line() -> str:
+    """A line of stdin, letting the other greenlets run while none has come (stdin is not patched)."""
+    from gevent.socket import wait_read
+
+    wait_read(sys.stdin.fileno())
+    return sys.stdin.readline()
 
 
 def _edit(stores: list[Any], edits: int, rate: float) -> int:
