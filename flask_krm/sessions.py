@@ -401,15 +401,15 @@ def follow_principal(registry: DraftRegistry, principal_name: str | None) -> boo
 
 def end_session(registry: DraftRegistry) -> None:
     """End the browser session's flask-krm state: its drafts are discarded on the server (in the
-    draft backend too), the session id dropped and the CSRF token revoked. Requires a request
-    context. Called on sign-out (Flask-Login's ``user_logged_out``; a host without Flask-Login
-    calls :meth:`KrmStream.end_session <flask_krm.KrmStream.end_session>`): a copy of the cookie
-    taken before opens nothing, and the next sign-in starts clean."""
+    draft backend too) and the session id dropped. Requires a request context. Called on sign-out
+    (Flask-Login's ``user_logged_out``; a host without Flask-Login calls :meth:`KrmStream.end_session
+    <flask_krm.KrmStream.end_session>`): a copy of the cookie taken before opens nothing. The session
+    then belongs to nobody, so the next sign-in, even of the same principal, starts clean and
+    replaces the CSRF token (:func:`follow_principal`); until then a request is refused as signed out."""
     session_id = session.pop(SESSION_ID_KEY, None)
     session.pop(OWNER_KEY, None)
     if isinstance(session_id, str) and session_id:
         registry.discard(session_id)
-    csrf.revoke()
 
 
 def session_key(registry: DraftRegistry, principal_name: str) -> str:

@@ -64,6 +64,7 @@ class Gunicorn:
                 str(self.access_log),
                 "--access-logformat",
                 "%(p)s %(m)s %(U)s %(s)s",
+                "--no-control-socket",
                 "--error-logfile",
                 str(self.error_log),
                 "tests.browser.workers_app:app",
@@ -88,7 +89,7 @@ class Gunicorn:
                 found.add(int(entry.name))
         return found
 
-    def wait_for_workers(self, count: int, timeout: float = 30.0) -> None:
+    def wait_for_workers(self, count: int, timeout: float = 90.0) -> None:
         import urllib.request
 
         deadline = time.monotonic() + timeout
@@ -240,10 +241,11 @@ def test_typing_conflicts_saves_and_second_tabs_work_across_workers_without_stic
     expect(second.locator(".krm-conflicted")).to_have_count(1)
     page.locator(".krm-conflicted").get_by_role("button", name="Keep mine").click()
     expect(second.locator(".krm-conflicted")).to_have_count(0)
+    assert writes.count() == 1  # someone else's
     save(second)
     expect(outcome(second)).to_have_attribute("data-krm-outcome", "saved")
     assert data_of(core, name) == {"a": "start-" + typed, "b": "other"}
-    assert writes.count() == 1
+    assert writes.count() == 2  # and one Save
     served = workers.pids_serving("/ui/")
     assert len(served) >= 2, f"every request of the page reached one worker ({served}): the test proves nothing"
 
