@@ -151,6 +151,7 @@ class DraftSync:
                 records = {**waiting[0], **records}
             try:
                 self.backend.write(session_id, records, lifetime, message=self._message(session_id, records))
+                self._available()
             except BackendUnavailable as exc:
                 self._pending[session_id] = (records, lifetime)
                 if not self.unavailable:
@@ -160,16 +161,21 @@ class DraftSync:
     def flush(self) -> bool:
         """Write what waits; whether nothing waits any more."""
         with self._mutex:
+            if not self._pending:
+                return True
             for session_id, (records, lifetime) in list(self._pending.items()):
                 try:
                     self.backend.write(session_id, records, lifetime, message=self._message(session_id, records))
                 except BackendUnavailable:
                     return False
                 del self._pending[session_id]
-            if self.unavailable:
-                logger.info("drafts are available again")
-            self.unavailable = False
+            self._available()
             return True
+
+    def _available(self) -> None:
+        if self.unavailable:
+            logger.info("drafts are available again")
+        self.unavailable = False
 
     def _message(self, session_id: str, records: dict[str, Record | None]) -> Message:
         return {"worker": self.worker, "session": session_tag(session_id), "records": records}
@@ -215,6 +221,7 @@ class DraftSync:
             try:
                 if self.flush():
                     for message in self.backend.messages():
+                        self._available()
                         self.receive(message)
             except BackendUnavailable as exc:
                 if not self.unavailable:
