@@ -30,6 +30,7 @@ PURE_MODULES = (
     "flask_krm.upstream.scripted",
     "flask_krm.store",
     "flask_krm.logvalues",
+    "flask_krm.yaml_text",
 )
 
 BLOCKED = ("flask", "flask_login", "werkzeug", "gevent", "greenlet", "kubernetes")

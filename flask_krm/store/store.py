@@ -18,6 +18,7 @@ from typing import Any
 from ..events import Deleted, Event, Redaction, Reset, StreamError, Synced, Upsert
 from .errors import (
     InvalidEventError,
+    InvalidValueError,
     KeyExistsError,
     MalformedPathError,
     PathTypeError,
@@ -29,14 +30,17 @@ from .intents import SaveIntent
 from .keyed_lists import KeyedLists, Schema
 from .merge import Conflict, flashed_paths, three_way_merge
 from .patch import Change, changes, merge_patch
-from .paths import MISSING, Path, as_path, get_at, pointer_to_path
+from .paths import MISSING, Path, as_path, get_at, path_to_pointer, pointer_to_path
 from .policy import DEFAULT_POLICY, EditPolicy
 from .reconcile import Reconciliation, Refusal, resolve_redactions
 from .recovery import RecoveryCopies, identity_of
 from .regions import Regions
 from .values import check_value, delete_in, json_copy, json_equal, rename_in, set_in, share
+from .view_edits import ViewEditRefused, ViewEditResult, ViewProblem, apply_items, plan_view_edits
 
 Subscriber = Callable[[frozenset[str]], None]
+
+NULL_IN_MAP = "An empty value (null) cannot be stored in a map: remove the key, or write '' for an empty string."
 
 
 @dataclass(slots=True)
@@ -64,6 +68,11 @@ def _redacted_paths(redactions: Iterable[Redaction]) -> list[tuple[str, ...]]:
         return [pointer_to_path(r.path) for r in redactions]
     except (MalformedPathError, AttributeError) as exc:
         raise InvalidEventError(f"malformed redaction: {exc}") from exc
+
+
+def _present(value: Any) -> Any:
+    """A copy of ``value``, or None for :data:`MISSING` (a conflict's removed value)."""
+    return None if value is MISSING else json_copy(value)
 
 
 def _prefix(a: Path, b: Path) -> bool:
@@ -312,6 +321,68 @@ class LiveResourceStore:
             else:
                 changed = self._commit(uid, held, self._reverted(held, as_path(path)), as_path(path))
         self._notify(changed)
+
+    def edit_view(
+        self, uid: str, before: Any, after: Any, refuse: Callable[[Path], str | None] | None = None
+    ) -> ViewEditResult:
+        """Apply what changed from the view ``before`` to the view ``after`` as leaf-level edits of
+        the current draft (:mod:`.view_edits`): all of them, or none.
+
+        An edited value the draft moved away from since the view (a server change) is kept as the
+        person's, with the server's value as a conflict. ``refuse(path)`` narrows the policy further
+        (a message refuses the path). Raises :class:`~.view_edits.ViewEditRefused` with every problem.
+        """
+        with self._lock:
+            held = self._get(uid)
+            keys = held.lists.map_keys if held.lists is not None else None
+            plan = plan_view_edits(before, after, held.draft, keys)
+            problems = list(plan.problems)
+            for edit in plan.edits:
+                problem = self._view_problem(held, edit.path, refuse)
+                if problem is None and edit.value is None and isinstance(edit.path[-1], str):
+                    problem = NULL_IN_MAP
+                elif problem is None and edit.value is not MISSING:
+                    try:
+                        check_value(edit.value, in_map=isinstance(edit.path[-1], str))
+                    except InvalidValueError as exc:
+                        problem = str(exc)[:1].upper() + str(exc)[1:] + "."
+                if problem is not None:
+                    problems.append(ViewProblem(edit.view_path, problem, 403 if "read-only" in problem else 422))
+            for items in plan.items:
+                problem = self._view_problem(held, items.path, refuse)
+                if problem is not None:
+                    problems.append(ViewProblem(items.view_path, problem, 403))
+            if problems:
+                raise ViewEditRefused(tuple(problems))
+            draft, conflicts = held.draft, dict(held.conflicts)
+            try:
+                for edit in plan.edits:
+                    current, theirs = get_at(draft, edit.path), get_at(held.server, edit.path)
+                    moved = not json_equal(current, edit.seen) and not json_equal(current, edit.value)
+                    if moved and json_equal(current, theirs):
+                        conflicts[edit.path] = Conflict(edit.path, _present(theirs), theirs is not MISSING)
+                    value = json_copy(edit.value)
+                    draft = delete_in(draft, edit.path) if value is MISSING else set_in(draft, edit.path, value)
+                for items in plan.items:
+                    merged, conflicting = apply_items(get_at(draft, items.path), items)
+                    if conflicting:
+                        theirs = get_at(held.server, items.path)
+                        conflicts[items.path] = Conflict(items.path, _present(theirs), theirs is not MISSING)
+                    draft = set_in(draft, items.path, json_copy(merged))
+            except PathTypeError as exc:
+                where = exc.path if isinstance(exc.path, tuple) else ()
+                raise ViewEditRefused((ViewProblem(where, "This field no longer has that shape.", 409),)) from None
+            held.conflicts = conflicts
+            edited = [e.path for e in plan.edits] + [i.path for i in plan.items]
+            changed = self._commit(uid, held, draft, *edited)
+            conflicted = tuple(p for p in edited if p in held.conflicts)
+        self._notify(changed)
+        return ViewEditResult(len(edited), conflicted)
+
+    def _view_problem(self, held: _Resource, path: Path, refuse: Callable[[Path], str | None] | None) -> str | None:
+        if not path or not held.regions.editable_in(held.draft, path):
+            return f"{path_to_pointer(path) or 'The object'} is read-only in this editor."
+        return refuse(path) if refuse is not None else None
 
     def _reverted(self, held: _Resource, where: Path) -> Any:
         if where and held.regions.editable_in(held.draft, where):

@@ -103,6 +103,7 @@ def live_editor(
     policy: t.Any = None,
     fields: t.Any = None,
     title: str | None = None,
+    yaml: bool = True,
 ) -> Markup:
     """Template global ``krm_live_editor`` (macro ``krm.editor``): a live editor of one named object.
 
@@ -130,6 +131,7 @@ def live_editor(
         policy=parse_policy(policy, shown),
         fields=shown,
         title=title or parsed.name,
+        yaml=bool(yaml),
     )
     return _live(make_component(spec), "krm/editor.html")
 
@@ -159,6 +161,9 @@ def _live(component: Component, template: str) -> Markup:
         "actions": [],
         "channel": False,
         "headers": {csrf.HEADER: krm_csrf_token()},
+        "yaml_url": url_for("krm.ui_yaml", component_id=component.id)
+        if isinstance(spec, EditorSpec) and spec.yaml
+        else None,
     }
     try:
         principal, drafts = session_of(krm)

@@ -112,6 +112,8 @@ class EditorSpec:
     policy: EditPolicy
     fields: tuple[Path, ...] | None = None
     title: str | None = None
+    yaml: bool = True
+    """Show the YAML and "Your changes" tabs beside the form."""
 
 
 Spec: t.TypeAlias = ListSpec | EditorSpec
@@ -155,6 +157,8 @@ def component_id(spec: Spec) -> str:
     else:
         fields = None if spec.fields is None else [list(p) for p in spec.fields]
         shape = ["editor", [list(r) for r in spec.policy.roots], fields, spec.title]
+        if not spec.yaml:
+            shape.append("no-yaml")
     canonical = json.dumps([spec.scope.canonical_query(spec.projection), shape], sort_keys=True)
     return "krm-" + hashlib.sha256(canonical.encode()).hexdigest()[:12]
 

@@ -35,6 +35,7 @@ from ..store.paths import MISSING, Path, get_at_pointer, pointer_to_path, text_p
 from .page import Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, recovery_copy
 from .widgets import EditorView, ObjectState, build_editor, display_text
+from .yaml_view import YamlView, build_yaml_view
 
 if t.TYPE_CHECKING:
     from ..store import LiveResourceStore
@@ -300,14 +301,21 @@ class RemovedView:
 
 
 def _render_editor(
-    component: Component, status: StreamStatus, state: ObjectState | None, removed: RemovedView | None = None
+    component: Component,
+    status: StreamStatus,
+    state: ObjectState | None,
+    removed: RemovedView | None = None,
+    patch: Mapping[str, t.Any] | None = None,
 ) -> Markup:
     spec = component.spec
     view: EditorView | None = None
     obj: Identity | None = None
+    yaml: YamlView | None = None
     if state is not None:
         view = build_editor(state, spec.fields if isinstance(spec, EditorSpec) else None)
         obj = _identity(state.server or state.draft)
+        if isinstance(spec, EditorSpec) and spec.yaml:
+            yaml = build_yaml_view(state, patch)
     return render_template_fragment(
         "krm/editor_body.html",
         component=component,
@@ -318,6 +326,7 @@ def _render_editor(
         edit_url=edit_url(component),
         field_id=component.element_id,
         removed=removed,
+        yaml=yaml,
     )
 
 
@@ -346,7 +355,7 @@ def render_editor_body(
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
-        return _render_editor(component, status, state)
+        return _render_editor(component, status, state, patch=store.patch(uid))
     key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]))
     return cache.get_or_render(key, lambda: _render_editor(component, status, state))
 
