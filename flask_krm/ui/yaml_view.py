@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..store.paths import MISSING, Path, path_to_pointer
 from ..yaml_text import YamlRefused, dump_yaml, load_yaml, with_placeholders
-from .widgets import ObjectState, display_text, path_json
+from .widgets import BYTES_MAP_PATHS, ObjectState, display_text, path_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +47,13 @@ class YamlView:
 
 
 def draft_yaml(draft: Mapping[str, t.Any], redacted: t.Iterable[Path]) -> str:
-    """The YAML text of ``draft`` with a placeholder at each withheld path."""
+    """The YAML text of ``draft`` with a placeholder at each withheld path, and at each value of a
+    bytes map (``binaryData``: the form shows only its size)."""
     withheld = [tuple(str(s) for s in path) for path in redacted]
+    for root in BYTES_MAP_PATHS:
+        values = draft.get(root[0]) if len(root) == 1 else None
+        if isinstance(values, Mapping):
+            withheld += [(*root, str(key)) for key in values]
     return dump_yaml(with_placeholders(dict(draft), withheld))
 
 

@@ -37,15 +37,31 @@
         return offset + Math.min(column, lines[at].length);
     }
 
-    // Replaces the text, keeping the caret (and selection) at the same line and column, and the scroll.
+    // The line of `lines` that holds `text`, nearest to `near` (lines added or removed above the
+    // caret move it), or `near` itself when no line holds it.
+    function sameLine(lines, text, near) {
+        if (lines[near] === text) return near;
+        for (let distance = 1; distance < lines.length; distance++) {
+            if (lines[near - distance] === text) return near - distance;
+            if (lines[near + distance] === text) return near + distance;
+        }
+        return near;
+    }
+
+    // Replaces the text, keeping the caret (and selection) on the same line, found by its content,
+    // at the same column, and the scroll.
     function show(text, value) {
         if (text.value === value) return;
         const focused = document.activeElement === text;
+        const oldLines = text.value.split("\n");
+        const newLines = value.split("\n");
         const [startLine, startColumn] = lineAndColumn(text.value, text.selectionStart);
         const [endLine, endColumn] = lineAndColumn(text.value, text.selectionEnd);
+        const start = sameLine(newLines, oldLines[startLine], startLine);
+        const end = start + (endLine - startLine);
         const top = text.scrollTop;
         text.value = value;
-        if (focused) text.setSelectionRange(offsetOf(value, startLine, startColumn), offsetOf(value, endLine, endColumn));
+        if (focused) text.setSelectionRange(offsetOf(value, start, startColumn), offsetOf(value, end, endColumn));
         text.scrollTop = top;
     }
 
@@ -172,8 +188,16 @@
         if (editor) follow(editor);
     });
 
+    function start() {
+        for (const tabs of document.querySelectorAll(".krm-tabs")) {
+            const editor = editorOf(tabs);
+            if (editor && !editor.hasAttribute("data-krm-tab")) select(editor, "form", false);
+        }
+        followAll();
+    }
+
     document.addEventListener("htmx:after:swap", followAll);
     document.addEventListener("htmx:sse:after:message", followAll);
-    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", followAll);
-    else followAll();
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+    else start();
 })();
