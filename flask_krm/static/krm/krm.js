@@ -382,6 +382,8 @@
         if (field.name && (field.type !== "checkbox" || field.checked)) body.set(field.name, field.value);
         const vals = JSON.parse(field.getAttribute("hx-vals") || "{}");
         for (const key of Object.keys(vals)) body.set(key, vals[key]);
+        const include = field.getAttribute("hx-include");  // the YAML tab's starting text
+        if (include) for (const node of document.querySelectorAll(include)) if (node.name) body.set(node.name, node.value);
         return body;
     }
 

@@ -116,6 +116,8 @@ def replace_in(text: Locator, old: str, new: str) -> None:
 
 
 def applied(page: Page) -> None:
+    expect(message(page)).not_to_have_text("")
+    expect(page.locator(".krm-yaml-problems")).to_have_text("")
     expect(message(page)).to_contain_text("Applied")
     expect(page.locator(".krm-yaml-text")).not_to_have_attribute("data-krm-unsent", "")
 
@@ -133,10 +135,14 @@ def test_yaml_edits_save_only_the_persons_paths_while_a_controller_rolls_the_ima
     expect(changes).to_contain_text("replicas: 3")
     expect(changes).to_contain_text("name: MODE")
     page.screenshot(path=str(tmp_path / "yaml-your-changes.png"), full_page=True)
+    # The rollout ends (status keeps churning); the draft holds the controller's last image.
+    controller.images = False
+    page.wait_for_timeout(CONTROLLER_EVERY * 2000)
+    expect(page.locator(".krm-yaml-source")).to_contain_text(f"image: {controller.image}")
     writes_before = controller.writes
     page.get_by_role("button", name="Save", exact=True).click()
     expect(outcome(page)).to_contain_text(SAVED)
-    assert controller.writes > writes_before, "the controller kept writing"
+    assert controller.writes > writes_before, "the controller kept writing status during the Save"
     controller.stop()
     saved = apps.read_namespaced_deployment(deployment, NAMESPACE)
     container = saved.spec.template.spec.containers[0]
@@ -206,7 +212,9 @@ def test_typing_during_churn_loses_no_key_and_keeps_the_caret(
             value, caret = text.evaluate("el => [el.value, el.selectionStart]")
             assert value[:caret].endswith(line), f"the caret left the end of {line!r} after a merge"
     applied(page)
-    controller.stop()
+    controller.images = False
+    page.wait_for_timeout(CONTROLLER_EVERY * 2000)
+    expect(page.locator(".krm-yaml-source")).to_contain_text(f"image: {controller.image}")
     assert t.cast(int, page.evaluate("window.krmNotes")) > 0, "the tab said that the server changed lines"
     page.get_by_role("button", name="Save", exact=True).click()
     expect(outcome(page)).to_contain_text(SAVED)
@@ -215,6 +223,7 @@ def test_typing_during_churn_loses_no_key_and_keeps_the_caret(
     assert [k for k in typed if labels.get(k) != f"v{typed.index(k)}"] == [], "every typed key was saved"
     assert saved.spec.template.spec.containers[0].image == controller.image
     assert controller.writes >= TYPING_SECONDS / CONTROLLER_EVERY / 3
+    controller.stop()
     page.screenshot(path=str(tmp_path / "yaml-after-typing.png"), full_page=True)
 
 
