@@ -14,27 +14,17 @@ import typing as t
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..store.paths import MISSING, Path, path_to_pointer
+from ..store.paths import MISSING, Path
 from ..yaml_text import YamlRefused, dump_yaml, load_yaml, with_placeholders
-from .widgets import BYTES_MAP_PATHS, ObjectState, display_text, path_json
+from .widgets import BYTES_MAP_PATHS, ConflictView, ObjectState, display_text
 
 
 @dataclass(frozen=True, slots=True)
 class YamlConflict:
-    """A conflict as the YAML tab lists it: its line in the text, and the server's value."""
+    """A conflict as the YAML tab lists it: the line it is on in the text (None: not in the text)."""
 
-    path: Path
     line: int | None
-    theirs_text: str
-    theirs_removed: bool
-
-    @property
-    def pointer(self) -> str:
-        return path_to_pointer(self.path)
-
-    @property
-    def path_json(self) -> str:
-        return path_json(self.path)
+    view: ConflictView
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +65,7 @@ def build_yaml_view(state: ObjectState, patch: Mapping[str, t.Any] | None) -> Ya
     conflicts = []
     for path, theirs in state.conflicts.items():
         where = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
-        conflicts.append(
-            YamlConflict(path, where, "" if theirs is MISSING else _theirs_text(theirs), theirs is MISSING)
-        )
-    conflicts.sort(key=lambda c: (c.line or 0, c.pointer))
+        shown = "" if theirs is MISSING else _theirs_text(theirs)
+        conflicts.append(YamlConflict(where, ConflictView(path, shown, theirs is MISSING)))
+    conflicts.sort(key=lambda c: (c.line or 0, c.view.pointer))
     return YamlView(text, tuple(conflicts), dump_yaml(dict(patch)) if patch else None)

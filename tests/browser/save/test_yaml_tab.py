@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import base64
 import os
-import threading
 import time
 import typing as t
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import kubernetes.client
@@ -29,6 +28,7 @@ from flask_krm.testing import KubeSimulator
 from tests.browser.conftest import MERGE_PATCH, goto_live, unique
 from tests.browser.host_app import NAMESPACE
 from tests.browser.save.conftest import SignedIn
+from tests.browser.save.test_churn import Controller
 from tests.browser.save.test_outcomes import SAVED, deployment_body, outcome
 
 pytestmark = pytest.mark.browser
@@ -38,21 +38,12 @@ CONTROLLER_EVERY: t.Final = 0.3
 
 
 @dataclass
-class Controller:
-    """Rolls the Deployment's image and writes its status every :data:`CONTROLLER_EVERY` seconds."""
+class Rollout(Controller):
+    """Writes the Deployment's status and rolls its image every :data:`CONTROLLER_EVERY` seconds
+    (the image only while ``images``)."""
 
-    apps: kubernetes.client.AppsV1Api
-    name: str
     images: bool = True
-    writes: int = 0
     image: str = ""
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> Controller:
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
 
     def _run(self) -> None:
         while not self._stop.wait(CONTROLLER_EVERY):
@@ -61,9 +52,9 @@ class Controller:
             self._patch(self.apps.patch_namespaced_deployment_status, {"status": status})
             if self.images:
                 image = f"registry.k8s.io/pause:3.{self.writes}"
+                containers = [{"name": "app", "image": image}]
                 self._patch(
-                    self.apps.patch_namespaced_deployment,
-                    {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}},
+                    self.apps.patch_namespaced_deployment, {"spec": {"template": {"spec": {"containers": containers}}}}
                 )
                 self.image = image
 
@@ -71,11 +62,6 @@ class Controller:
         response = call(self.name, NAMESPACE, body, _content_type=MERGE_PATCH, _preload_content=False)
         response.read()
         response.release_conn()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
 
 
 @pytest.fixture
@@ -88,8 +74,8 @@ def deployment(apps: kubernetes.client.AppsV1Api) -> str:
 
 
 @pytest.fixture
-def controller(kube: KubeSimulator, deployment: str) -> Iterator[Controller]:
-    running = Controller(kubernetes.client.AppsV1Api(kube.api_client("admin")), deployment).start()
+def controller(kube: KubeSimulator, deployment: str) -> Iterator[Rollout]:
+    running = Rollout(kubernetes.client.AppsV1Api(kube.api_client("admin")), deployment).start()
     yield running
     running.stop()
 
@@ -123,7 +109,7 @@ def applied(page: Page) -> None:
 
 
 def test_yaml_edits_save_only_the_persons_paths_while_a_controller_rolls_the_image(
-    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, deployment: str, controller: Controller, tmp_path: Path
+    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, deployment: str, controller: Rollout, tmp_path: Path
 ) -> None:
     page = goto_live(signed_in("editor"), f"/deployments/{deployment}")
     text = yaml_tab(page, deployment)
@@ -185,7 +171,7 @@ def test_a_same_field_change_is_a_conflict_in_yaml_and_in_the_form(
 
 
 def test_typing_during_churn_loses_no_key_and_keeps_the_caret(
-    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, deployment: str, controller: Controller, tmp_path: Path
+    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, deployment: str, controller: Rollout, tmp_path: Path
 ) -> None:
     page = goto_live(signed_in("editor"), f"/deployments/{deployment}")
     page.evaluate("""() => {
