@@ -279,3 +279,66 @@ def test_a_withheld_value_cannot_be_changed_removed_or_copied(edit: str) -> None
         store.edit_view("s-1", before, after)
     assert all("withheld" in p.message for p in refused.value.problems)
     assert store.patch("s-1") is None
+
+
+NAMES = st.sampled_from(["web", "log", "mesh", "init"])
+ENV = st.lists(
+    st.fixed_dictionaries({"name": st.sampled_from(["A", "B", "C"]), "value": st.text("xy", max_size=2)}),
+    max_size=3,
+    unique_by=lambda e: e["name"],
+)
+CONTAINERS = st.lists(
+    st.fixed_dictionaries({"name": NAMES, "image": st.text("ab", min_size=1, max_size=2), "env": ENV}),
+    min_size=1,
+    max_size=3,
+    unique_by=lambda c: c["name"],
+)
+CONTAINERS_PATH: Path = ("spec", "template", "spec", "containers")
+
+
+def by_name(value: Any) -> Any:
+    """``value`` with every list of named items in name order: a new keyed item goes where the
+    person put it in YAML, while the merge appends it after the server's items."""
+    if isinstance(value, dict):
+        return {k: by_name(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [by_name(v) for v in value]
+        named = all(isinstance(v, dict) and "name" in v for v in items)
+        return sorted(items, key=lambda v: v["name"]) if named else items
+    return value
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_keyed_items_edited_in_yaml_land_on_the_same_items_as_form_edits_despite_server_changes(
+    data: st.DataObject,
+) -> None:
+    obj = deployment(containers=data.draw(CONTAINERS))
+    containers = obj["spec"]["template"]["spec"]["containers"]
+    ops: list[tuple[Path, Any]] = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        index = data.draw(st.integers(0, len(containers) - 1))
+        if data.draw(st.booleans()):
+            ops.append((CONTAINERS_PATH + (index, "image"), data.draw(st.text("cd", min_size=1, max_size=2))))
+        else:
+            ops.append((CONTAINERS_PATH + (index, "env"), data.draw(ENV)))
+    # Meanwhile the server puts a new container first and changes another image.
+    theirs = json_copy(obj)
+    theirs["metadata"]["resourceVersion"] = "2"
+    theirs_containers = theirs["spec"]["template"]["spec"]["containers"]
+    theirs_containers.insert(0, {"name": "sidecar", "image": "s"})
+    changed = data.draw(st.integers(1, len(theirs_containers) - 1))
+    theirs_containers[changed]["image"] = "server"
+    form = store_with(obj)
+    for path, value in ops:
+        form.set_value("deploy-1", path, value)
+    form.apply(Upsert("modified", theirs))
+    yaml = store_with(obj)
+    before = loaded(yaml, "deploy-1")
+    after = json_copy(before)
+    for path, value in ops:
+        after = set_in(after, path, value)
+    yaml.apply(Upsert("modified", theirs))
+    yaml.edit_view("deploy-1", before, after)
+    assert json_equal(by_name(yaml.draft("deploy-1")), by_name(form.draft("deploy-1")))
+    assert {c.path for c in yaml.conflicts("deploy-1")} == {c.path for c in form.conflicts("deploy-1")}

@@ -163,6 +163,7 @@ def test_a_same_field_change_is_a_conflict_in_yaml_and_in_the_form(
     expect(form_conflict).to_be_visible()
     expect(form_conflict.locator(".krm-theirs")).to_have_text("6")
     page.get_by_role("tab", name="YAML", exact=True).click()
+    assert "  replicas: 4\n" in text.input_value(), "switching tabs lost nothing"
     conflict.get_by_role("button", name="Keep mine").click()
     expect(conflict).to_have_count(0)
     page.get_by_role("button", name="Save", exact=True).click()
