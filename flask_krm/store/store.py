@@ -338,16 +338,16 @@ class LiveResourceStore:
             plan = plan_view_edits(before, after, held.draft, keys)
             problems = list(plan.problems)
             for edit in plan.edits:
-                problem = self._view_problem(held, edit.path, refuse)
-                if problem is None and edit.value is None and isinstance(edit.path[-1], str):
-                    problem = NULL_IN_MAP
-                elif problem is None and edit.value is not MISSING:
+                refused = self._view_problem(held, edit.path, refuse)
+                if refused is not None:
+                    problems.append(ViewProblem(edit.view_path, refused, 403))
+                elif edit.value is None and isinstance(edit.path[-1], str):
+                    problems.append(ViewProblem(edit.view_path, NULL_IN_MAP))
+                elif edit.value is not MISSING:
                     try:
                         check_value(edit.value, in_map=isinstance(edit.path[-1], str))
                     except InvalidValueError as exc:
-                        problem = str(exc)[:1].upper() + str(exc)[1:] + "."
-                if problem is not None:
-                    problems.append(ViewProblem(edit.view_path, problem, 403 if "read-only" in problem else 422))
+                        problems.append(ViewProblem(edit.view_path, str(exc)[:1].upper() + str(exc)[1:] + "."))
             for items in plan.items:
                 problem = self._view_problem(held, items.path, refuse)
                 if problem is not None:
