@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import os
-import re
 import time
 import typing as t
 from collections.abc import Iterator
@@ -29,8 +28,8 @@ from flask_krm.testing import KubeSimulator
 from tests.browser.conftest import MERGE_PATCH, goto_live, unique
 from tests.browser.host_app import NAMESPACE
 from tests.browser.save.conftest import SignedIn
-from tests.browser.save.test_churn import Controller
-from tests.browser.save.test_outcomes import SAVED, STALE, deployment_body, outcome
+from tests.browser.save.test_churn import RECORD_EACH_OUTCOME, Controller, save_until_saved
+from tests.browser.save.test_outcomes import SAVED, deployment_body, outcome
 
 pytestmark = pytest.mark.browser
 
@@ -113,12 +112,9 @@ def end_rollout(page: Page, controller: Rollout) -> None:
 
 
 def save(page: Page) -> None:
-    """Save, and save again after a refreshed message, as the person would (at most twice more)."""
-    for _ in range(3):
-        page.get_by_role("button", name="Save", exact=True).click()
-        expect(outcome(page)).to_contain_text(re.compile(f"{re.escape(SAVED)}|{re.escape(STALE)}"))
-        if SAVED in outcome(page).inner_text():
-            return
+    """Save, and save again after a refreshed message, as the person would."""
+    page.evaluate(RECORD_EACH_OUTCOME)
+    save_until_saved(page)
     expect(outcome(page)).to_contain_text(SAVED)
 
 
