@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 from flask import Response, request
 
-from ..htmx import PAGE_HEADER, html_response, partial
+from ..htmx import PAGE_HEADER, html_response, partial, refusal_response
 from ..runtime import runtime
 from ..store import UnknownResourceError
 from ..store.paths import Path, pointer_to_path, text_path
 from ..store.view_edits import ViewEditRefused
 from ..yaml_text import LoadedYaml, YamlRefused, load_yaml
 from .binding import Refusal, bind
-from .page import Component, EditorSpec
+from .page import Component, EditorSpec, is_component_id
 from .render import edited_object, render_template_fragment
 from .yaml_view import draft_yaml
 
@@ -123,7 +123,11 @@ def yaml_response(component_id: str) -> Response:
     try:
         binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
     except Refusal as refusal:
-        return html_response(refusal.message, refusal.status)
+        if not is_component_id(component_id):
+            return html_response("", refusal.status)
+        return refusal_response(
+            f"{component_id}-outcome", refusal.status, refusal.message, session_ended=refusal.ends_session
+        )
     component = binding.component
     spec = component.spec
     if not isinstance(spec, EditorSpec) or not spec.yaml:
