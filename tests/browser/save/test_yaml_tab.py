@@ -131,6 +131,7 @@ def test_yaml_edits_save_only_the_persons_paths_while_a_controller_rolls_the_ima
     page = goto_live(signed_in("editor"), f"/deployments/{deployment}")
     text = yaml_tab(page, deployment)
     replace_in(text, "replicas: 1", "replicas: 3")
+    applied(page)  # a pause: the text takes the draft, the controller's new image included
     replace_in(text, "- name: app\n", "- name: app\n        env:\n        - name: MODE\n          value: fast\n")
     applied(page)
     page.get_by_role("tab", name="Your changes", exact=True).click()
