@@ -60,6 +60,7 @@
         const start = sameLine(newLines, oldLines[startLine], startLine);
         const end = start + (endLine - startLine);
         const top = text.scrollTop;
+        text.defaultValue = value;  // krm.js makes a field without an unsent edit show its default value
         text.value = value;
         if (focused) text.setSelectionRange(offsetOf(value, start, startColumn), offsetOf(value, end, endColumn));
         text.scrollTop = top;
@@ -164,6 +165,14 @@
     document.addEventListener("htmx:before:request", event => {
         const el = event.detail.ctx.sourceElement;
         if (isYamlText(el)) inFlight.add(el);
+    });
+
+    // An accepted edit: krm.js lets the field follow its default value again, which must be the text.
+    document.addEventListener("htmx:after:request", event => {
+        const {sourceElement: text, response} = event.detail.ctx;
+        if (isYamlText(text) && response && response.status < 300 && !text.hasAttribute("data-krm-unsent")) {
+            text.defaultValue = text.value;
+        }
     });
 
     document.addEventListener("htmx:finally:request", event => {
