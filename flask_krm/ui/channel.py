@@ -32,7 +32,8 @@ from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import SSEResponse
 from .binding import Refusal, attach, authorize, page_of, session_of
-from .page import Component, Page
+from .list_updates import ListUpdates
+from .page import Component, ListSpec, Page
 from .render import StreamStatus, body_partial, render_body
 from .state import store_policy
 
@@ -91,6 +92,9 @@ class Channel:
     links: list[_Link] = field(default_factory=list)
     _wake: gevent.event.Event = field(default_factory=gevent.event.Event)
     _dirty: set[str] = field(default_factory=set)
+    _changed_uids: dict[str, set[str]] = field(default_factory=dict)
+    """List component id -> the objects changed since the last message."""
+    _lists: dict[str, ListUpdates] = field(default_factory=dict)
     _closing: str | None = None
     _gone: bool = False
 
@@ -105,11 +109,22 @@ class Channel:
         self._wake.set()
 
     def _mark(self, component_id: str) -> Callable[..., None]:
-        def mark(*_: t.Any) -> None:
+        def mark(*changed: t.Any) -> None:
             self._dirty.add(component_id)
+            if changed:  # a store's notification names the objects; a status change names none
+                self._changed_uids.setdefault(component_id, set()).update(changed[0])
             self._wake.set()
 
         return mark
+
+    def _list_parts(self, link: _Link) -> list[str]:
+        component = link.component
+        updates = self._lists.get(component.id)
+        if updates is None:
+            shown = None if self.resend_all else self.page.shown_lists.get(component.id)
+            updates = self._lists[component.id] = ListUpdates(component, self.page, self.krm.cache, shown)
+        uids = self._changed_uids.pop(component.id, set())
+        return updates.changes(link.store, link.status, uids)
 
     def _link_components(self) -> list[Callable[[], None]]:
         undo: list[Callable[[], None]] = []
@@ -153,6 +168,9 @@ class Channel:
                 parts = []
                 for link in self.links:
                     if link.component.id not in changed:
+                        continue
+                    if isinstance(link.component.spec, ListSpec):
+                        parts.extend(self._list_parts(link))
                         continue
                     body = render_body(link.component, link.store, link.status, krm.cache, self.page)
                     digest = hashlib.sha256(body.encode()).hexdigest()

@@ -25,10 +25,12 @@ from werkzeug.exceptions import NotFound
 from ..scope import Scope
 from ..store.paths import Path, path_to_pointer, pointer_to_path
 from ..store.policy import DEFAULT_POLICY, READ_ONLY_POLICY, EditPolicy
+from .list_query import URL_KEY, ListQuery
 from .widgets import FieldSelectionError, parse_field_roots
 
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
+    from .list_updates import ShownList
 
 Kind: t.TypeAlias = t.Literal["list", "editor"]
 
@@ -100,6 +102,10 @@ class ListSpec:
     title: str | None = None
     row_actions: tuple[RowAction, ...] = ()
     """Buttons on every row, in a last column."""
+    page_size: int = 50
+    """Rows per page."""
+    url_key: str = ""
+    """The prefix of the list's URL parameters (``<url_key>.q``, ``.sort``, ``.page``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +156,8 @@ def component_id(spec: Spec) -> str:
     """The id of the component showing ``spec``: the same everywhere ``spec`` is shown."""
     if isinstance(spec, ListSpec):
         actions = [[a.label, a.endpoint] for a in spec.row_actions]
-        shape: list[t.Any] = ["list", [[c.header, list(c.path)] for c in spec.columns], spec.link, spec.title, actions]
+        columns = [[c.header, list(c.path)] for c in spec.columns]
+        shape: list[t.Any] = ["list", columns, spec.link, spec.title, actions, spec.page_size, spec.url_key]
     else:
         fields = None if spec.fields is None else [list(p) for p in spec.fields]
         shape = ["editor", [list(r) for r in spec.policy.roots], fields, spec.title]
@@ -192,6 +199,24 @@ def parse_columns(columns: t.Any, scope: Scope) -> tuple[Column, ...]:
     if not parsed:
         raise ComponentSpecError("columns= needs at least one column")
     return tuple(parsed)
+
+
+MAX_PAGE_SIZE: t.Final = 500
+
+
+def parse_page_size(page_size: t.Any) -> int:
+    """Rows per page from a macro argument: a whole number from 1 to :data:`MAX_PAGE_SIZE`."""
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise ComponentSpecError(f"page_size={page_size!r} is not a whole number from 1 to {MAX_PAGE_SIZE}")
+    return page_size
+
+
+def parse_url_key(url_key: t.Any, scope: Scope) -> str:
+    """The prefix of a list's URL parameters: ``url_key``, or the scope's resource by default."""
+    key = scope.resource if url_key is None else url_key
+    if not isinstance(key, str) or not URL_KEY.match(key):
+        raise ComponentSpecError(f"url_key={url_key!r} is not 1 to 40 letters, digits, '-' or '_'")
+    return key
 
 
 def parse_row_actions(row_actions: t.Any) -> tuple[RowAction, ...]:
@@ -284,6 +309,10 @@ class Page:
     bound: dict[str, str] = field(default_factory=dict)
     """Editor component id -> uid of the object this page edits there (see
     :func:`flask_krm.ui.render.edited_object`)."""
+    queries: dict[str, ListQuery] = field(default_factory=dict)
+    """List component id -> the filter, sort and page this page shows it with (from its URL)."""
+    shown_lists: dict[str, ShownList] = field(default_factory=dict)
+    """List component id -> what the first paint showed of it, row by row."""
 
     def add(self, component: Component) -> None:
         """Register ``component`` on the page."""
