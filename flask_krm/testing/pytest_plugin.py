@@ -61,7 +61,7 @@ PATCH_ADVICE: t.Final = (
 DEFAULT_TIMEOUT: t.Final = 10.0
 """Seconds a live client waits for a condition before failing the test."""
 
-_PARTIAL = re.compile(r'<hx-partial hx-target="#([^"]+)"[^>]*>(.*?)</hx-partial>', re.DOTALL)
+_PARTIAL = re.compile(r'<hx-partial hx-target="#([^"]+)"(?: hx-swap="([^"]*)")?>(.*?)</hx-partial>', re.DOTALL)
 _OUTCOME = re.compile(r'data-krm-outcome="([^"]+)"')
 _MESSAGE = re.compile(r'<p class="krm-outcome-message">(.*?)</p>', re.DOTALL)
 _DETAIL = re.compile(r'<p class="krm-outcome-detail">(.*?)</p>', re.DOTALL)
@@ -237,6 +237,24 @@ def _element_inner(markup: str, element_id: str) -> str:
     return markup[position:]
 
 
+def _swapped(markup: str, target: str, swap: str, content: str) -> str:
+    """``markup`` after the partial swap ``swap`` of ``content`` at the element ``target`` (one
+    that holds no element of its own tag: a list's row, count, pager or rows)."""
+    opening = re.search(rf'<(\w+) id="{re.escape(target)}"[^>]*>', markup)
+    if opening is None:
+        return markup
+    closing = markup.find(f"</{opening.group(1)}>", opening.end())
+    end = len(markup) if closing < 0 else closing + len(opening.group(1)) + 3
+    if swap == "delete":
+        return markup[: opening.start()] + markup[end:]
+    if swap == "beforebegin":
+        return markup[: opening.start()] + content + markup[opening.start() :]
+    if swap == "beforeend":
+        at = end - len(opening.group(1)) - 3 if closing >= 0 else end
+        return markup[:at] + content + markup[at:]
+    return markup[: opening.start()] + content + markup[end:]
+
+
 def _text(markup: str) -> str:
     return html.unescape(_TAG.sub("", markup)).strip()
 
@@ -313,9 +331,13 @@ class LivePage:
         if message.event == "krm-close":
             self.closed_reason = message.data
             return
-        for target, inner in _PARTIAL.findall(message.data):
+        for target, swap, inner in _PARTIAL.findall(message.data):
             if target.endswith("-body") and target[: -len("-body")] in self.components:
                 self.bodies[target[: -len("-body")]] = inner
+                continue
+            for component_id, body in self.bodies.items():  # a list's row, count or pager
+                if target.startswith(component_id + "-"):
+                    self.bodies[component_id] = _swapped(body, target, swap, inner)
 
     def wait_until(self, condition: Callable[[], bool], timeout: float = DEFAULT_TIMEOUT, what: str = "") -> None:
         """Apply channel messages until ``condition()`` holds; fail the test after ``timeout`` seconds."""

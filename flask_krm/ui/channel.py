@@ -5,8 +5,11 @@ each component, listens to its store and its stream state, and sends one unnamed
 wake-up with an ``<hx-partial hx-swap="innerMorph">`` for exactly the components whose rendered
 body changed since it last sent one (the first connection starts from what the page painted; a
 reconnection resends everything, since a message may have been lost with the old connection; no
-``id:`` is ever sent, so there is no resume position).
-Store notifications only set a flag, so a burst of changes costs one render per component.
+``id:`` is ever sent, so there is no resume position). A list is followed row by row instead
+(:class:`~flask_krm.ui.list_updates.ListUpdates`): its message carries only the rows, count and
+pager that changed.
+Store notifications only set a flag (and, for a list, note the changed uids), so a burst of changes
+costs one render per component.
 
 The stream never just ends: that would make the browser reconnect twice a second. It sends
 heartbeats while idle and, to stop for good, the named event ``krm-close`` carrying the reason
@@ -108,10 +111,12 @@ class Channel:
         self._closing = SHUTDOWN_REASON
         self._wake.set()
 
-    def _mark(self, component_id: str) -> Callable[..., None]:
+    def _mark(self, component: Component) -> Callable[..., None]:
+        component_id, rows = component.id, isinstance(component.spec, ListSpec)
+
         def mark(*changed: t.Any) -> None:
             self._dirty.add(component_id)
-            if changed:  # a store's notification names the objects; a status change names none
+            if rows and changed:  # a store's notification names the objects; a status change names none
                 self._changed_uids.setdefault(component_id, set()).update(changed[0])
             self._wake.set()
 
@@ -136,8 +141,8 @@ class Channel:
                 self.links.append(_Link(component, None, None, StreamStatus("terminal", refusal.message)))
                 continue
             self.links.append(_Link(component, store, feed))
-            undo.append(store.subscribe(self._mark(component.id)))
-            undo.append(feed.on_status(self._mark(component.id)))
+            undo.append(store.subscribe(self._mark(component)))
+            undo.append(feed.on_status(self._mark(component)))
             feed.acquire()
             undo.append(feed.release)
         return undo

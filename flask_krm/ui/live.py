@@ -106,7 +106,8 @@ def live_list(
                 f"row action {action.label!r}: no endpoint {action.endpoint!r} taking a component_id"
             ) from None
     sort_keys = column_keys([column.header for column in spec.columns])
-    query = parse_list_query(spec.url_key, request.args.items(multi=True), request.path, sort_keys)
+    path = request.script_root + request.path
+    query = parse_list_query(spec.url_key, request.args.items(multi=True), path, sort_keys)
     return _live(component, "krm/list.html", query)
 
 

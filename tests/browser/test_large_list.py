@@ -173,7 +173,7 @@ def test_sorting_by_a_column_and_paging_are_links_a_reload_keeps(page: Page, cor
 @pytest.mark.parametrize("width", [1280, 390])
 def test_cells_show_chips_and_the_filter_fits_the_window(page: Page, width: int, tmp_path: Path) -> None:
     page.set_viewport_size({"width": width, "height": 900})
-    page.goto("/bulk?size=20&configmaps.sort=-value")
+    page.goto("/bulk?size=20&configmaps.q=batch")
     wait_live(page)
     expect(page.locator("tbody tr")).to_have_count(20)
     chips = page.locator("tbody tr").first.locator(".krm-chip")
