@@ -198,9 +198,11 @@ def page_main() -> None:
             json_before = (json_reader.bytes, json_reader.messages)
             name = f"cm-{change % PAGE_SIZE:05d}"
             started = time.thread_time()
-            kube.call(lambda name=name, change=change: registry.patch(  # type: ignore[misc]
-                catalog.CONFIGMAPS, NAMESPACE, name, {"data": {"version": str(change + 1)}}
-            ))
+            kube.call(
+                lambda name=name, change=change: registry.patch(  # type: ignore[misc]
+                    catalog.CONFIGMAPS, NAMESPACE, name, {"data": {"version": str(change + 1)}}
+                )
+            )
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 done = json_reader.messages > json_before[1] and all(

@@ -77,9 +77,8 @@ def scalar_text(value: t.Any) -> str:
 
 
 def _item_text(item: t.Any) -> str:
-    if isinstance(item, Mapping) and isinstance(item.get("name"), str):
-        return item["name"]
-    return scalar_text(item)
+    name = item.get("name") if isinstance(item, Mapping) else None
+    return name if isinstance(name, str) else scalar_text(item)
 
 
 def cell_of(value: t.Any) -> Cell:
@@ -91,8 +90,10 @@ def cell_of(value: t.Any) -> Cell:
         chips = tuple(_cut(f"{key}={scalar_text(value[key])}", MAX_CHIP) for key in keys[:MAX_CHIPS])
         return Cell(chips=chips, more=max(0, len(keys) - MAX_CHIPS))
     if isinstance(value, (list, tuple)):
-        if value and all(isinstance(item, Mapping) for item in value) and not all(
-            isinstance(item.get("name"), str) for item in value
+        if (
+            value
+            and all(isinstance(item, Mapping) for item in value)
+            and not all(isinstance(item.get("name"), str) for item in value)
         ):
             return Cell(text=scalar_text(value))
         shown = ", ".join(_item_text(item) for item in value[:MAX_ITEMS])
@@ -129,6 +130,7 @@ def sort_value(value: t.Any, cell: Cell, *, descending: bool = False) -> SortVal
     cells last in either direction."""
     if value is None or cell.empty:
         return (2, "")
+    primary: t.Any
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         rank, primary = 0, float(value) if math.isfinite(value) else math.inf
     else:
@@ -140,5 +142,6 @@ def natural_key(text: str) -> tuple[t.Any, ...]:
     """``text`` ordered as people read it: runs of digits by their number (``pod-2`` before ``pod-10``)."""
     parts = _DIGITS.split(text)
     return tuple(int(part) if at % 2 else part for at, part in enumerate(parts))
+
 
 __all__ = ["EMPTY", "Cell", "Descending", "SortValue", "cell_of", "natural_key", "scalar_text", "sort_value"]

@@ -103,9 +103,7 @@ def _page(raw: str | None) -> int:
     return max(1, int(raw)) if len(raw) <= 9 else MAX_PAGE
 
 
-def parse_list_query(
-    key: str, args: Iterable[tuple[str, str]], path: str, columns: Sequence[str]
-) -> ListQuery:
+def parse_list_query(key: str, args: Iterable[tuple[str, str]], path: str, columns: Sequence[str]) -> ListQuery:
     """The view of the list ``key`` from a page's query ``args`` (pairs, in order), for a list
     whose columns have the sort keys ``columns``. Raises :class:`InvalidListQuery`."""
     pairs = list(args)

@@ -128,9 +128,7 @@ class ListUpdates:
         self.rows_at_once = max(4, spec.page_size // 2)
         """More changed rows than this in one message: the whole body is sent instead."""
 
-    def changes(
-        self, store: LiveResourceStore | None, status: StreamStatus, uids: Collection[str] | None
-    ) -> list[str]:
+    def changes(self, store: LiveResourceStore | None, status: StreamStatus, uids: Collection[str] | None) -> list[str]:
         """The partials bringing the page up to date after ``uids`` changed (``None``: unknown,
         everything is read again), or ``[]`` when it shows the current rows already."""
         everything = self.index is None or uids is None or store is None

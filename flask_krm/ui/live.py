@@ -23,6 +23,8 @@ from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
+from .list_query import ListQuery, column_keys, parse_list_query
+from .list_updates import paint_list
 from .page import (
     Component,
     ComponentSpecError,
@@ -40,8 +42,6 @@ from .page import (
     parse_url_key,
     store_page,
 )
-from .list_query import ListQuery, column_keys, parse_list_query
-from .list_updates import paint_list
 from .render import StreamStatus, render_body
 from .state import FIRST_PAINT_WAIT, RENDER_HOLD
 

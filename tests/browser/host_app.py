@@ -48,7 +48,8 @@ LIST_PAGE: t.Final = """{% extends "krm/base.html" %}
 
 BULK_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
-{% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Value", "/data/value"), ("Labels", "/metadata/labels")],
+{% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Value", "/data/value"),
+                                         ("Labels", "/metadata/labels")],
                                 link="/bulk/{name}", title="Many ConfigMaps", page_size=page_size) }}
 {% endblock %}"""
 """The many-objects list; the host's own ``size`` parameter sets its page size."""

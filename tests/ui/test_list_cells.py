@@ -54,7 +54,9 @@ def test_a_query_reads_only_its_own_parameters() -> None:
     assert ListQuery("cm", path="/p").href() == "/p"
 
 
-@pytest.mark.parametrize(("raw", "page"), [("0", 1), ("-1", 1), ("2.5", 1), ("", 1), ("٣", 1), ("9" * 40, 10**9), ("7", 7)])
+@pytest.mark.parametrize(
+    ("raw", "page"), [("0", 1), ("-1", 1), ("2.5", 1), ("", 1), ("٣", 1), ("9" * 40, 10**9), ("7", 7)]
+)
 def test_page_numbers_are_clamped(raw: str, page: int) -> None:
     assert parse_list_query("cm", [("cm.page", raw)], "/", ("name",)).page == page
 

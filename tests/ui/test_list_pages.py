@@ -200,7 +200,11 @@ def test_two_lists_on_one_page_keep_their_own_parameters(paged: Flask, upstream:
 
 @pytest.mark.parametrize(
     ("query", "page_text"),
-    [("configmaps.page=-1", "page 1 of 3"), ("configmaps.page=abc", "page 1 of 3"), ("configmaps.page=99999999999999", "page 3 of 3")],
+    [
+        ("configmaps.page=-1", "page 1 of 3"),
+        ("configmaps.page=abc", "page 1 of 3"),
+        ("configmaps.page=99999999999999", "page 3 of 3"),
+    ],
 )
 def test_page_numbers_out_of_range_are_clamped(paged: Flask, upstream: Upstream, query: str, page_text: str) -> None:
     upstream.snapshot(CONFIGMAPS, *many(12))
@@ -209,9 +213,14 @@ def test_page_numbers_out_of_range_are_clamped(paged: Flask, upstream: Upstream,
 
 @pytest.mark.parametrize(
     ("query", "says"),
-    [("configmaps.sort=colour", "cannot be sorted by &#39;colour&#39;"), ("configmaps.q=" + "x" * 201, "longer than 200")],
+    [
+        ("configmaps.sort=colour", "cannot be sorted by &#39;colour&#39;"),
+        ("configmaps.q=" + "x" * 201, "longer than 200"),
+    ],
 )
-def test_an_unknown_sort_column_or_a_huge_filter_is_a_400(paged: Flask, upstream: Upstream, query: str, says: str) -> None:
+def test_an_unknown_sort_column_or_a_huge_filter_is_a_400(
+    paged: Flask, upstream: Upstream, query: str, says: str
+) -> None:
     upstream.snapshot(CONFIGMAPS, *many(3))
     client = paged.test_client()
     client.get("/login/editor")

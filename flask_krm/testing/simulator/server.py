@@ -325,7 +325,9 @@ class KubeSimulator:
             for obj in objects:
                 group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
                 resource = next(
-                    t for t in DEFAULT_CATALOG.types if (t.group, t.version, t.kind) == (group, version, obj.get("kind"))
+                    t
+                    for t in DEFAULT_CATALOG.types
+                    if (t.group, t.version, t.kind) == (group, version, obj.get("kind"))
                 )
                 namespace = str(obj.get("metadata", {}).get("namespace", "")) if resource.namespaced else ""
                 if namespace and registry.store.get(NAMESPACES, "", namespace) is None:
