@@ -134,6 +134,10 @@ def install_rbac(registry: Registry, objects: Sequence[Mapping[str, Any]]) -> No
         registry.create(resource, namespace, obj)
 
 
+CREATE_CHUNK = 100
+"""Objects :meth:`KubeSimulator.create_objects` creates per call onto the simulator's hub."""
+
+
 class KubeSimulator:
     """A Kubernetes API server in memory, served over HTTPS on 127.0.0.1 from its own thread.
 
@@ -321,8 +325,8 @@ class KubeSimulator:
         assert application is not None, "the simulator is not running"
         registry = application.registry
 
-        def create() -> int:
-            for obj in objects:
+        def create(chunk: Sequence[Mapping[str, Any]]) -> None:
+            for obj in chunk:
                 group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
                 resource = next(
                     t
@@ -333,9 +337,11 @@ class KubeSimulator:
                 if namespace and registry.store.get(NAMESPACES, "", namespace) is None:
                     registry.create(NAMESPACES, "", {"metadata": {"name": namespace}})
                 registry.create(resource, namespace, obj)
-            return len(objects)
 
-        return self.call(create)
+        for start in range(0, len(objects), CREATE_CHUNK):  # each call well inside the hub call's timeout
+            chunk = objects[start : start + CREATE_CHUNK]
+            self.call(lambda chunk=chunk: create(chunk))  # type: ignore[misc]
+        return len(objects)
 
     def open_watches(self) -> int:
         """How many watch requests are being served right now (closed client connections are noticed at once)."""
