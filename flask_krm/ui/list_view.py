@@ -1,8 +1,9 @@
 """The rows one live list shows on one page: filtered, sorted and cut into pages, kept up to date
 one object at a time.
 
-A :class:`ListIndex` holds, for every object of the list's store, its row (cells, link, sort
-key) and, in sort order, the rows the filter keeps. A change to one object re-reads that object
+A :class:`ListIndex` holds, for every object of the list's store, where it sorts and whether the
+filter keeps it (reading only the sort column, or every cell when there is a filter), the kept ones
+in sort order, and whole rows (cells, link) only for the page shown. A change to one object re-reads that object
 only and moves its row in the order (a binary search), so following a live list of thousands of
 objects costs the same per change as following a list of ten. :meth:`ListIndex.window` is the page
 shown: its rows and the counts ("41 of 5,000"). Pure apart from reading the store: no Flask.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import typing as t
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -66,6 +67,12 @@ def _href(link: str | None, name: str, namespace: str) -> str | None:
     return link.format(name=quote(name, safe=""), namespace=quote(namespace, safe=""))
 
 
+def _identity(obj: Mapping[str, t.Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    return str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+
+
 def _value(obj: Mapping[str, t.Any], path: tuple[t.Any, ...]) -> t.Any:
     value = get_at_pointer(obj, [str(segment) for segment in path])
     return None if value is MISSING else value
@@ -86,64 +93,92 @@ class ListIndex:
         self._terms = query.terms
         keys = column_keys([column.header for column in spec.columns])
         self._sort_column = keys.index(query.sort) if query.sort is not None else None
+        self._store: LiveResourceStore | None = None
+        self._keys: dict[str, tuple[tuple[t.Any, ...], bool]] = {}
+        """Every object's sort key, and whether the filter keeps it."""
         self._rows: dict[str, Row] = {}
+        """Whole rows made so far (the shown ones, and those read by :meth:`update`)."""
         self._order: list[tuple[tuple[t.Any, ...], str]] = []
 
     @property
     def total(self) -> int:
-        return len(self._rows)
+        return len(self._keys)
 
     @property
     def matching(self) -> int:
         return len(self._order)
 
-    def row(self, uid: str) -> Row | None:
-        return self._rows.get(uid)
-
     def make_row(self, uid: str, obj: Mapping[str, t.Any]) -> Row:
         """The row of ``obj`` (held under ``uid``) as this list shows it."""
-        metadata = obj.get("metadata")
-        metadata = metadata if isinstance(metadata, Mapping) else {}
-        name, namespace = str(metadata.get("name", "")), str(metadata.get("namespace", ""))
+        name, namespace = _identity(obj)
         values = [_value(obj, column.path) for column in self.spec.columns]
         cells = tuple(cell_of(value) for value in values)
-        if self._sort_column is None:
-            primary: SortValue = (0, "")
-        else:
-            primary = sort_value(values[self._sort_column], cells[self._sort_column], descending=self.query.descending)
-        key = (primary, natural_key(namespace), natural_key(name), uid)
+        key = self._key(uid, name, namespace, values, cells)
         search = " ".join(cell.search_text for cell in cells)
         return Row(uid, name, namespace, cells, _href(self.spec.link, name, namespace), key, search)
 
+    def _key(
+        self, uid: str, name: str, namespace: str, values: Sequence[t.Any], cells: Sequence[Cell | None]
+    ) -> tuple[t.Any, ...]:
+        primary: SortValue = (0, "")
+        if self._sort_column is not None:
+            value = values[self._sort_column]
+            cell = cells[self._sort_column] or cell_of(value)
+            primary = sort_value(value, cell, descending=self.query.descending)
+        return (primary, natural_key(namespace), natural_key(name), uid)
+
+    def _entry(self, uid: str, obj: Mapping[str, t.Any]) -> tuple[tuple[t.Any, ...], bool]:
+        """Where ``obj`` sorts and whether the filter keeps it, reading only what that needs
+        (a whole row only with a filter)."""
+        if self._terms:
+            row = self.make_row(uid, obj)
+            return row.key, row.matches(self._terms)
+        name, namespace = _identity(obj)
+        values: list[t.Any] = [None] * len(self.spec.columns)
+        if self._sort_column is not None:
+            values[self._sort_column] = _value(obj, self.spec.columns[self._sort_column].path)
+        return self._key(uid, name, namespace, values, [None] * len(values)), True
+
     def rebuild(self, store: LiveResourceStore | None) -> None:
         """Read every object of ``store`` again (``None``: no rows)."""
-        self._rows = {}
+        self._store, self._keys, self._rows = store, {}, {}
         if store is not None:
             for uid in store.uids():
                 obj = store.server(uid)
                 if obj is not None:
-                    self._rows[uid] = self.make_row(uid, obj)
-        self._order = sorted((row.key, row.uid) for row in self._rows.values() if row.matches(self._terms))
+                    self._keys[uid] = self._entry(uid, obj)
+        self._order = sorted((key, uid) for uid, (key, matches) in self._keys.items() if matches)
 
     def update(self, store: LiveResourceStore, uids: Iterable[str]) -> None:
         """Read the objects ``uids`` of ``store`` again (each changed, arrived or left)."""
+        self._store = store
         for uid in uids:
-            old = self._rows.pop(uid, None)
-            if old is not None and old.matches(self._terms):
-                self._remove(old)
+            self._rows.pop(uid, None)
+            old = self._keys.pop(uid, None)
+            if old is not None and old[1]:
+                self._remove(old[0], uid)
             obj = store.server(uid)
             if obj is None:
                 continue
             row = self._rows[uid] = self.make_row(uid, obj)
-            if row.matches(self._terms):
-                bisect.insort(self._order, (row.key, row.uid))
+            matches = row.matches(self._terms)
+            self._keys[uid] = (row.key, matches)
+            if matches:
+                bisect.insort(self._order, (row.key, uid))
 
-    def _remove(self, row: Row) -> None:
-        at = bisect.bisect_left(self._order, (row.key, row.uid))
-        if at < len(self._order) and self._order[at][1] == row.uid:
+    def _remove(self, key: tuple[t.Any, ...], uid: str) -> None:
+        at = bisect.bisect_left(self._order, (key, uid))
+        if at < len(self._order) and self._order[at][1] == uid:
             del self._order[at]
         else:  # never expected: keys are unique; stay correct anyway
-            self._order = [entry for entry in self._order if entry[1] != row.uid]
+            self._order = [entry for entry in self._order if entry[1] != uid]
+
+    def _row(self, uid: str) -> Row:
+        row = self._rows.get(uid)
+        if row is None:
+            obj = self._store.server(uid) if self._store is not None else None
+            row = self._rows[uid] = self.make_row(uid, obj or {})
+        return row
 
     def window(self) -> Window:
         """The page the query asks for, or the last page when it asks for one past the end."""
@@ -152,8 +187,10 @@ class ListIndex:
         page = min(self.query.page, pages)
         start = (page - 1) * self.page_size
         entries = self._order[start : start + self.page_size]
-        rows = tuple(self._rows[uid] for _, uid in entries)
-        return Window(rows, page, pages, start + 1 if rows else 0, matching, len(self._rows))
+        rows = tuple(self._row(uid) for _, uid in entries)
+        if len(self._rows) > 4 * self.page_size:  # keep the rows of this page, drop those read before
+            self._rows = {row.uid: row for row in rows}
+        return Window(rows, page, pages, start + 1 if rows else 0, matching, len(self._keys))
 
 
 __all__ = ["ListIndex", "Row", "Window"]
