@@ -106,7 +106,7 @@ def live_list(
                 f"row action {action.label!r}: no endpoint {action.endpoint!r} taking a component_id"
             ) from None
     sort_keys = column_keys([column.header for column in spec.columns])
-    path = request.script_root + request.path
+    path = "/" + (request.script_root + request.path).lstrip("/")  # never "//host": links stay on this site
     query = parse_list_query(spec.url_key, request.args.items(multi=True), path, sort_keys)
     return _live(component, "krm/list.html", query)
 
