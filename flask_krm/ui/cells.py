@@ -14,6 +14,8 @@ import typing as t
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .widgets import display_text
+
 MAX_CHIPS: t.Final = 6
 """Chips shown for a map; the rest are counted (``+3 more``)."""
 MAX_ITEMS: t.Final = 5
@@ -58,15 +60,10 @@ def _cut(text: str, limit: int) -> str:
 
 
 def scalar_text(value: t.Any) -> str:
-    """A scalar as a cell shows it: strings as they are, numbers plainly, booleans as true/false."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else str(value)
+    """A value as a cell shows it: a scalar as a field does, nothing for null, a map or list as how
+    many it holds."""
+    if isinstance(value, (str, int, float)):  # booleans too
+        return display_text(value)
     if value is None:
         return ""
     if isinstance(value, Mapping):
