@@ -66,6 +66,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "htmx",
             "sse_response",
+            "ui.labels",
+            "ui.status",
             "ui.widgets",
             "ui.page",
             "ui.recovery",
@@ -84,6 +86,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "stream_view",
             "ui.binding",
             "ui.actions",
+            "ui.discard",
             "ui.edits",
             "ui.channel",
             "ui.live",

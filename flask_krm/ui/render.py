@@ -32,8 +32,9 @@ from ..events import Redaction
 from ..htmx import partial
 from ..store import RecoveryCopy
 from ..store.paths import MISSING, Path, get_at_pointer, pointer_to_path, text_path
-from .page import Component, EditorSpec, ListSpec, Page
+from .page import Column, Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, recovery_copy
+from .status import workload_status
 from .widgets import EditorView, ObjectState, build_editor, display_text
 
 if t.TYPE_CHECKING:
@@ -125,6 +126,13 @@ def _cell_text(obj: Mapping[str, t.Any], path: Path) -> str:
     return display_text(value)
 
 
+def _cell(obj: Mapping[str, t.Any], column: Column) -> str:
+    """A column's cell: the value as text, or a workload status drawn by ``krm/status_cell.html``."""
+    if column.cell == "text":
+        return _cell_text(obj, column.path)
+    return render_template_fragment("krm/status_cell.html", status=workload_status(obj), cell=column.cell)
+
+
 def _row_href(spec: ListSpec, obj: Mapping[str, t.Any]) -> str | None:
     if spec.link is None:
         return None
@@ -179,7 +187,7 @@ def render_list_body(
     actions = row_buttons(component)
     rows: list[Markup] = []
     for uid, obj in objects:
-        cells = tuple(_cell_text(obj, column.path) for column in spec.columns)
+        cells = tuple(_cell(obj, column) for column in spec.columns)
         href = _row_href(spec, obj)
         name = str((obj.get("metadata") or {}).get("name", ""))
         context = {"row_id": row_id(component, uid), "uid": uid, "name": name, "cells": cells, "href": href}
@@ -306,7 +314,7 @@ def _render_editor(
     view: EditorView | None = None
     obj: Identity | None = None
     if state is not None:
-        view = build_editor(state, spec.fields if isinstance(spec, EditorSpec) else None)
+        view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
         obj = _identity(state.server or state.draft)
     return render_template_fragment(
         "krm/editor_body.html",

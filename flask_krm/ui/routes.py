@@ -3,7 +3,7 @@
 - ``GET  /ui/pages/<page_id>/channel``: the page's one SSE connection (:mod:`.channel`)
 - ``POST /ui/components/<component_id>/edit``: field edits (:mod:`.edits`)
 - ``POST /ui/components/<component_id>/actions/<name>``: editor actions such as Save (:mod:`.actions`)
-- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``
+- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``, ``krm_workload_status``
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .channel import channel_response
 from .edits import edit_response
 from .live import live_editor, live_list
 from .page import EditorSpec
+from .status import workload_status
 
 
 def register(blueprint: Blueprint) -> None:
@@ -31,6 +32,7 @@ def register(blueprint: Blueprint) -> None:
     blueprint.add_app_template_global(krm_script, "krm_script")
     blueprint.add_app_template_global(live_list, "krm_live_list")
     blueprint.add_app_template_global(live_editor, "krm_live_editor")
+    blueprint.add_app_template_global(workload_status, "krm_workload_status")
 
     @blueprint.get("/ui/pages/<page_id>/channel", endpoint="ui_channel")
     def channel(page_id: str) -> Response:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
+from .labels import default_label, humanize
 
 WidgetKind: t.TypeAlias = t.Literal[
     "text", "multiline", "number", "boolean", "structured", "map", "group", "masked", "bytes", "absent"
@@ -434,7 +435,7 @@ class _Builder:
             return leaf("map", children=tuple(children), can_add=can_add)
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
-            return leaf("group", children=tuple(self.build(path + (key,), str(key)) for key in members))
+            return leaf("group", children=tuple(self.build(path + (key,), humanize(str(key))) for key in members))
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
         if kind == "number":
@@ -457,8 +458,11 @@ def conflict_view(path: Path, theirs: t.Any) -> ConflictView:
     return ConflictView(path, display_text(theirs), False)
 
 
-def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> EditorView:
-    """The fields of one object under ``roots`` (default: :func:`default_roots`)."""
+def build_editor(
+    state: ObjectState, roots: Sequence[Path] | None = None, labels: Mapping[Path, str] | None = None
+) -> EditorView:
+    """The fields of one object under ``roots`` (default: :func:`default_roots`), each labelled
+    from ``labels`` or by :func:`label_for`."""
     builder = _Builder(state)
     selected = roots if roots is not None else default_roots(state.draft, state.server, state.redacted)
     fields: list[Field] = []
@@ -472,7 +476,7 @@ def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> Edi
             and not builder.masked_under(text_path(root))
         ):
             continue
-        fields.append(builder.build(tuple(root), label_for(root)))
+        fields.append(builder.build(tuple(root), (labels or {}).get(tuple(root)) or label_for(root)))
     others = tuple(conflict_view(*found) for tp, found in builder.conflicts.items() if tp not in builder.placed)
     return EditorView(
         fields=tuple(fields),
@@ -483,8 +487,6 @@ def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> Edi
 
 
 def label_for(path: Sequence[t.Any]) -> str:
-    """A root field's label: its path without ``metadata``, segments joined by ' › '."""
-    shown = [str(s) for s in path]
-    if len(shown) > 1 and shown[0] == "metadata":
-        shown = shown[1:]
-    return " › ".join(shown)
+    """A root field's default label: its last member in words (``/spec/replicas`` -> "Replicas",
+    see :func:`flask_krm.ui.labels.default_label`)."""
+    return default_label(tuple(path))

@@ -173,7 +173,7 @@ def test_fields_selects_and_policy_narrows(client: FlaskClient, upstream: Upstre
 def test_a_missing_object_says_so(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("other", {}))
     page = open_page(client, editor_url(name="absent"))
-    assert "configmaps “absent” does not exist." in page.html
+    assert "configmaps “absent” does not exist in namespace demo." in page.html
 
 
 @pytest.mark.parametrize("name", ["Not-A-Name", "a..b", "a" * 300, "under_score", "%3Cb%3E"])
@@ -202,7 +202,8 @@ def test_connection_state_and_writes_start_disabled(client: FlaskClient, upstrea
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
     page = open_page(client, editor_url())
     assert re.search(r'<fieldset class="krm-writes" id="[^"]+" disabled>', page.html)
-    assert 'role="status">Connecting…</p>' in page.html
+    assert re.search(r'<p class="krm-connection" id="[^"]+">Connecting…</p>', page.html), "shown, not announced"
+    assert page.html.count('<p id="krm-page-status" class="krm-vh" role="status" aria-live="polite"></p>') == 1
     assert 'hx-sse:close="krm-close"' in page.html
     assert set(page.headers) == {"X-KRM-CSRF", "X-KRM-Page"}
     assert 'aria-live="polite"' in page.html

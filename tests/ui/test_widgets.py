@@ -190,9 +190,9 @@ def test_selected_fields_keep_their_order_and_absent_ones_say_so() -> None:
     assert roots == (("spec", "replicas"), ("metadata", "labels"), ("spec", "minReadySeconds"))
     view = build_editor(state_of(held(DEPLOYMENT), "u-web"), roots)
     assert [(f.path, f.kind, f.label) for f in view.fields] == [
-        (("spec", "replicas"), "number", "spec › replicas"),
-        (("metadata", "labels"), "map", "labels"),
-        (("spec", "minReadySeconds"), "absent", "spec › minReadySeconds"),
+        (("spec", "replicas"), "number", "Replicas"),
+        (("metadata", "labels"), "map", "Labels"),
+        (("spec", "minReadySeconds"), "absent", "Min ready seconds"),
     ]
 
 

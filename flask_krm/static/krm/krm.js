@@ -10,7 +10,10 @@
  *    field at a time in the order of the edits, once the stream is live again;
  *  - sends a field's unsent edit with a keepalive request when the page goes away (reload...);
  *  - retries a failed first connect, and stops for good on the server's "krm-close" event;
- *  - sends pending field edits before a request from a [data-krm-flush] button (Save...).
+ *  - sends pending field edits before a request from a [data-krm-flush] button (Save...);
+ *  - announces the page's connection state once, in its one live region (#krm-page-status);
+ *  - saves on Ctrl+S / Cmd+S, adds a key on Enter in a map's add row, and strikes through the
+ *    rows of a list whose delete is pending in its review list.
  */
 (() => {
     "use strict";
@@ -235,7 +238,39 @@
         return ["syncing", TEXT.syncing];
     }
 
+    function announce() {
+        const region = document.getElementById("krm-page-status");
+        const text = connection === "closed" ? (closedReason || TEXT.closed) : TEXT[connection];
+        // the first "Live" of a page is not news: only changes after it are announced
+        if (!region || connection === "connecting" || (connection === "live" && !region.textContent)) return;
+        if (region.textContent !== text) region.textContent = text;
+    }
+
+    // A list's rows are shared by every session: which of them this person is about to delete is
+    // read from the list's review region (#<id>-review) and marked here, after every swap.
+    function markPendingDeletes() {
+        for (const list of document.querySelectorAll('[data-krm-component][data-krm-kind="list"]')) {
+            const review = document.getElementById(list.id + "-review");
+            const uids = new Set();
+            if (review) {
+                for (const item of review.querySelectorAll('[data-krm-review-kind="delete"][data-krm-uid]')) {
+                    uids.add(item.getAttribute("data-krm-uid"));
+                }
+            }
+            // with nothing pending (the usual case) only rows still marked are visited
+            const rows = uids.size ? "tr[data-krm-uid]" : "tr[data-krm-pending-delete]";
+            for (const row of list.querySelectorAll(rows)) {
+                const pending = uids.has(row.getAttribute("data-krm-uid"));
+                if (row.hasAttribute("data-krm-pending-delete") !== pending) {
+                    row.toggleAttribute("data-krm-pending-delete", pending);
+                }
+            }
+        }
+    }
+
     function refresh() {
+        announce();
+        markPendingDeletes();
         for (const component of document.querySelectorAll("[data-krm-component]")) {
             const [state, text] = componentState(component);
             if (component.getAttribute("data-krm-connection") !== state) {
@@ -275,6 +310,56 @@
     };
     onChannel("htmx:response:error", retryFirstConnect);
     onChannel("htmx:error", retryFirstConnect);
+
+    // -- keyboard ------------------------------------------------------------------------------
+
+    const enabled = button => button instanceof HTMLButtonElement && !button.disabled && button.offsetParent !== null;
+
+    // Ctrl+S / Cmd+S: the Save of the component holding the focus, or the page's only Save.
+    function saveButton() {
+        const selector = ".krm-action-save, .krm-review-save";
+        const around = componentOf(document.activeElement);
+        const own = around ? [...around.querySelectorAll(selector)] : [];
+        if (around && !own.length) {
+            const review = document.getElementById(around.id + "-review");
+            if (review) own.push(...review.querySelectorAll(selector));
+        }
+        const candidates = own.length ? own : [...document.querySelectorAll(selector)];
+        const usable = candidates.filter(enabled);
+        return usable.length === 1 ? usable[0] : null;
+    }
+
+    document.addEventListener("keydown", event => {
+        if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === "s") {
+            const button = saveButton();
+            if (!button) return;
+            event.preventDefault();
+            button.click();
+            return;
+        }
+        // Enter in a map's add row adds the key (the row is no form, so nothing else would).
+        const el = event.target;
+        if (event.key !== "Enter" || event.isComposing || !(el instanceof HTMLInputElement)) return;
+        const row = el.closest(".krm-add");
+        const add = row && row.querySelector(".krm-add-key");
+        if (!add || !componentOf(row)) return;
+        event.preventDefault();
+        if (!enabled(add)) return;
+        refocus = {button: add, rowId: row.id};
+        add.click();
+    });
+
+    // After a key was added from the keyboard, the fresh add row takes the focus again.
+    let refocus = null;
+    document.addEventListener("htmx:finally:request", event => {
+        if (!refocus || event.detail.ctx.sourceElement !== refocus.button) return;
+        const rowId = refocus.rowId;
+        refocus = null;
+        setTimeout(() => {
+            const key = document.getElementById(rowId)?.querySelector("input.krm-key");
+            if (key && !componentOf(document.activeElement)) key.focus();
+        }, 0);
+    });
 
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", refresh);
     else refresh();
