@@ -38,5 +38,7 @@ def discard(ctx: EditorContext) -> Response:
 
 def _message(kind: str, text: str) -> Markup:
     """The outcome as Save outcomes are shown (``data-krm-outcome`` names what happened)."""
-    return Markup('<div class="krm-save-outcome krm-outcome-{0}" data-krm-outcome="{0}">'
-                  '<p class="krm-outcome-message">{1}</p></div>').format(kind, text)
+    return Markup(
+        '<div class="krm-save-outcome krm-outcome-{0}" data-krm-outcome="{0}">'
+        '<p class="krm-outcome-message">{1}</p></div>'
+    ).format(kind, text)

@@ -39,7 +39,7 @@ from ..store.paths import Path, as_path, get_at, text_path
 from .binding import Binding, Refusal, bind
 from .page import Component, EditorSpec
 from .render import edited_object, render_template_fragment
-from .widgets import WIDGETS, ValueRefused, normalized_lines, path_json, widget_for
+from .widgets import WIDGETS, ValueRefused, label_for, normalized_lines, path_json, widget_for
 
 OPERATIONS: t.Final = frozenset({"set", "add_key", "remove_key", "rename_key", "revert", "take_theirs", "keep_mine"})
 READ_ONLY_MESSAGE: t.Final = "This field is read-only."
@@ -158,11 +158,12 @@ def apply_edit(binding: Binding) -> tuple[Path, str]:
 def _fresh_add_row(component: Component, map_path: Path) -> str:
     """An empty add row for the map at ``map_path``, replacing the one just used."""
     fid = component.element_id(map_path)
+    labels = dict(component.spec.labels) if isinstance(component.spec, EditorSpec) else {}
     row = render_template_fragment(
         "krm/map_add_row.html",
         fid=fid,
         map_path_json=path_json(map_path),
-        label=" › ".join(map(str, map_path)),
+        label=labels.get(tuple(map_path)) or label_for(map_path),  # as the map's field says
         edit_url=request.path,
     )
     return partial(f"{fid}-add", row, swap="outerHTML")

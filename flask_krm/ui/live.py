@@ -108,7 +108,8 @@ def live_editor(
 
     ``name`` names the object (or the scope does). ``fields``: the pointers to show, each alone or
     as a ``(label, pointer)`` pair (``("Replicas", "/spec/replicas")``; default labels come from
-    the path: "Replicas"); default: labels, annotations and every top-level member but identity. ``policy``: what may be edited;
+    the path: "Replicas"); default: labels, annotations and every top-level member but identity.
+    ``policy``: what may be edited;
     by default exactly the ``fields`` shown (and what is under them) that the default policy
     allows, so nothing the page does not show can be written; ``"default"`` asks for every
     default region whatever is shown; also ``"read-only"``, an :class:`~flask_krm.store.EditPolicy`

@@ -136,8 +136,12 @@ def _conditions(status: Mapping[str, t.Any]) -> tuple[Condition, ...]:
     if not isinstance(found, list):
         return ()
     return tuple(
-        Condition(str(c.get("type") or ""), str(c.get("status") or ""), str(c.get("reason") or ""),
-                  str(c.get("message") or ""))
+        Condition(
+            str(c.get("type") or ""),
+            str(c.get("status") or ""),
+            str(c.get("reason") or ""),
+            str(c.get("message") or ""),
+        )
         for c in found
         if isinstance(c, Mapping) and c.get("type")
     )

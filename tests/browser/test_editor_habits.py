@@ -34,10 +34,10 @@ def test_enter_in_the_add_row_adds_the_key_and_keeps_the_keyboard_there(
 ) -> None:
     name = new_configmap(core, "enter", {"a": "1"})
     goto_live(page, f"/configmaps/{name}")
-    new_key = page.get_by_label("New key in data", exact=True)
+    new_key = page.get_by_label("New key in Data", exact=True)
     new_key.fill("colour")
-    page.get_by_label("Value of the new key in data", exact=True).fill("teal")
-    page.get_by_label("Value of the new key in data", exact=True).press("Enter")
+    page.get_by_label("Value of the new key in Data", exact=True).fill("teal")
+    page.get_by_label("Value of the new key in Data", exact=True).press("Enter")
     expect(value_field(page, "colour")).to_have_value("teal")
     expect(new_key).to_have_value("")
     expect(new_key).to_be_focused()

@@ -163,7 +163,9 @@ def test_the_audit_page_words_outcomes_and_gives_the_reason_for_a_refusal(browse
     refused = page.locator("tr.audit-entry", has_text=f"Deployment {NAMESPACE}/worker").first
     expect(refused).to_have_attribute("data-outcome", "refused")
     expect(refused.locator(".outcome .krm-badge")).to_have_text("Refused")
-    expect(refused.locator(".reason")).to_have_text("spec.replicas: at most 10 replicas may be set from this application")
+    expect(refused.locator(".reason")).to_have_text(
+        "spec.replicas: at most 10 replicas may be set from this application"
+    )
     assert refused.locator(".krm-badge").evaluate("b => getComputedStyle(b).color") == "rgb(164, 14, 38)"
     assert "saved-pending" not in page.locator("table.audit").inner_text()
 
@@ -173,7 +175,9 @@ def test_an_unknown_namespace_is_a_styled_404_of_the_application(browser: Browse
     answer = page.goto("/namespaces/kube-system")
     assert answer is not None and answer.status == 404
     expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
-    expect(page.locator(".not-found .reason")).to_have_text("Namespace 'kube-system' is not served by this application.")
+    expect(page.locator(".not-found .reason")).to_have_text(
+        "Namespace 'kube-system' is not served by this application."
+    )
     expect(page.get_by_role("navigation", name="Namespaces")).to_be_visible()
     page.locator(".not-found").get_by_role("link", name=NAMESPACE, exact=True).click()
     expect(page).to_have_url(f"{example.url}/namespaces/{NAMESPACE}")

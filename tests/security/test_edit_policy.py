@@ -135,7 +135,9 @@ def sweep(
     return len(edits)
 
 
-def pointer_roots(pointers: t.Iterable[str]) -> list[Path]:
+def pointer_roots(fields: t.Iterable[str | tuple[str, str]]) -> list[Path]:
+    """The paths of ``fields=`` entries: pointers or (label, pointer) pairs."""
+    pointers = (field if isinstance(field, str) else field[1] for field in fields)
     return [tuple(p.lstrip("/").split("/")) for p in pointers]
 
 

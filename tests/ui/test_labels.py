@@ -55,11 +55,9 @@ def test_fields_take_pointers_segments_and_labelled_pairs() -> None:
         ("/data", "fields= takes a list"),
         ({"Data": "/data"}, "fields= takes a list"),
         ([("", "/data")], "has an empty label"),
-        ([("Data", "data")], "not a JSON pointer"),
         (["data"], "not a JSON pointer"),
         ([None], "neither a JSON pointer nor a sequence"),
         ([], "needs at least one field"),
-        (["/"], "name its members"),
     ],
 )
 def test_bad_fields_are_refused_naming_the_entry(fields: t.Any, message: str) -> None:

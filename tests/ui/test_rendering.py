@@ -162,18 +162,18 @@ def test_binary_data_is_its_size_only(client: FlaskClient, upstream: Upstream) -
 def test_fields_selects_and_policy_narrows(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}, labels={"tier": "db"}))
     page = open_page(client, editor_url(field=["/metadata/labels", "/data"], policy="read-only"))
-    assert page.html.index("labels</legend>") < page.html.index("data</legend>")
+    assert page.html.index("Labels</legend>") < page.html.index("Data</legend>")
     assert not inputs(page.html)
     assert '<output class="krm-readonly" id=' in page.html
     editable = open_page(client, editor_url(field=["/data"]))
-    assert "labels</legend>" not in editable.html
+    assert "Labels</legend>" not in editable.html
     assert re.search(r'<input type="text"[^>]*name="value" value="1"', editable.html)
 
 
 def test_a_missing_object_says_so(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("other", {}))
     page = open_page(client, editor_url(name="absent"))
-    assert "configmaps “absent” does not exist in namespace demo." in page.html
+    assert "configmaps “absent” does not exist in namespace app." in page.html
 
 
 @pytest.mark.parametrize("name", ["Not-A-Name", "a..b", "a" * 300, "under_score", "%3Cb%3E"])

@@ -349,15 +349,21 @@
         add.click();
     });
 
-    // After a key was added from the keyboard, the fresh add row takes the focus again.
+    // After a key was added from the keyboard, the emptied add row's key input takes the focus,
+    // unless the person has moved it out of the row meanwhile.
     let refocus = null;
     document.addEventListener("htmx:finally:request", event => {
         if (!refocus || event.detail.ctx.sourceElement !== refocus.button) return;
-        const rowId = refocus.rowId;
+        const {rowId} = refocus;
+        const added = event.detail.ctx.response && event.detail.ctx.response.status < 300;
         refocus = null;
+        if (!added) return;
         setTimeout(() => {
-            const key = document.getElementById(rowId)?.querySelector("input.krm-key");
-            if (key && !componentOf(document.activeElement)) key.focus();
+            const row = document.getElementById(rowId);
+            const active = document.activeElement;
+            if (row && (!active || active === document.body || row.contains(active))) {
+                row.querySelector("input.krm-key")?.focus();
+            }
         }, 0);
     });
 
