@@ -17,6 +17,7 @@ from flask import Response
 from markupsafe import Markup
 
 from .actions import EditorContext
+from .render import render_template_fragment
 
 ACTION_NAME: t.Final = "discard"
 ACTION_LABEL: t.Final = "Discard changes"
@@ -38,7 +39,4 @@ def discard(ctx: EditorContext) -> Response:
 
 def _message(kind: str, text: str) -> Markup:
     """The outcome as Save outcomes are shown (``data-krm-outcome`` names what happened)."""
-    return Markup(
-        '<div class="krm-save-outcome krm-outcome-{0}" data-krm-outcome="{0}">'
-        '<p class="krm-outcome-message">{1}</p></div>'
-    ).format(kind, text)
+    return render_template_fragment("krm/action_outcome.html", kind=kind, message=text)
