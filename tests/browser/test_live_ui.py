@@ -288,14 +288,14 @@ def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubern
 
 def test_a_value_the_field_cannot_hold_is_refused_at_the_field(page: Page) -> None:
     goto_live(page, "/deployments/web")
-    containers = page.get_by_label("containers", exact=True)
+    containers = page.get_by_label("Containers", exact=True)
     type_over(containers, '[{"name": "web", ')
     expect(error_of(page, containers)).to_contain_text("Not valid JSON")
     expect(containers).to_have_value('[{"name": "web", ')
     type_over(containers, '[{"name": "web", "image": "nginx:1.28"}]')
     expect(error_of(page, containers)).to_have_text("")
     expect(marker_of(page, containers)).to_be_visible()
-    replicas = page.get_by_label("replicas", exact=True)
+    replicas = page.get_by_label("Replicas", exact=True)
     type_over(replicas, "5")
     expect(marker_of(page, replicas)).to_be_visible()
 
