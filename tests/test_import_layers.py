@@ -66,6 +66,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "htmx",
             "sse_response",
+            "ui.list_widgets",
             "ui.widgets",
             "ui.page",
             "ui.recovery",
@@ -84,6 +85,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "stream_view",
             "ui.binding",
             "ui.actions",
+            "ui.item_edits",
             "ui.edits",
             "ui.channel",
             "ui.live",

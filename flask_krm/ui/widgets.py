@@ -9,7 +9,9 @@ keeps its widget (and its DOM node) while a person types.
 Widgets:
 
 - ``text``, ``multiline`` (a value or its server value holds a line break), ``number``, ``boolean``
-- ``structured``: an array, edited atomically as JSON text
+- ``items``: a keyed list, one ``item`` (a fieldset of its members) per item; ``rows``: a list of
+  strings, one text input per row (see :mod:`flask_krm.ui.list_widgets`)
+- ``structured``: any other array, edited as JSON text (edits are merged into the draft by lines)
 - ``map``: a string map (labels, annotations, ``data``, ``stringData``...) with add, remove, rename
 - ``group``: any other object, its members shown one by one
 - ``masked``: a value the projection withholds (a Secret key): the key and its revision, no value
@@ -35,10 +37,26 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
+from ..store.errors import PathError
+from ..store.items import Address, address_of, item_key, resolve
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
+from ..store.values import json_equal
+from .list_widgets import KeyInput, is_ordered, item_label, key_inputs, list_kind
 
 WidgetKind: t.TypeAlias = t.Literal[
-    "text", "multiline", "number", "boolean", "structured", "map", "group", "masked", "bytes", "absent"
+    "text",
+    "multiline",
+    "number",
+    "boolean",
+    "structured",
+    "map",
+    "group",
+    "items",
+    "item",
+    "rows",
+    "masked",
+    "bytes",
+    "absent",
 ]
 
 STRING_MAP_PATHS: t.Final[frozenset[tuple[str, ...]]] = frozenset(
@@ -174,15 +192,15 @@ class FieldSelectionError(ValueError):
 class ConflictView:
     """Someone else's value at a field the person also changed."""
 
-    path: Path
+    path: Address
     theirs_text: str
     """Their value as text (JSON for structured values); empty when they removed it."""
     theirs_removed: bool
 
     @property
     def pointer(self) -> str:
-        """The RFC 6901 pointer of the conflicting path."""
-        return path_to_pointer(self.path)
+        """Where the conflict is, as a pointer (items of keyed lists as ``[key=value]``)."""
+        return address_pointer(self.path)
 
     @property
     def path_json(self) -> str:
@@ -194,7 +212,8 @@ class ConflictView:
 class Field:
     """One rendered field (or a group of them)."""
 
-    path: Path
+    path: Address
+    """Where the field is, as requests name it (items of keyed lists by their keys)."""
     label: str
     kind: WidgetKind
     editable: bool
@@ -214,11 +233,19 @@ class Field:
     """``bytes``: the decoded size."""
     integral: bool = True
     """``number``: whether the value is an integer (the input steps by 1)."""
+    keys: tuple[KeyInput, ...] = ()
+    """``items``: the key fields a new item is made from."""
+    position: int | None = None
+    """An item or row of a list: its position (``None`` otherwise)."""
+    movable: bool = False
+    """An item or row of a list whose order matters: it can be moved up and down."""
+    last: bool = False
+    """The last item or row of its list."""
 
     @property
     def pointer(self) -> str:
-        """The RFC 6901 pointer of the field."""
-        return path_to_pointer(self.path)
+        """Where the field is, as a pointer (items of keyed lists as ``[key=value]``)."""
+        return address_pointer(self.path)
 
     @property
     def path_json(self) -> str:
@@ -258,6 +285,18 @@ class ObjectState:
     """Path -> their value (:data:`~flask_krm.store.paths.MISSING` when they removed it)."""
     redacted: Mapping[Path, int] = field(default_factory=dict)
     """Redacted path (string segments) -> revision."""
+    list_keys: Callable[[Path], tuple[str, ...] | None] = field(default=lambda path: None)
+    """The list-map keys of the keyed list at a path (``None``: not a keyed list)."""
+
+
+def address_pointer(address: Sequence[t.Any]) -> str:
+    """An address as an RFC 6901 pointer whose keyed-list items read ``[name=web]``."""
+    return path_to_pointer(
+        [
+            "[" + ",".join(f"{k}={v}" for k, v in s.items()) + "]" if isinstance(s, Mapping) else s
+            for s in address
+        ]
+    )
 
 
 def path_json(path: Sequence[t.Any]) -> str:
@@ -387,14 +426,28 @@ class _Builder:
         self.revisions = {text_path(p): rev for p, rev in state.redacted.items()}
         self.placed: set[tuple[str, ...]] = set()
 
+    def address(self, path: Path) -> Address:
+        """``path`` as requests name it (keyed-list items by their keys)."""
+        return address_of(self.state.draft, path, self.state.list_keys)
+
     def conflict_at(self, path: Path) -> ConflictView | None:
         found = self.conflicts.get(text_path(path))
         if found is None:
             return None
         self.placed.add(text_path(path))
-        return conflict_view(*found)
+        return conflict_view(self.address(found[0]), found[1])
 
-    def is_dirty(self, path: Path) -> bool:
+    def server_at(self, path: Path) -> t.Any:
+        """The server's value for ``path`` of the draft: the same keyed-list items wherever they are."""
+        keys = self.state.list_keys
+        try:
+            return get_at(self.state.server, resolve(self.state.server, address_of(self.state.draft, path, keys), keys))
+        except PathError:
+            return get_at(self.state.server, path)
+
+    def is_dirty(self, path: Path, inside_list: bool) -> bool:
+        if inside_list:  # changes stop at lists: compare with the server's same item
+            return not json_equal(get_at(self.state.draft, path), self.server_at(path))
         tpath = text_path(path)
         n = len(tpath)
         return any(p[:n] == tpath or tpath[: len(p)] == p for p in self.dirty)
@@ -404,29 +457,32 @@ class _Builder:
         n = len(tpath)
         return sorted(r[-1] for r in self.revisions if len(r) == n + 1 and r[:-1] == tpath)
 
-    def build(self, path: Path, label: str) -> Field:
+    def build(self, path: Path, label: str, address: Address | None = None, inside_list: bool = False) -> Field:
+        at: Address = path if address is None else address
         draft_value = get_at(self.state.draft, path)
-        server_value = get_at(self.state.server, path)
+        server_value = self.server_at(path) if inside_list else get_at(self.state.server, path)
         tpath = text_path(path)
         revision = self.revisions.get(tpath)
         if revision is not None:
-            return Field(path, label, "masked", False, revision=revision)
+            return Field(at, label, "masked", False, revision=revision)
         kind = widget_for(path, draft_value, server_value)
         editable = not self.state.read_only(path)
         value = server_value if draft_value is MISSING and not editable else draft_value
-        dirty = self.is_dirty(path)
+        dirty = self.is_dirty(path, inside_list)
         conflict = self.conflict_at(path)
 
         def leaf(kind: WidgetKind, **extra: t.Any) -> Field:
-            return Field(path, label, kind, editable, dirty=dirty, conflict=conflict, **extra)
+            return Field(at, label, kind, editable, dirty=dirty, conflict=conflict, **extra)
 
         if kind == "bytes":
-            return Field(path, label, "bytes", False, size=decoded_size(value), dirty=dirty, conflict=conflict)
+            return Field(at, label, "bytes", False, size=decoded_size(value), dirty=dirty, conflict=conflict)
         if kind == "map":
             members = value if isinstance(value, Mapping) else {}
-            children = [replace(self.build(path + (key,), str(key)), entry=True) for key in members]
+            children = [
+                replace(self.build(path + (key,), str(key), at + (key,), inside_list), entry=True) for key in members
+            ]
             children += [
-                replace(self.build(path + (key,), key), entry=True)
+                replace(self.build(path + (key,), key, at + (key,), inside_list), entry=True)
                 for key in self.masked_under(tpath)
                 if key not in members
             ]
@@ -434,21 +490,57 @@ class _Builder:
             return leaf("map", children=tuple(children), can_add=can_add)
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
-            return leaf("group", children=tuple(self.build(path + (key,), str(key)) for key in members))
+            children = tuple(self.build(path + (key,), str(key), at + (key,), inside_list) for key in members)
+            return leaf("group", children=children)
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
         if kind == "number":
             return leaf("number", text=display_text(value), integral=not isinstance(value, float))
         if kind == "structured":
+            keys = self.state.list_keys(path)
+            shape = list_kind(path, value, keys)
+            if shape is not None:
+                children = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
+                return leaf(shape, children=children, can_add=editable, keys=key_inputs(value, keys or ()))
             return leaf("structured", text=structured_text(value) if value is not MISSING else "")
         return leaf(kind, text=display_text(value))
+
+    def list_members(
+        self, path: Path, label: str, at: Address, items: list[t.Any], keys: tuple[str, ...] | None, editable: bool
+    ) -> tuple[Field, ...]:
+        """The items (``keys`` given) or rows of the list at ``path``."""
+        movable = editable and is_ordered(path, "items" if keys else "rows")
+        members = []
+        for index, item in enumerate(items):
+            place = {"position": index, "movable": movable, "last": index == len(items) - 1}
+            if keys is None:
+                members.append(replace(self.build(path + (index,), f"{label} {index + 1}", at + (index,), True), **place))
+                continue
+            item_path = path + (index,)
+            item_at = at + (item_key(item, keys),)
+            children = tuple(
+                self.build(item_path + (key,), str(key), item_at + (key,), True) for key in item if key not in keys
+            )
+            members.append(
+                Field(
+                    item_at,
+                    item_label(item, keys),
+                    "item",
+                    editable,
+                    dirty=self.is_dirty(item_path, True),
+                    conflict=self.conflict_at(item_path),
+                    children=children,
+                    **place,
+                )
+            )
+        return tuple(members)
 
 
 _PROBE_KEY: t.Final = "\x00new"
 """A key no object has: asking whether it is editable asks whether the map accepts new keys."""
 
 
-def conflict_view(path: Path, theirs: t.Any) -> ConflictView:
+def conflict_view(path: Address, theirs: t.Any) -> ConflictView:
     """How a conflict's other value is shown."""
     if theirs is MISSING:
         return ConflictView(path, "", True)
@@ -473,7 +565,11 @@ def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> Edi
         ):
             continue
         fields.append(builder.build(tuple(root), label_for(root)))
-    others = tuple(conflict_view(*found) for tp, found in builder.conflicts.items() if tp not in builder.placed)
+    others = tuple(
+        conflict_view(builder.address(path), theirs)
+        for tp, (path, theirs) in builder.conflicts.items()
+        if tp not in builder.placed
+    )
     return EditorView(
         fields=tuple(fields),
         other_conflicts=others,

@@ -10,7 +10,9 @@
  *    field at a time in the order of the edits, once the stream is live again;
  *  - sends a field's unsent edit with a keepalive request when the page goes away (reload...);
  *  - retries a failed first connect, and stops for good on the server's "krm-close" event;
- *  - sends pending field edits before a request from a [data-krm-flush] button (Save...).
+ *  - sends pending field edits before a request from a [data-krm-flush] button (Save...);
+ *  - sends with every text edit the text the field showed when the person began typing ("from"),
+ *    so the server applies the change the person made, not a whole value over newer content.
  */
 (() => {
     "use strict";
@@ -18,6 +20,7 @@
     const UNSENT = "data-krm-unsent";    // edited, and no successful request has carried this value yet
     const PENDING = "data-krm-pending";  // edited, and the debounced request has not been made yet
     const QUEUED = "data-krm-queued";    // edited, and waiting in the page for the connection to come back
+    const FROM = "data-krm-from";        // the text the field showed before the edits not yet applied
     const RESEND_DELAY = 1000;           // ms before a queued edit lost while the stream stayed live is retried
     const TEXT = {
         connecting: "Connecting…",
@@ -67,6 +70,12 @@
         el.setAttribute(UNSENT, "");
         el.setAttribute(PENDING, "");
     }
+
+    // The text a typing session starts from: what the field showed before its first change.
+    document.addEventListener("beforeinput", event => {
+        const el = event.target;
+        if (isField(el) && el.type !== "checkbox" && !el.hasAttribute(FROM)) el.setAttribute(FROM, el.value);
+    }, true);
 
     document.addEventListener("input", edited, true);
     document.addEventListener("change", edited, true);
@@ -158,6 +167,7 @@
         if (field.name && (field.type !== "checkbox" || field.checked)) body.set(field.name, field.value);
         const vals = JSON.parse(field.getAttribute("hx-vals") || "{}");
         for (const key of Object.keys(vals)) body.set(key, vals[key]);
+        if (field.hasAttribute(FROM)) body.set("from", field.getAttribute(FROM));
         return body;
     }
 
@@ -198,14 +208,24 @@
     }
 
     document.addEventListener("htmx:before:request", event => {
-        if (componentOf(event.detail.ctx.sourceElement)) inFlight.add(event.detail.ctx);
+        const {sourceElement: el, request} = event.detail.ctx;
+        if (componentOf(el)) inFlight.add(event.detail.ctx);
+        // read when the request leaves (after the edits before it were answered), not when triggered
+        if (isField(el) && el.hasAttribute(FROM) && request.body && typeof request.body.set === "function") {
+            request.body.set("from", el.getAttribute(FROM));
+        }
     });
 
     document.addEventListener("htmx:after:request", event => {
         answered.add(event.detail.ctx);
         const {sourceElement: el, request, response} = event.detail.ctx;
         if (!isField(el) || !response || response.status >= 300) return;
-        if (sentValue(el, request.body) === currentValue(el)) el.removeAttribute(UNSENT);
+        const sent = sentValue(el, request.body);
+        if (el.hasAttribute(FROM) && typeof sent === "string") el.setAttribute(FROM, sent);  // the draft has it now
+        if (sent === currentValue(el)) {
+            el.removeAttribute(UNSENT);
+            el.removeAttribute(FROM);
+        }
     });
 
     document.addEventListener("htmx:finally:request", event => {
