@@ -186,8 +186,7 @@ def _fresh_add_item(binding: Binding, uid: str, list_path: Address) -> str:
     row = render_template_fragment(
         "krm/list_add_item.html",
         fid=fid,
-        f=Field(list_path, " › ".join(map(str, list_path[-1:])), "items" if keys else "rows", True,
-                keys=key_inputs(items, keys or ())),
+        f=Field(list_path, str(list_path[-1]), "items" if keys else "rows", True, keys=key_inputs(items, keys or ())),
         edit_url=request.path,
     )
     return partial(f"{fid}-add", row, swap="outerHTML")

@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
-from ..store.errors import PathError
+from ..store.errors import MissingItemError, PathError
 from ..store.items import Address, address_of, item_key, resolve
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
 from ..store.values import json_equal
@@ -442,6 +442,8 @@ class _Builder:
         keys = self.state.list_keys
         try:
             return get_at(self.state.server, resolve(self.state.server, address_of(self.state.draft, path, keys), keys))
+        except MissingItemError:
+            return MISSING  # an item the person added
         except PathError:
             return get_at(self.state.server, path)
 
