@@ -39,9 +39,7 @@ def as_address(value: Any) -> Address:
     out: list[AddressSegment] = []
     for segment in value:
         if isinstance(segment, Mapping):
-            if not segment or not all(
-                isinstance(k, str) and type(v) in _KEY_TYPES for k, v in segment.items()
-            ):
+            if not segment or not all(isinstance(k, str) and type(v) in _KEY_TYPES for k, v in segment.items()):
                 raise MalformedPathError(value, "an item is named by its keys, each a string, number or boolean")
             out.append(dict(segment))
         else:

@@ -44,7 +44,7 @@ from ..store import (
     UnknownResourceError,
 )
 from ..store.items import Address, as_address
-from ..store.paths import Path, get_at
+from ..store.paths import get_at
 from .binding import Binding, Refusal, bind
 from .item_edits import add_item, edit_value, move_item, remove_item
 from .list_widgets import key_inputs
@@ -86,7 +86,9 @@ def _error_slot(component: Component, path: Address | None) -> str:
     return component.element_id(path, "-error")
 
 
-def _answer(component: Component, path: Address | None, message: str = "", status: int = 200, extra: str = "") -> Response:
+def _answer(
+    component: Component, path: Address | None, message: str = "", status: int = 200, extra: str = ""
+) -> Response:
     return html_response(partial(_error_slot(component, path), message) + extra, status)
 
 

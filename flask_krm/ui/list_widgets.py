@@ -121,4 +121,3 @@ def _numeric(items: t.Any, key: str) -> bool:
 
 def _name(path: Path) -> str:
     return path[-1] if path and isinstance(path[-1], str) else ""
-

@@ -292,10 +292,7 @@ class ObjectState:
 def address_pointer(address: Sequence[t.Any]) -> str:
     """An address as an RFC 6901 pointer whose keyed-list items read ``[name=web]``."""
     return path_to_pointer(
-        [
-            "[" + ",".join(f"{k}={v}" for k, v in s.items()) + "]" if isinstance(s, Mapping) else s
-            for s in address
-        ]
+        ["[" + ",".join(f"{k}={v}" for k, v in s.items()) + "]" if isinstance(s, Mapping) else s for s in address]
     )
 
 
@@ -516,7 +513,9 @@ class _Builder:
         for index, item in enumerate(items):
             place = {"position": index, "movable": movable, "last": index == len(items) - 1}
             if keys is None:
-                members.append(replace(self.build(path + (index,), f"{label} {index + 1}", at + (index,), True), **place))
+                members.append(
+                    replace(self.build(path + (index,), f"{label} {index + 1}", at + (index,), True), **place)
+                )
                 continue
             item_path = path + (index,)
             item_at = at + (item_key(item, keys),)

@@ -3,8 +3,9 @@
 Every editor page of the example application, and editors of a minimal host given ``fields=``,
 are swept with forged edits (every operation of the edit route, list items named by position and
 by key included) at every path of the object outside what the editor may edit, plus new keys and
-items no page shows (a Deployment's ``serviceAccountName``, a volume). Each must be refused with a 4xx before it reaches the draft: afterwards
-Save has nothing to save and no write reaches the API server.
+items no page shows (a Deployment's ``serviceAccountName``, a volume). Each must be refused with a
+4xx before it reaches the draft: afterwards Save has nothing to save and no write reaches the API
+server.
 """
 
 from __future__ import annotations
@@ -199,7 +200,9 @@ def test_item_edits_inside_the_shown_containers_are_accepted_and_outside_refused
     item = ("spec", "template", "spec", "containers", {"name": container["name"]})
     assert edit(browser, page, "set", (*item, "image"), value="forged:1", **{"from": container["image"]}) == 200
     assert edit(browser, page, "revert", (*item, "image")) == 200
-    assert edit(browser, page, "add_item", (*item, "ports"), **{"item.containerPort": "9", "item.protocol": "TCP"}) == 200
+    assert (
+        edit(browser, page, "add_item", (*item, "ports"), **{"item.containerPort": "9", "item.protocol": "TCP"}) == 200
+    )
     assert edit(browser, page, "revert", item[:-1]) == 200
     pod = ("spec", "template", "spec")
     assert edit(browser, page, "add_item", (*pod, "volumes"), **{"item.name": FORGED}) == 403

@@ -179,3 +179,22 @@ def test_a_contested_set_equal_to_the_server_records_nothing() -> None:
     store = keyed_store()
     store.set_contested(UID, (*CONTAINERS, 0, "image"), "web:1")
     assert store.conflicts(UID) == [] and store.dirty(UID) == []
+
+
+def test_my_reorder_survives_a_colleagues_change_to_the_list() -> None:
+    store = keyed_store()
+    store.move_item(UID, (*CONTAINERS, 1), 0)  # log first
+    store.apply(modified(pod({**WEB, "image": "web:2"}, LOG, {"name": "new", "image": "n:1"}, version="2")))
+    assert [c["name"] for c in containers_of(store.draft(UID))] == ["log", "web", "new"]
+    assert containers_of(store.draft(UID))[1]["image"] == "web:2"
+    assert store.conflicts(UID) == []
+
+
+def test_both_reordering_differently_is_a_conflict_at_the_list() -> None:
+    third = {"name": "third", "image": "t:1"}
+    store = keyed_store(WEB, LOG, third)
+    store.move_item(UID, (*CONTAINERS, 2), 0)  # third, web, log
+    store.apply(modified(pod(LOG, WEB, third, version="2")))  # they: log, web, third
+    [conflict] = store.conflicts(UID)
+    assert conflict.path == CONTAINERS
+    assert [c["name"] for c in containers_of(store.draft(UID))] == ["third", "web", "log"]

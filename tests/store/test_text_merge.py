@@ -48,7 +48,9 @@ def test_an_insertion_and_a_distant_edit_both_apply() -> None:
     )
 
 
-@given(st.lists(st.sampled_from(["a\n", "b\n", "c\n"]), max_size=6), st.lists(st.sampled_from(["a\n", "d\n"]), max_size=6))
+@given(
+    st.lists(st.sampled_from(["a\n", "b\n", "c\n"]), max_size=6), st.lists(st.sampled_from(["a\n", "d\n"]), max_size=6)
+)
 def test_one_sided_changes_are_taken_whole(base_lines: list[str], other_lines: list[str]) -> None:
     base, other = "".join(base_lines), "".join(other_lines)
     assert merge_lines(base, other, base) == other

@@ -228,4 +228,3 @@ def test_bad_item_edits_get_a_precise_4xx_and_change_nothing(
     assert response.status_code == status, response.data
     assert "krm-dirty-marker" not in reload(page).html
     assert before.count("krm-item-name") == reload(page).html.count("krm-item-name")
-

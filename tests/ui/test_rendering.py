@@ -88,7 +88,9 @@ def test_every_value_type_gets_its_widget(client: FlaskClient, upstream: Upstrea
     assert re.search(r'<input type="number"[^>]*name="value" value="2"', page.html)
     assert re.search(r'<input type="checkbox"[^>]*name="value" value="true"(?! checked)', page.html)
     # containers are a keyed list: one fieldset per container, named in its legend
-    assert re.search(r'<fieldset class="krm-group krm-item"[^>]*>\s*<legend><span class="krm-item-name">web<', page.html)
+    assert re.search(
+        r'<fieldset class="krm-group krm-item"[^>]*>\s*<legend><span class="krm-item-name">web<', page.html
+    )
     assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="nginx"', page.html)
     assert 'hx-trigger="input changed delay:400ms, krm-flush" hx-sync="this:queue last"' in page.html
 
