@@ -489,8 +489,10 @@ class _Builder:
             return leaf("map", children=tuple(children), can_add=can_add)
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
-            children = tuple(self.build(path + (key,), str(key), at + (key,), inside_list) for key in members)
-            return leaf("group", children=children)
+            return leaf(
+                "group",
+                children=tuple(self.build(path + (key,), str(key), at + (key,), inside_list) for key in members),
+            )
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
         if kind == "number":
@@ -499,8 +501,8 @@ class _Builder:
             keys = self.state.list_keys(path)
             shape = list_kind(path, value, keys)
             if shape is not None:
-                children = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
-                return leaf(shape, children=children, can_add=editable, keys=key_inputs(value, keys or ()))
+                listed = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
+                return leaf(shape, children=listed, can_add=editable, keys=key_inputs(value, keys or ()))
             return leaf("structured", text=structured_text(value) if value is not MISSING else "")
         return leaf(kind, text=display_text(value))
 
@@ -509,13 +511,12 @@ class _Builder:
     ) -> tuple[Field, ...]:
         """The items (``keys`` given) or rows of the list at ``path``."""
         movable = editable and is_ordered(path, "items" if keys else "rows")
-        members = []
+        members: list[Field] = []
         for index, item in enumerate(items):
-            place = {"position": index, "movable": movable, "last": index == len(items) - 1}
+            last = index == len(items) - 1
             if keys is None:
-                members.append(
-                    replace(self.build(path + (index,), f"{label} {index + 1}", at + (index,), True), **place)
-                )
+                row = self.build(path + (index,), f"{label} {index + 1}", at + (index,), True)
+                members.append(replace(row, position=index, movable=movable, last=last))
                 continue
             item_path = path + (index,)
             item_at = at + (item_key(item, keys),)
@@ -531,7 +532,9 @@ class _Builder:
                     dirty=self.is_dirty(item_path, True),
                     conflict=self.conflict_at(item_path),
                     children=children,
-                    **place,
+                    position=index,
+                    movable=movable,
+                    last=last,
                 )
             )
         return tuple(members)

@@ -87,7 +87,10 @@ def colleague_sets(apps: kubernetes.client.AppsV1Api, name: str, path: str, valu
 
 
 def saved(page: Page) -> None:
+    """Save what is dirty and wait until the live view confirms it."""
+    expect(page.locator(".krm-dirty-marker").first).to_be_visible()
     save(page)
+    expect(page.locator(".krm-dirty-marker")).to_have_count(0)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
 
 
@@ -158,8 +161,8 @@ def test_a_colleagues_change_arriving_while_i_type_is_a_conflict_not_an_overwrit
     )
     expect(page.get_by_label("replicas", exact=True)).to_have_value("2")  # their change reached the draft
     expect(image).to_have_value("mine/app:4")  # the field being typed in keeps what I typed
-    page.unroute("**/edit")
     held[0].continue_()
+    page.unroute("**/edit")
     conflict = page.locator(f'[data-krm-path="{pointer}"] .krm-conflict')
     expect(conflict).to_contain_text("theirs/app:4")
     conflict.get_by_role("button", name="Take theirs").click()
