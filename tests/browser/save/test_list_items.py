@@ -168,7 +168,7 @@ def test_a_colleagues_change_arriving_while_i_type_is_a_conflict_not_an_overwrit
     conflict.get_by_role("button", name="Take theirs").click()
     expect(conflict).to_have_count(0)
     expect(image).to_have_value("theirs/app:4")
-    saved(page)
+    expect(page.locator(".krm-dirty-marker")).to_have_count(0)  # nothing of mine is left to save
     assert container(apps, deployment).image == "theirs/app:4"
     assert apps.read_namespaced_deployment(deployment, NAMESPACE).spec.replicas == 2
 
