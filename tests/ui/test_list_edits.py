@@ -229,3 +229,27 @@ def test_bad_item_edits_get_a_precise_4xx_and_change_nothing(
     assert response.status_code == status, response.data
     assert "krm-dirty-marker" not in reload(page).html
     assert before.count("krm-item-name") == reload(page).html.count("krm-item-name")
+
+
+def test_a_hosts_list_schema_makes_its_lists_items(client: FlaskClient, upstream: Upstream) -> None:
+    keyed = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key"]}
+    pod = {"properties": {"spec": {"properties": {"tolerations": keyed}}}}
+    schema = {"properties": {"spec": {"properties": {"template": pod}}}}
+    t.cast(t.Any, client.application).config["KRM_LIST_SCHEMAS"] = {("apps/v1", "Deployment"): schema}
+    upstream.snapshot(DEPLOYMENTS, deployment())
+    page = open_page(client, editor_url(DEPLOYMENTS, "web"))
+    assert 'class="krm-item-name">a<' in page.html and 'class="krm-item-name">z<' in page.html
+    assert 'class="krm-item-name">web<' not in page.html, "the host's schema replaces the built-in one"
+    operator = ("spec", "template", "spec", "tolerations", {"key": "z"}, "operator")
+    assert edit(page, "set", operator, value="Equal", **{"from": "Exists"}).status_code == 200
+    assert value(page, operator) == "Equal"
+
+
+def test_list_schemas_are_validated(client: FlaskClient) -> None:
+    from flask_krm import config
+
+    app = client.application
+    for bad in ({"apps/v1 Deployment": {}}, {("apps/v1", "Deployment"): []}, [("a", "b")]):
+        app.config["KRM_LIST_SCHEMAS"] = bad
+        with pytest.raises(ValueError, match="KRM_LIST_SCHEMAS"):
+            config.get(app, "LIST_SCHEMAS")
