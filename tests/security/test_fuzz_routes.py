@@ -45,6 +45,7 @@ from flask_krm import Scope
 from flask_krm.csrf import FIELD as CSRF_FIELD
 from flask_krm.csrf import HEADER as CSRF_HEADER
 from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.ui.edits import OPERATIONS
 from flask_krm.ui.live import PAGE_HEADER
 
 from .hosts import TARGET, Browser, Page, Recorder, make_example, make_host, shut_down
@@ -104,20 +105,7 @@ FORM_FIELDS: t.Final = (
     "username",
     "password",
 )
-OPS: t.Final = (
-    "set",
-    "add_key",
-    "remove_key",
-    "rename_key",
-    "add_item",
-    "remove_item",
-    "move_item",
-    "revert",
-    "take_theirs",
-    "keep_mine",
-    "delete",
-    "",
-)
+OPS: t.Final = (*sorted(OPERATIONS), "delete", "")
 CONTENT_TYPES: t.Final = (
     "application/x-www-form-urlencoded",
     "multipart/form-data; boundary=x",

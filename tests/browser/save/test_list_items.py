@@ -17,7 +17,7 @@ from playwright.sync_api import Locator, Page, Route, expect
 from tests.browser.conftest import type_over, unique
 from tests.browser.host_app import NAMESPACE
 from tests.browser.save.conftest import SignedIn, WriteCounter
-from tests.browser.save.test_outcomes import open_editor, outcome, save
+from tests.browser.save.test_outcomes import deployment_body, open_editor, outcome, save
 
 pytestmark = pytest.mark.browser
 
@@ -26,31 +26,19 @@ CONTAINERS: t.Final = "/spec/template/spec/containers"
 
 
 def body(name: str) -> dict[str, t.Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "app",
-                            "image": "registry.k8s.io/pause:3.10",
-                            "args": ["--port=8080"],
-                            "env": [{"name": "MODE", "value": "fast"}, {"name": "LEVEL", "value": "1"}],
-                            "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                        },
-                        {"name": "side", "image": "registry.k8s.io/pause:3.9"},
-                    ]
-                },
-            },
+    """A Deployment with two containers, the first with args, env and ports."""
+    deployment = deployment_body(name)
+    deployment["spec"]["template"]["spec"]["containers"] = [
+        {
+            "name": "app",
+            "image": "registry.k8s.io/pause:3.10",
+            "args": ["--port=8080"],
+            "env": [{"name": "MODE", "value": "fast"}, {"name": "LEVEL", "value": "1"}],
+            "ports": [{"containerPort": 8080, "protocol": "TCP"}],
         },
-    }
+        {"name": "side", "image": "registry.k8s.io/pause:3.9"},
+    ]
+    return deployment
 
 
 @pytest.fixture
