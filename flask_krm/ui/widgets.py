@@ -37,8 +37,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
-from ..store.errors import MissingItemError, PathError
-from ..store.items import Address, address_of, item_key, resolve
+from ..store.items import Address, address_of, item_key
+from ..store.keyed_lists import identities
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
 from ..store.values import json_equal
 from .list_widgets import KeyInput, is_ordered, item_label, key_inputs, list_kind
@@ -422,10 +422,12 @@ class _Builder:
         self.conflicts = {text_path(p): (tuple(p), theirs) for p, theirs in state.conflicts.items()}
         self.revisions = {text_path(p): rev for p, rev in state.redacted.items()}
         self.placed: set[tuple[str, ...]] = set()
+        self.keys: dict[Path, tuple[str, ...] | None] = {}
+        self.indexes: dict[Path, dict[int, int]] = {}
 
     def address(self, path: Path) -> Address:
         """``path`` as requests name it (keyed-list items by their keys)."""
-        return address_of(self.state.draft, path, self.state.list_keys)
+        return address_of(self.state.draft, path, self.list_keys)
 
     def conflict_at(self, path: Path) -> ConflictView | None:
         found = self.conflicts.get(text_path(path))
@@ -434,19 +436,44 @@ class _Builder:
         self.placed.add(text_path(path))
         return conflict_view(self.address(found[0]), found[1])
 
-    def server_at(self, path: Path) -> t.Any:
-        """The server's value for ``path`` of the draft: the same keyed-list items wherever they are."""
-        keys = self.state.list_keys
-        try:
-            return get_at(self.state.server, resolve(self.state.server, address_of(self.state.draft, path, keys), keys))
-        except MissingItemError:
-            return MISSING  # an item the person added
-        except PathError:
-            return get_at(self.state.server, path)
+    def list_keys(self, path: Path) -> tuple[str, ...] | None:
+        if path not in self.keys:
+            self.keys[path] = self.state.list_keys(path)
+        return self.keys[path]
 
-    def is_dirty(self, path: Path, inside_list: bool) -> bool:
-        if inside_list:  # changes stop at lists: compare with the server's same item
-            return not json_equal(get_at(self.state.draft, path), self.server_at(path))
+    def server_at(self, path: Path) -> t.Any:
+        """The server's value for ``path`` of the draft: the same keyed-list items wherever they are
+        (``MISSING`` for an item the person added)."""
+        draft: t.Any = self.state.draft
+        server: t.Any = self.state.server
+        for depth, segment in enumerate(path):
+            if type(draft) is list and type(server) is list and isinstance(segment, int):
+                index = self.server_index(path[:depth], draft, server).get(segment)
+                if index is None:
+                    return MISSING
+                draft, server = draft[segment], server[index]
+                continue
+            draft, server = get_at(draft, (segment,)), get_at(server, (segment,))
+            if server is MISSING:
+                return MISSING
+        return server
+
+    def server_index(self, path: Path, draft: list[t.Any], server: list[t.Any]) -> dict[int, int]:
+        """Which server item each item of the draft's list at ``path`` is (by key in a keyed list)."""
+        found = self.indexes.get(path)
+        if found is None:
+            keys = self.list_keys(path)
+            ours = identities(draft, keys) if keys else None
+            theirs = identities(server, keys) if keys and ours is not None else None
+            if ours is not None and theirs is not None:
+                where = {identity: index for index, identity in enumerate(theirs)}
+                found = {index: where[identity] for index, identity in enumerate(ours) if identity in where}
+            else:
+                found = {index: index for index in range(min(len(draft), len(server)))}
+            self.indexes[path] = found
+        return found
+
+    def is_dirty(self, path: Path) -> bool:
         tpath = text_path(path)
         n = len(tpath)
         return any(p[:n] == tpath or tpath[: len(p)] == p for p in self.dirty)
@@ -456,18 +483,21 @@ class _Builder:
         n = len(tpath)
         return sorted(r[-1] for r in self.revisions if len(r) == n + 1 and r[:-1] == tpath)
 
-    def build(self, path: Path, label: str, address: Address | None = None, inside_list: bool = False) -> Field:
+    def build(self, path: Path, label: str, address: Address | None = None, in_list: bool | None = None) -> Field:
+        """The field at ``path``; ``in_list``: inside a list, as editable as that list (``None``: not
+        inside a list)."""
         at: Address = path if address is None else address
         draft_value = get_at(self.state.draft, path)
-        server_value = self.server_at(path) if inside_list else get_at(self.state.server, path)
+        server_value = get_at(self.state.server, path) if in_list is None else self.server_at(path)
         tpath = text_path(path)
         revision = self.revisions.get(tpath)
         if revision is not None:
             return Field(at, label, "masked", False, revision=revision)
         kind = widget_for(path, draft_value, server_value)
-        editable = not self.state.read_only(path)
+        editable = not self.state.read_only(path) if in_list is None else in_list
         value = server_value if draft_value is MISSING and not editable else draft_value
-        dirty = self.is_dirty(path, inside_list)
+        # changes stop at lists: inside one, compare with the server's same item
+        dirty = self.is_dirty(path) if in_list is None else not json_equal(draft_value, server_value)
         conflict = self.conflict_at(path)
 
         def leaf(kind: WidgetKind, **extra: t.Any) -> Field:
@@ -478,27 +508,27 @@ class _Builder:
         if kind == "map":
             members = value if isinstance(value, Mapping) else {}
             children = [
-                replace(self.build(path + (key,), str(key), at + (key,), inside_list), entry=True) for key in members
+                replace(self.build(path + (key,), str(key), at + (key,), in_list), entry=True) for key in members
             ]
             children += [
-                replace(self.build(path + (key,), key, at + (key,), inside_list), entry=True)
+                replace(self.build(path + (key,), key, at + (key,), in_list), entry=True)
                 for key in self.masked_under(tpath)
                 if key not in members
             ]
-            can_add = not self.state.read_only(path + (_PROBE_KEY,))
+            can_add = not self.state.read_only(path + (_PROBE_KEY,)) if in_list is None else in_list
             return leaf("map", children=tuple(children), can_add=can_add)
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
             return leaf(
                 "group",
-                children=tuple(self.build(path + (key,), str(key), at + (key,), inside_list) for key in members),
+                children=tuple(self.build(path + (key,), str(key), at + (key,), in_list) for key in members),
             )
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
         if kind == "number":
             return leaf("number", text=display_text(value), integral=not isinstance(value, float))
         if kind == "structured":
-            keys = self.state.list_keys(path)
+            keys = self.list_keys(path)
             shape = list_kind(path, value, keys)
             if shape is not None:
                 listed = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
@@ -515,13 +545,13 @@ class _Builder:
         for index, item in enumerate(items):
             last = index == len(items) - 1
             if keys is None:
-                row = self.build(path + (index,), f"{label} {index + 1}", at + (index,), True)
+                row = self.build(path + (index,), f"{label} {index + 1}", at + (index,), editable)
                 members.append(replace(row, position=index, movable=movable, last=last))
                 continue
             item_path = path + (index,)
             item_at = at + (item_key(item, keys),)
             children = tuple(
-                self.build(item_path + (key,), str(key), item_at + (key,), True) for key in item if key not in keys
+                self.build(item_path + (key,), str(key), item_at + (key,), editable) for key in item if key not in keys
             )
             members.append(
                 Field(
@@ -529,7 +559,7 @@ class _Builder:
                     item_label(item, keys),
                     "item",
                     editable,
-                    dirty=self.is_dirty(item_path, True),
+                    dirty=not json_equal(item, self.server_at(item_path)),
                     conflict=self.conflict_at(item_path),
                     children=children,
                     position=index,
