@@ -22,14 +22,13 @@ or item that vanished, 422 for a value the field cannot hold.
 
 from __future__ import annotations
 
-import re
 import typing as t
 from collections.abc import Mapping
 
 from flask import Response, request
 
 from ..bodies import JsonRefused, TooDeep, load_json
-from ..htmx import PAGE_HEADER, html_response, partial
+from ..htmx import EDITS_HEADER, PAGE_HEADER, html_response, partial, refusal_response
 from ..runtime import runtime
 from ..store import (
     MISSING,
@@ -48,7 +47,7 @@ from ..store.paths import get_at
 from .binding import Binding, Refusal, bind
 from .item_edits import add_item, edit_value, move_item, remove_item
 from .list_widgets import key_inputs
-from .page import Component, EditorSpec
+from .page import Component, EditorSpec, is_component_id
 from .render import edited_object, render_template_fragment
 from .widgets import Field, ValueRefused, normalized_lines, path_json
 
@@ -212,8 +211,11 @@ def edit_response(component_id: str) -> Response:
     try:
         binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
     except Refusal as refusal:
-        body = partial(f"{component_id}-outcome", refusal.message) if _safe_id(component_id) else ""
-        return html_response(body, refusal.status)
+        if not is_component_id(component_id):
+            return html_response("", refusal.status)
+        return refusal_response(
+            f"{component_id}-outcome", refusal.status, refusal.message, session_ended=refusal.ends_session
+        )
     component = binding.component
     try:
         path, extra = apply_edit(binding)
@@ -238,11 +240,9 @@ def edit_response(component_id: str) -> Response:
         return _answer(component, None, "The path is not a path of this object.", 400)
     except UnknownResourceError:
         return _answer(component, None, "The object is no longer here.", 404)
-    return _answer(component, path, extra=extra)
-
-
-def _safe_id(value: str) -> bool:
-    return bool(re.fullmatch(r"krm-[0-9a-f]{12}", value))
+    response = _answer(component, path, extra=extra)
+    response.headers[EDITS_HEADER] = str(binding.page.count_edit(component.id))
+    return response
 
 
 def _json_path() -> Address | None:

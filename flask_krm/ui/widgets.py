@@ -88,7 +88,7 @@ class ValueRefused(ValueError):
         self.about_value = about_value
 
 
-TYPING_TRIGGER: t.Final = "input changed delay:400ms, krm-flush"
+TYPING_TRIGGER: t.Final = "input delay:400ms, krm-flush"
 """Send the edit a moment after the person stops typing (and before a Save)."""
 
 CHANGE_TRIGGER: t.Final = "change, krm-flush"
