@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from flask import Blueprint, Flask, Response, has_app_context, request
 from gevent.pool import Group
 
-from . import config, csrf, guards, stream_view
+from . import config, guards, stream_view
 from .access import Decision, decide
 from .cli import krm_cli
 from .hooks import (
@@ -149,7 +149,7 @@ class KrmStream:
         templates and static files."""
         bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
         guards.install(bp, guards.krm_answer, scope_checked={guards.STREAM_ENDPOINT})
-        bp.before_request(csrf.protect)
+        bp.before_request(guards.protect_csrf)
 
         @bp.get("/resource-stream/v1")
         def resource_stream() -> Response:

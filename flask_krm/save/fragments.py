@@ -80,7 +80,14 @@ def review_fragment(
     rows = []
     for item in items:
         outcome = outcomes.get(item.key) or item.outcome
-        rows.append((item, texts.message(outcome) if outcome else None, outcome.kind.value if outcome else None))
+        rows.append(
+            (
+                item,
+                texts.message(outcome) if outcome else None,
+                outcome.kind.value if outcome else None,
+                outcome.detail if outcome else None,
+            )
+        )
     return render_template_fragment(
         "krm/save/review.html",
         target_id=target_id,

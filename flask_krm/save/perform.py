@@ -27,7 +27,7 @@ from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
 from ..versions import compare
 from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
 from .flow import Done, KnownVersions, Read, SaveFlow, Step
-from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_reason
+from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_detail, status_reason
 from .publish import audit_reason, publish, record_for
 from .staging import PendingCreate, PendingDelete, ReviewItem, Staging
 from .writer import KubeWriter, SaveHook, SaveRefused, WriteRequest, WriteResult, object_scope, read_result
@@ -267,8 +267,9 @@ def _write_outcome(result: WriteResult, success: OutcomeKind, redacted: tuple[st
         return Outcome(success)
     if verdict is WriteVerdict.INVALID:
         return Outcome(OutcomeKind.INVALID, causes=field_causes(result.status, redacted))
+    detail = status_detail(result.status, result.code, withheld=bool(redacted))
     if verdict is WriteVerdict.FORBIDDEN:
-        return Outcome(OutcomeKind.ACCESS_DENIED)
+        return Outcome(OutcomeKind.ACCESS_DENIED, detail=detail)
     if verdict is WriteVerdict.UNAUTHORIZED:
         return Outcome(OutcomeKind.SIGNED_OUT)
     if verdict is WriteVerdict.NOT_FOUND:
@@ -277,7 +278,7 @@ def _write_outcome(result: WriteResult, success: OutcomeKind, redacted: tuple[st
         return Outcome(OutcomeKind.UNAVAILABLE, detail=status_reason(result.status, result.code))
     if verdict is WriteVerdict.UNKNOWN:
         return Outcome(OutcomeKind.UNKNOWN, detail=status_reason(result.status, result.code))
-    return Outcome(OutcomeKind.REJECTED, detail=status_reason(result.status, result.code), http_status=result.code)
+    return Outcome(OutcomeKind.REJECTED, detail=detail, http_status=result.code)
 
 
 def create_scope(scope: Scope, pending: PendingCreate) -> Scope:

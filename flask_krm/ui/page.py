@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 import typing as t
 from collections.abc import Iterable, Mapping, Sequence
@@ -167,6 +168,11 @@ def component_id(spec: Spec) -> str:
         shape = ["editor", [list(r) for r in spec.policy.roots], fields, spec.title, labels]
     canonical = json.dumps([spec.scope.canonical_query(spec.projection), shape], sort_keys=True)
     return "krm-" + hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def is_component_id(value: object) -> bool:
+    """Whether ``value`` has the form of a component id (so ``<value>-outcome`` is safe to target)."""
+    return isinstance(value, str) and re.fullmatch(r"krm-[0-9a-f]{12}", value) is not None
 
 
 def make_component(spec: Spec) -> Component:
@@ -329,10 +335,20 @@ class Page:
     bound: dict[str, str] = field(default_factory=dict)
     """Editor component id -> uid of the object this page edits there (see
     :func:`flask_krm.ui.render.edited_object`)."""
+    edits: dict[str, int] = field(default_factory=dict)
+    """Editor component id -> field edits accepted through this page. Every render the channel sends
+    after an edit carries this count, so the page tells a render made before an edit's change from
+    one made after it (:meth:`count_edit`)."""
 
     def add(self, component: Component) -> None:
         """Register ``component`` on the page."""
         self.components[component.id] = component
+
+    def count_edit(self, component_id: str) -> int:
+        """Count an edit the draft has just taken through this page's ``component_id``; returns the
+        new count (the channel's renders from now on carry it)."""
+        count = self.edits[component_id] = self.edits.get(component_id, 0) + 1
+        return count
 
 
 def new_page_id() -> str:

@@ -287,6 +287,7 @@ def object_state(store: LiveResourceStore, uid: str, spec: EditorSpec) -> Object
         dirty_paths=store.dirty(uid),
         conflicts={c.path: (c.theirs if c.present else MISSING) for c in store.conflicts(uid)},
         redacted=_redaction_map(store.redactions(uid)),
+        list_keys=lambda path: store.list_keys(uid, path),
     )
 
 

@@ -87,13 +87,12 @@ def test_every_value_type_gets_its_widget(client: FlaskClient, upstream: Upstrea
     page = open_page(client, editor_url(DEPLOYMENTS, "web"))
     assert re.search(r'<input type="number"[^>]*name="value" value="2"', page.html)
     assert re.search(r'<input type="checkbox"[^>]*name="value" value="true"(?! checked)', page.html)
+    # containers are a keyed list: one fieldset per container, named in its legend
     assert re.search(
-        r'<textarea class="krm-input krm-structured"[^>]*>\n\[\n  \{\n'
-        r"    &#34;name&#34;: &#34;web&#34;,\n    &#34;image&#34;: &#34;nginx&#34;",
-        page.html,
+        r'<fieldset class="krm-group krm-item"[^>]*>\s*<legend><span class="krm-item-name">web<', page.html
     )
-    assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="web"', page.html)
-    assert 'hx-trigger="input changed delay:400ms, krm-flush" hx-sync="this:queue last"' in page.html
+    assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="nginx"', page.html)
+    assert 'hx-trigger="input delay:400ms, krm-flush" hx-sync="this:queue last"' in page.html
 
 
 def test_status_is_shown_but_never_editable(client: FlaskClient, upstream: Upstream) -> None:
@@ -248,7 +247,7 @@ def test_every_single_value_widget_has_its_parser_entry_and_its_own_template() -
     from flask_krm.ui.widgets import WIDGETS, WidgetKind
 
     kinds = set(t.get_args(WidgetKind))
-    assert set(WIDGETS) == kinds - {"map", "group"}
+    assert set(WIDGETS) == kinds - {"map", "group", "items", "item", "rows"}
     templates = Path(__file__).resolve().parents[2] / "flask_krm" / "templates"
     for kind, widget in WIDGETS.items():
         assert widget.kind == kind and (templates / widget.template).is_file(), kind
