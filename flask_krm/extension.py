@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from flask import Blueprint, Flask, Response, has_app_context, request
 from gevent.pool import Group
 
-from . import config, csrf, guards, stream_view
+from . import config, guards, stream_view
 from .access import Decision, decide
 from .cli import krm_cli
 from .hooks import (
@@ -41,6 +41,7 @@ from .save.review import ReviewViews
 from .scope import Scope, ScopePolicy
 from .sessions import SessionDrafts
 from .subscriptions import ShutdownAware, Subscription
+from .ui import discard as discard_action
 from .ui import routes as ui_routes
 
 if t.TYPE_CHECKING:
@@ -132,6 +133,9 @@ class KrmStream:
         )
         install(app, runtime)
         self.hooks.editor_actions.add(save_editor.ACTION_NAME, save_editor.save, label=save_editor.ACTION_LABEL)
+        self.hooks.editor_actions.add(
+            discard_action.ACTION_NAME, discard_action.discard, label=discard_action.ACTION_LABEL
+        )
         app.register_blueprint(self._blueprint(), url_prefix=runtime.url_prefix)
         for opted_in in (self.review, self.native):
             if opted_in is not None:
@@ -145,7 +149,7 @@ class KrmStream:
         templates and static files."""
         bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
         guards.install(bp, guards.krm_answer, scope_checked={guards.STREAM_ENDPOINT})
-        bp.before_request(csrf.protect)
+        bp.before_request(guards.protect_csrf)
 
         @bp.get("/resource-stream/v1")
         def resource_stream() -> Response:

@@ -30,10 +30,13 @@ from flask import Blueprint, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from . import csrf
+from .errors import CsrfError
+from .htmx import refusal_response
 from .runtime import runtime
 from .scope import is_refused_parameter
 from .stream_view import refusal
 from .ui.channel import close_frame, event_stream
+from .ui.page import is_component_id
 
 logger = logging.getLogger("flask_krm")
 
@@ -42,6 +45,9 @@ Answer: t.TypeAlias = Callable[[int, str], Response]
 
 STREAM_ENDPOINT: t.Final = "krm.resource_stream"
 CHANNEL_ENDPOINT: t.Final = "krm.ui_channel"
+UI_ENDPOINTS: t.Final = frozenset({"krm.ui_edit", "krm.ui_action"})
+TOO_LARGE: t.Final = "This change is too large to send. Your other changes are still here."
+CSRF_REFUSED: t.Final = "This page can no longer make changes (its session ended or changed): reload the page."
 
 MALFORMED_QUERY: t.Final = "The query string is not UTF-8 text."
 MALFORMED_PATH: t.Final = "The URL path is not UTF-8 text."
@@ -57,15 +63,47 @@ def plain_answer(status: int, message: str) -> Response:
     return Response(message, status=status, mimetype="text/plain", headers={"Cache-Control": "no-store"})
 
 
+def ui_outcome_id() -> str | None:
+    """The outcome region of the component a field edit or an editor action names, or ``None``
+    (another endpoint, or a URL naming no component)."""
+    if request.endpoint not in UI_ENDPOINTS:
+        return None
+    component_id = (request.view_args or {}).get("component_id")
+    return f"{component_id}-outcome" if is_component_id(component_id) else None
+
+
 def krm_answer(status: int, message: str) -> Response:
     """A refusal on the ``krm`` blueprint in the form the endpoint's client reads: a terminal
     ``SCOPE_INVALID`` event on the JSON stream, the close event on a page channel (its answers are
-    always event streams), plain text elsewhere."""
+    always event streams), an outcome at the editor for a field edit or an editor action, plain
+    text elsewhere."""
     if request.endpoint == STREAM_ENDPOINT:
         return refusal("SCOPE_INVALID", message)
     if request.endpoint == CHANNEL_ENDPOINT:
         return event_stream(iter([close_frame(message)]))
+    outcome_id = ui_outcome_id()
+    if outcome_id is not None and status == 413:
+        return refusal_response(outcome_id, status, TOO_LARGE, kind="too-large", detail=message)
+    if outcome_id is not None:
+        return refusal_response(outcome_id, status, message)
     return plain_answer(status, message)
+
+
+def protect_csrf() -> Response | None:
+    """``before_request`` hook of the ``krm`` blueprint: :func:`flask_krm.csrf.protect`. A field
+    edit or an editor action it refuses is answered at the editor, where the refusal also ends the
+    page's session (its token is no longer the session's); any other refusal propagates as
+    :class:`~flask_krm.errors.CsrfError` (400), for the host's error handlers."""
+    try:
+        csrf.protect()
+    except CsrfError as error:
+        outcome_id = ui_outcome_id()
+        if outcome_id is None:
+            raise
+        return refusal_response(
+            outcome_id, 400, CSRF_REFUSED, kind="session-ended", detail=str(error.description), session_ended=True
+        )
+    return None
 
 
 def _is_utf8(text: str) -> bool:

@@ -66,6 +66,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "htmx",
             "sse_response",
+            "ui.labels",
+            "ui.status",
+            "ui.list_widgets",
             "ui.widgets",
             "ui.cells",
             "ui.list_query",
@@ -88,6 +91,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "stream_view",
             "ui.binding",
             "ui.actions",
+            "ui.discard",
+            "ui.item_edits",
             "ui.edits",
             "ui.channel",
             "ui.live",

@@ -37,7 +37,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from ..events import Redaction
 from ..store import SaveIntent, newest_equivalent_base
 from ..versions import compare
-from .outcomes import Outcome, OutcomeKind, Path, WriteVerdict, field_causes, status_reason
+from .outcomes import Outcome, OutcomeKind, Path, WriteVerdict, field_causes, status_detail, status_reason
 
 
 class Guard(Protocol):
@@ -247,13 +247,12 @@ class SaveFlow:
             return self._unavailable(http_status=404)
         if verdict is WriteVerdict.INVALID:
             return self._finish(Outcome(OutcomeKind.INVALID, causes=field_causes(status, redacted_paths)), Phase.IDLE)
+        detail = status_detail(status, code, withheld=bool(redacted_paths))
         if verdict is WriteVerdict.FORBIDDEN:
-            return self._finish(Outcome(OutcomeKind.ACCESS_DENIED), Phase.IDLE)
+            return self._finish(Outcome(OutcomeKind.ACCESS_DENIED, detail=detail), Phase.IDLE)
         if verdict is WriteVerdict.UNAUTHORIZED:
             return self._finish(Outcome(OutcomeKind.SIGNED_OUT), Phase.IDLE)
-        return self._finish(
-            Outcome(OutcomeKind.REJECTED, detail=status_reason(status, code), http_status=code or None), Phase.IDLE
-        )
+        return self._finish(Outcome(OutcomeKind.REJECTED, detail=detail, http_status=code or None), Phase.IDLE)
 
     def observe(self, store: EditorStore) -> Outcome | None:
         """Check the store after it changed: the echo of a pending write, or the object's removal.

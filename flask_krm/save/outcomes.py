@@ -287,6 +287,42 @@ def field_causes(status: Mapping[str, Any] | None, redacted_paths: tuple[str, ..
     return tuple(out)
 
 
+VALUE_FREE_REASONS: Final = frozenset(
+    {
+        "AlreadyExists",
+        "Conflict",
+        "Forbidden",
+        "Gone",
+        "MethodNotAllowed",
+        "NotAcceptable",
+        "NotFound",
+        "RequestEntityTooLarge",
+        "TooManyRequests",
+        "Unauthorized",
+        "UnsupportedMediaType",
+    }
+)
+"""Status reasons whose messages name objects, verbs and people, never a field's value."""
+
+DETAIL_LIMIT: Final = 500
+"""The longest Kubernetes message shown (characters); a longer one is cut."""
+
+
+def status_detail(status: Mapping[str, Any] | None, code: int, *, withheld: bool = False) -> str:
+    """Kubernetes' own words for a refused write: its ``Status`` message (``configmaps "x" already
+    exists``), else the reason (:func:`status_reason`). When the object has withheld values
+    (``withheld``), a message is shown only for a reason in :data:`VALUE_FREE_REASONS`, since others
+    (``BadRequest``, ``Invalid``) may quote a value."""
+    reason = status_reason(status, code)
+    message = (status or {}).get("message")
+    if not isinstance(message, str) or not message.strip():
+        return reason
+    if withheld and reason not in VALUE_FREE_REASONS:
+        return reason
+    text = message.strip()
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"
+
+
 def status_reason(status: Mapping[str, Any] | None, code: int) -> str:
     """A short, value-free label for a refusal: the Status reason (``Forbidden``) or the code."""
     reason = (status or {}).get("reason")

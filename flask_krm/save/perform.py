@@ -27,8 +27,8 @@ from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
 from ..versions import compare
 from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
 from .flow import Done, KnownVersions, Read, SaveFlow, Step
-from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_reason
-from .publish import publish, record_for
+from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_detail, status_reason
+from .publish import audit_reason, publish, record_for
 from .staging import PendingCreate, PendingDelete, ReviewItem, Staging
 from .writer import KubeWriter, SaveHook, SaveRefused, WriteRequest, WriteResult, object_scope, read_result
 
@@ -115,6 +115,7 @@ def save_edit(
         diff=patch_diff(before, intent.patch, redacted),
         redacted_paths=redacted,
         resource_version=version,
+        reason=audit_reason(step.outcome),
     )
     publish(record, principal=target.principal, scope=scope)
     return step.outcome
@@ -266,8 +267,9 @@ def _write_outcome(result: WriteResult, success: OutcomeKind, redacted: tuple[st
         return Outcome(success)
     if verdict is WriteVerdict.INVALID:
         return Outcome(OutcomeKind.INVALID, causes=field_causes(result.status, redacted))
+    detail = status_detail(result.status, result.code, withheld=bool(redacted))
     if verdict is WriteVerdict.FORBIDDEN:
-        return Outcome(OutcomeKind.ACCESS_DENIED)
+        return Outcome(OutcomeKind.ACCESS_DENIED, detail=detail)
     if verdict is WriteVerdict.UNAUTHORIZED:
         return Outcome(OutcomeKind.SIGNED_OUT)
     if verdict is WriteVerdict.NOT_FOUND:
@@ -276,7 +278,7 @@ def _write_outcome(result: WriteResult, success: OutcomeKind, redacted: tuple[st
         return Outcome(OutcomeKind.UNAVAILABLE, detail=status_reason(result.status, result.code))
     if verdict is WriteVerdict.UNKNOWN:
         return Outcome(OutcomeKind.UNKNOWN, detail=status_reason(result.status, result.code))
-    return Outcome(OutcomeKind.REJECTED, detail=status_reason(result.status, result.code), http_status=result.code)
+    return Outcome(OutcomeKind.REJECTED, detail=detail, http_status=result.code)
 
 
 def create_scope(scope: Scope, pending: PendingCreate) -> Scope:
@@ -313,6 +315,7 @@ def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
             diff=create_diff(body, redacted),
             redacted_paths=redacted,
             resource_version=None if isinstance(result, Outcome) or not outcome.wrote else result.written_version,
+            reason=audit_reason(outcome),
         ),
         principal=target.principal,
         scope=scope,
@@ -342,6 +345,7 @@ def delete(target: EditorTarget, pending: PendingDelete, kind: str) -> Outcome:
             identity=_identity_of_scope(scope, kind, pending.name, pending.uid),
             outcome=outcome.kind.value,
             diff=delete_diff(),
+            reason=audit_reason(outcome),
         ),
         principal=target.principal,
         scope=scope,

@@ -412,9 +412,10 @@ class LiveEditor:
 
             return url_for(endpoint, component_id=self.component_id, **values)
 
-    def edit(self, op: str, path: str | Sequence[str | int], **form: str) -> TestResponse:
-        """Send one field edit (``op`` as the editor's fields do: ``set``, ``add_key``, ``revert``,
-        ``keep_mine``...); ``path`` is an RFC 6901 pointer or a sequence of keys and indexes."""
+    def edit(self, op: str, path: str | Sequence[t.Any], **form: str) -> TestResponse:
+        """Send one field edit (``op`` as the editor's fields do: ``set``, ``add_key``, ``add_item``,
+        ``revert``, ``keep_mine``...); ``path`` is an RFC 6901 pointer or a sequence of keys, indexes
+        and item keys (``{"name": "web"}`` for an item of a keyed list)."""
         from ..store.paths import pointer_to_path
 
         segments = list(pointer_to_path(path)) if isinstance(path, str) else list(path)
@@ -424,12 +425,14 @@ class LiveEditor:
             headers=self.page.headers(self.component_id),
         )
 
-    def set(self, path: str | Sequence[str | int], value: t.Any) -> TestResponse:
-        """Type ``value`` into the field at ``path`` (numbers and booleans as a browser sends them)."""
+    def set(self, path: str | Sequence[t.Any], value: t.Any, *, started: str | None = None) -> TestResponse:
+        """Type ``value`` into the field at ``path`` (numbers and booleans as a browser sends them)
+        over the text ``started`` (what the field showed; required for an array edited as text)."""
         self.wait_live()
         if isinstance(value, bool):
             return self.edit("set", path, **({"value": "on"} if value else {}))
-        return self.edit("set", path, value=value if isinstance(value, str) else json.dumps(value))
+        start = {} if started is None else {"from": started}
+        return self.edit("set", path, value=value if isinstance(value, str) else json.dumps(value), **start)
 
     def save(self, *, confirm: bool = True) -> SaveOutcome:
         """Press Save; with ``confirm``, also wait for the live confirmation of an accepted write

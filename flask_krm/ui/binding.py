@@ -27,12 +27,14 @@ TOO_MANY_DRAFTS: t.Final = "You have too many views with unsaved changes open: s
 
 
 class Refusal(Exception):
-    """A UI request that cannot be served: the HTTP status and what to tell the person."""
+    """A UI request that cannot be served: the HTTP status, what to tell the person, and whether the
+    page's session is over (nothing it sends can succeed until it is loaded again)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, ends_session: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.ends_session = ends_session
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +55,14 @@ def session_of(krm: KrmRuntime) -> tuple[Principal, SessionDrafts]:
         principal = krm.require_principal()
         return principal, krm.session_drafts()
     except Unauthenticated:
-        raise Refusal(401, SIGNED_OUT) from None
+        raise Refusal(401, SIGNED_OUT, ends_session=True) from None
 
 
 def page_of(drafts: SessionDrafts, page_id: str | None) -> Page:
     """The session's page ``page_id``. Raises :class:`Refusal` (404)."""
     page = find_page(drafts, page_id or "")
     if page is None:
-        raise Refusal(404, PAGE_EXPIRED)
+        raise Refusal(404, PAGE_EXPIRED, ends_session=True)
     return page
 
 
@@ -90,7 +92,7 @@ def bind(krm: KrmRuntime, page_id: str | None, component_id: str) -> Binding:
     page = page_of(drafts, page_id)
     component = page.components.get(component_id)
     if component is None:
-        raise Refusal(404, UNKNOWN_COMPONENT)
+        raise Refusal(404, UNKNOWN_COMPONENT, ends_session=True)
     authorize(krm, principal, component)
     store, feed = attach(krm, principal, drafts, component)
     return Binding(principal, drafts, page, component, store, feed)

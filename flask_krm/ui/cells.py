@@ -14,6 +14,7 @@ import typing as t
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .status import WorkloadStatus, workload_status
 from .widgets import display_text
 
 MAX_CHIPS: t.Final = 6
@@ -34,10 +35,14 @@ class Cell:
     text: str = ""
     chips: tuple[str, ...] = ()
     more: int = 0
+    kind: str = "text"
+    """``text``, or how a workload status is drawn (see :data:`flask_krm.ui.status.CELL_KINDS`)."""
+    status: WorkloadStatus | None = None
+    """The row's workload status, for a cell of a status kind."""
 
     @property
     def empty(self) -> bool:
-        return not self.text and not self.chips
+        return not self.text and not self.chips and self.status is None
 
     def __str__(self) -> str:
         """The cell as one line of text (chips joined with commas)."""
@@ -76,6 +81,14 @@ def scalar_text(value: t.Any) -> str:
 def _item_text(item: t.Any) -> str:
     name = item.get("name") if isinstance(item, Mapping) else None
     return name if isinstance(name, str) else scalar_text(item)
+
+
+def status_cell(obj: Mapping[str, t.Any], kind: str) -> Cell:
+    """A cell drawing ``obj``'s workload status as ``kind``; its text (filter, sort) is the health
+    and rollout line."""
+    status = workload_status(obj)
+    text = f"{status.health_label} {status.rollout}" if status is not None else ""
+    return Cell(text=text, kind=kind, status=status)
 
 
 def cell_of(value: t.Any) -> Cell:

@@ -10,6 +10,9 @@ reconnection resends everything, since a message may have been lost with the old
 pager that changed.
 Store notifications only set a flag (and, for a list, note the changed uids), so a burst of changes
 costs one render per component.
+An editor's render made after field edits through this page ends with a hidden marker of the
+page's edit count (:meth:`flask_krm.ui.page.Page.count_edit`): it tells ``krm.js`` which edits the
+render already shows, and makes the render after an edit differ from the one before it.
 
 The stream never just ends: that would make the browser reconnect twice a second. It sends
 heartbeats while idle and, to stop for good, the named event ``krm-close`` carrying the reason
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 import gevent.event
 from flask import Response, stream_with_context
 
+from ..htmx import edits_marker
 from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import SSEResponse
@@ -177,7 +181,10 @@ class Channel:
                     if isinstance(link.component.spec, ListSpec):
                         parts.extend(self._list_parts(link))
                         continue
+                    edits = self.page.edits.get(link.component.id, 0)
                     body = render_body(link.component, link.store, link.status, krm.cache, self.page)
+                    if edits:  # read before rendering: the render holds at least these edits
+                        body = body + edits_marker(edits)
                     digest = hashlib.sha256(body.encode()).hexdigest()
                     if sent.get(link.component.id) != digest:
                         sent[link.component.id] = digest

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..store.paths import MISSING, get_at_pointer
-from .cells import Cell, SortValue, cell_of, natural_key, sort_value
+from .cells import Cell, SortValue, cell_of, natural_key, sort_value, status_cell
 from .list_query import ListQuery, column_keys
 
 if t.TYPE_CHECKING:
@@ -112,7 +112,10 @@ class ListIndex:
         """The row of ``obj`` (held under ``uid``) as this list shows it."""
         name, namespace = _identity(obj)
         values = [_value(obj, column.path) for column in self.spec.columns]
-        cells = tuple(cell_of(value) for value in values)
+        cells = tuple(
+            cell_of(value) if column.cell == "text" else status_cell(obj, column.cell)
+            for value, column in zip(values, self.spec.columns)
+        )
         key = self._key(uid, name, namespace, values, cells)
         search = " ".join(cell.search_text for cell in cells)
         return Row(uid, name, namespace, cells, _href(self.spec.link, name, namespace), key, search)

@@ -35,7 +35,7 @@ from .page import (
     make_component,
     new_page_id,
     parse_columns,
-    parse_fields,
+    parse_labelled_fields,
     parse_page_size,
     parse_policy,
     parse_row_actions,
@@ -122,8 +122,10 @@ def live_editor(
 ) -> Markup:
     """Template global ``krm_live_editor`` (macro ``krm.editor``): a live editor of one named object.
 
-    ``name`` names the object (or the scope does). ``fields``: the pointers to show (default:
-    labels, annotations and every top-level member but identity). ``policy``: what may be edited;
+    ``name`` names the object (or the scope does). ``fields``: the pointers to show, each alone or
+    as a ``(label, pointer)`` pair (``("Replicas", "/spec/replicas")``; default labels come from
+    the path: "Replicas"); default: labels, annotations and every top-level member but identity.
+    ``policy``: what may be edited;
     by default exactly the ``fields`` shown (and what is under them) that the default policy
     allows, so nothing the page does not show can be written; ``"default"`` asks for every
     default region whatever is shown; also ``"read-only"``, an :class:`~flask_krm.store.EditPolicy`
@@ -139,13 +141,15 @@ def live_editor(
             raise InvalidObjectName(f"No such object: {exc.message}") from None
     if not parsed.name:
         raise ComponentSpecError("krm.editor needs the object's name: krm.editor(scope, 'my-config')")
-    shown = parse_fields(fields)
+    labelled = parse_labelled_fields(fields)
+    shown = None if labelled is None else tuple(path for path, _ in labelled)
     spec = EditorSpec(
         scope=parsed,
         projection=_projection(projection),
         policy=parse_policy(policy, shown),
         fields=shown,
         title=title or parsed.name,
+        labels=labelled or (),
     )
     return _live(make_component(spec), "krm/editor.html")
 

@@ -291,6 +291,7 @@ def object_state(store: LiveResourceStore, uid: str, spec: EditorSpec) -> Object
         dirty_paths=store.dirty(uid),
         conflicts={c.path: (c.theirs if c.present else MISSING) for c in store.conflicts(uid)},
         redacted=_redaction_map(store.redactions(uid)),
+        list_keys=lambda path: store.list_keys(uid, path),
     )
 
 
@@ -318,7 +319,7 @@ def _render_editor(
     view: EditorView | None = None
     obj: Identity | None = None
     if state is not None:
-        view = build_editor(state, spec.fields if isinstance(spec, EditorSpec) else None)
+        view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
         obj = _identity(state.server or state.draft)
     return render_template_fragment(
         "krm/editor_body.html",

@@ -3,7 +3,7 @@
 - ``GET  /ui/pages/<page_id>/channel``: the page's one SSE connection (:mod:`.channel`)
 - ``POST /ui/components/<component_id>/edit``: field edits (:mod:`.edits`)
 - ``POST /ui/components/<component_id>/actions/<name>``: editor actions such as Save (:mod:`.actions`)
-- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``
+- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``, ``krm_workload_status``
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 from markupsafe import escape
 
-from ..htmx import PAGE_HEADER
+from ..htmx import PAGE_HEADER, refusal_response
 from ..runtime import runtime
 from .actions import EditorContext
 from .assets import krm_script
@@ -19,7 +19,8 @@ from .binding import Refusal, bind
 from .channel import channel_response
 from .edits import edit_response
 from .live import live_editor, live_list
-from .page import EditorSpec
+from .page import EditorSpec, is_component_id
+from .status import workload_status
 
 
 def register(blueprint: Blueprint) -> None:
@@ -31,6 +32,7 @@ def register(blueprint: Blueprint) -> None:
     blueprint.add_app_template_global(krm_script, "krm_script")
     blueprint.add_app_template_global(live_list, "krm_live_list")
     blueprint.add_app_template_global(live_editor, "krm_live_editor")
+    blueprint.add_app_template_global(workload_status, "krm_workload_status")
 
     @blueprint.get("/ui/pages/<page_id>/channel", endpoint="ui_channel")
     def channel(page_id: str) -> Response:
@@ -50,13 +52,13 @@ def action_response(component_id: str, name: str) -> Response:
     krm = runtime()
     found = krm.hooks.editor_actions.get(name)
     if found is None:
-        return Response(f"No editor action named {escape(name)}.", status=404, mimetype="text/plain")
+        return _refused(component_id, 404, f"No editor action named {name}.")
     try:
         binding = bind(krm, request.headers.get(PAGE_HEADER), component_id)
     except Refusal as refusal:
-        return Response(escape(refusal.message), status=refusal.status, mimetype="text/plain")
+        return _refused(component_id, refusal.status, refusal.message, session_ended=refusal.ends_session)
     if not isinstance(binding.component.spec, EditorSpec):
-        return Response("Actions apply to editors only.", status=400, mimetype="text/plain")
+        return _refused(component_id, 400, "Actions apply to editors only.")
     context = EditorContext(
         krm=krm,
         principal=binding.principal,
@@ -67,3 +69,11 @@ def action_response(component_id: str, name: str) -> Response:
         feed=binding.feed,
     )
     return found.view(context)
+
+
+def _refused(component_id: str, status: int, message: str, *, session_ended: bool = False) -> Response:
+    """A refused action: shown in the editor's outcome region, or as plain text when the URL names
+    no component."""
+    if not is_component_id(component_id):
+        return Response(escape(message), status=status, mimetype="text/plain")
+    return refusal_response(f"{component_id}-outcome", status, message, session_ended=session_ended)

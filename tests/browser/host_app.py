@@ -39,6 +39,8 @@ BULK_CONFIGMAPS: t.Final = f"target=sim&version=v1&resource=configmaps&namespace
 USERS: t.Final = ("admin", "editor", "viewer")
 CONFIRM_TIMEOUT: t.Final = 1.0
 """``KRM_SAVE_CONFIRM_TIMEOUT`` of the saving app."""
+AUDIT_SUFFIX: t.Final = ".audit.jsonl"
+"""``serve.py`` appends one JSON line per write the saving app made to ``TRAFFIC_LOG + AUDIT_SUFFIX``."""
 
 LIST_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}

@@ -7,7 +7,7 @@ live UI app; with KUBECONFIG (a simulator the caller runs) it serves the saving 
 JSON line with the app's URL and the simulator's kubeconfig. With ``KRM_BROWSER_BULK=N`` in its
 environment, its own simulator also holds N ConfigMaps in the namespace ``bulk``. Every byte of every response body
 (pages, static files, edits, the SSE streams) is appended to TRAFFIC_LOG as it is sent. SIGTERM or
-SIGINT stops it cleanly.
+SIGINT stops it cleanly. The saving app also records its accepted writes (:func:`recording_saves`).
 """
 
 from gevent import monkey
@@ -27,8 +27,9 @@ import gevent  # noqa: E402
 import gevent.event  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 
+from flask_krm import signals  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.browser.host_app import bulk_configmaps, create_app  # noqa: E402
+from tests.browser.host_app import AUDIT_SUFFIX, bulk_configmaps, create_app  # noqa: E402
 
 WSGIApp = t.Callable[[dict[str, t.Any], t.Callable[..., t.Any]], Iterable[bytes]]
 
@@ -53,6 +54,29 @@ class TrafficRecorder:
                 close()
 
 
+@contextlib.contextmanager
+def recording_saves(path: str) -> Iterator[None]:
+    """Appends every accepted write's audit fields (``flask_krm.signals.saved``) to ``path``:
+    ``{"principal", "operation", "name", "fields"}`` per line."""
+    log = open(path, "a", buffering=1)  # noqa: SIM115 - closed when the block ends
+
+    def record(sender: object, **audit: t.Any) -> None:
+        line = {
+            "principal": audit["principal"].name,
+            "operation": audit["operation"],
+            "name": audit["identity"].name,
+            "fields": list(audit["fields"]),
+        }
+        log.write(json.dumps(line) + "\n")
+
+    signals.saved.connect(record, weak=False)
+    try:
+        yield
+    finally:
+        signals.saved.disconnect(record)
+        log.close()
+
+
 def main() -> int:
     traffic, given = sys.argv[1], sys.argv[2:]
     stopping = gevent.event.Event()
@@ -65,6 +89,8 @@ def main() -> int:
             kube.create_objects(bulk_configmaps(int(os.environ.get("KRM_BROWSER_BULK") or 0)))
             kubeconfig = kube.kubeconfig_path
         app, krm = create_app(kubeconfig, tempfile.mkdtemp(prefix="krm-browser-"), saving=saving)
+        if saving:
+            stack.enter_context(recording_saves(traffic + AUDIT_SUFFIX))
         server = WSGIServer(("127.0.0.1", 0), TrafficRecorder(app, traffic), log=None)
         server.start()
         for signum in (signal.SIGTERM, signal.SIGINT):

@@ -10,9 +10,12 @@ simulator's kubeconfig).
 
 from __future__ import annotations
 
+import json
 import threading
+import typing as t
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import kubernetes.client
 import pytest
@@ -21,7 +24,8 @@ from playwright.sync_api import Browser, Page
 from flask_krm.testing import KubeSimulator
 from flask_krm.testing.simulator import WriteRequest
 from tests.browser.conftest import Server, serving
-from tests.browser.host_app import NAMESPACE
+from tests.browser.host_app import AUDIT_SUFFIX, NAMESPACE
+from tests.browser.proxy import TcpProxy
 
 SignedIn = Callable[[str], Page]
 
@@ -31,6 +35,12 @@ class SaveServer(Server):
     """The running host app and the simulator it saves to."""
 
     kube: KubeSimulator
+
+    def saves(self, name: str) -> list[dict[str, t.Any]]:
+        """The accepted writes to objects named ``name``, in order, as the app's audit recorded them."""
+        path = Path(str(self.traffic) + AUDIT_SUFFIX)
+        lines = path.read_text().splitlines() if path.exists() else []
+        return [record for record in map(json.loads, lines) if record["name"] == name]
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +124,20 @@ def count_writes(kube: KubeSimulator) -> Iterator[Callable[[str], WriteCounter]]
     yield start
     for remove in removers:
         remove()
+
+
+@pytest.fixture
+def proxy(save_server: SaveServer) -> Iterator[TcpProxy]:
+    """A TCP proxy in front of the app (``proxy.url``), which a test cuts and restores."""
+    with TcpProxy(save_server.url) as running:
+        yield running
+
+
+@pytest.fixture
+def through_proxy(browser: Browser, proxy: TcpProxy) -> Iterator[Page]:
+    """A page of a profile signed in as the editor, reaching the app only through ``proxy``."""
+    context = browser.new_context(base_url=proxy.url)
+    page = context.new_page()
+    page.goto("/login/editor")
+    yield page
+    context.close()

@@ -12,15 +12,14 @@ from __future__ import annotations
 import string
 import time
 import typing as t
-from collections.abc import Iterator
 
 import kubernetes.client
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.conftest import dirty, entry, new_configmap, type_over, value_field, wait_live
 from tests.browser.proxy import TcpProxy
-from tests.browser.save.conftest import SaveServer, SignedIn
+from tests.browser.save.conftest import SignedIn
 from tests.browser.save.test_outcomes import data_of, open_editor, outcome, save
 
 pytestmark = pytest.mark.browser
@@ -49,22 +48,6 @@ WATCHED: t.Final = """() => {
             focused: document.activeElement === field, connected: field.isConnected,
             caret: [field.selectionStart, field.selectionEnd], length: field.value.length};
 }"""
-
-
-@pytest.fixture
-def proxy(save_server: SaveServer) -> Iterator[TcpProxy]:
-    with TcpProxy(save_server.url) as running:
-        yield running
-
-
-@pytest.fixture
-def through_proxy(browser: Browser, proxy: TcpProxy) -> Iterator[Page]:
-    """A page of a profile signed in as the editor, reaching the app only through ``proxy``."""
-    context = browser.new_context(base_url=proxy.url)
-    page = context.new_page()
-    page.goto("/login/editor")
-    yield page
-    context.close()
 
 
 def status(page: Page) -> str:
