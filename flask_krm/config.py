@@ -37,6 +37,7 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "MAX_REQUEST_BYTES": 3 * 1024 * 1024,
     "MAX_SESSIONS": 10_000,
     "OUTCOME_TEXTS": {},
+    "LIST_SCHEMAS": {},
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -69,6 +70,10 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
 - ``OUTCOME_TEXTS``: the wording of Save outcomes a host overrides: outcome kind (such as
   ``"busy"`` or ``OutcomeKind.BUSY``) -> sentence, or a :class:`flask_krm.save.OutcomeTexts`;
   unnamed outcomes keep their default wording.
+- ``LIST_SCHEMAS``: structural OpenAPI schemas by ``(apiVersion, kind)`` whose lists marked
+  ``x-kubernetes-list-type: map`` merge and are edited item by item, by their
+  ``x-kubernetes-list-map-keys`` (a custom resource's, or a replacement of a built-in kind's
+  :data:`~flask_krm.store.BUILTIN_LIST_SCHEMAS` entry); read when a session's draft store is made.
 """
 
 STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY"})
@@ -189,6 +194,18 @@ def _outcome_texts(key: str, value: t.Any) -> OutcomeTexts:
         raise ValueError(f"KRM_{key} names unknown outcome kinds: {', '.join(map(repr, unknown))}") from None
 
 
+def _list_schemas(key: str, value: t.Any) -> dict[tuple[str, str], Mapping[str, t.Any]]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(kind, tuple) and len(kind) == 2 and all(isinstance(part, str) and part for part in kind)
+        for kind in value
+    ):
+        raise ValueError(f"KRM_{key} must map (apiVersion, kind) tuples to schemas, got {value!r}")
+    for kind, schema in value.items():
+        if not isinstance(schema, Mapping):
+            raise ValueError(f"KRM_{key}[{kind!r}] must be a structural schema (a mapping)")
+    return dict(value)
+
+
 def _flag(key: str, value: t.Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"KRM_{key} must be True or False, got {value!r}")
@@ -212,6 +229,7 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "MAX_REQUEST_BYTES": _positive_int,
     "MAX_SESSIONS": _positive_int,
     "OUTCOME_TEXTS": _outcome_texts,
+    "LIST_SCHEMAS": _list_schemas,
 }
 
 

@@ -57,3 +57,18 @@ def test_a_quick_fanout_run_reports_the_endpoint_next_to_the_bare_loop() -> None
     assert fanout["closed_release_s"] is not None, "the endpoint releases closed clients while idle"
     assert len(fanout["load_average"]) == 6
     assert snapshot["case"] == "snapshot-500" and snapshot["ratio"] > 0 and "baseline_json_dumps_ms" in snapshot
+
+
+def test_a_quick_page_run_reports_bytes_and_cpu_per_change_next_to_the_spec_v1_event_and_a_poll() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "page"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    small, large = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (small["case"], large["case"]) == ("page-100", "page-1000")
+    for case in (small, large):
+        assert case["baseline_spec_v1_bytes"] > 0 and case["ratio"] > 0 and case["cpu_ms_per_change"] > 0
+        assert case["poll_bytes"] > case["poll_gzip_bytes"] > 0 and case["poll_cpu_ms"] > 0
+        # a one-row change: at most twice the spec-v1 event plus the SSE framing, whatever the list's length
+        assert case["max_bytes_per_change"] <= 2 * case["baseline_spec_v1_bytes"] + case["framing_bytes"]
+    assert small["bytes_per_change"] == large["bytes_per_change"]

@@ -4,7 +4,7 @@
 - ``POST /ui/components/<component_id>/edit``: field edits (:mod:`.edits`)
 - ``POST /ui/components/<component_id>/yaml``: YAML edits (:mod:`.yaml_edits`)
 - ``POST /ui/components/<component_id>/actions/<name>``: editor actions such as Save (:mod:`.actions`)
-- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``
+- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``, ``krm_workload_status``
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .channel import channel_response
 from .edits import edit_response
 from .live import live_editor, live_list
 from .page import EditorSpec, is_component_id
+from .status import workload_status
 from .yaml_edits import yaml_response
 
 
@@ -33,6 +34,7 @@ def register(blueprint: Blueprint) -> None:
     blueprint.add_app_template_global(krm_script, "krm_script")
     blueprint.add_app_template_global(live_list, "krm_live_list")
     blueprint.add_app_template_global(live_editor, "krm_live_editor")
+    blueprint.add_app_template_global(workload_status, "krm_workload_status")
 
     @blueprint.get("/ui/pages/<page_id>/channel", endpoint="ui_channel")
     def channel(page_id: str) -> Response:

@@ -45,6 +45,7 @@ from flask_krm import Scope
 from flask_krm.csrf import FIELD as CSRF_FIELD
 from flask_krm.csrf import HEADER as CSRF_HEADER
 from flask_krm.testing.simulator import KubeSimulator
+from flask_krm.ui.edits import OPERATIONS
 from flask_krm.ui.live import PAGE_HEADER
 
 from .hosts import TARGET, Browser, Page, Recorder, make_example, make_host, shut_down
@@ -95,13 +96,16 @@ FORM_FIELDS: t.Final = (
     "value",
     "key",
     "new_key",
+    "from",
+    "to",
+    "item.name",
     "uid",
     "body",
     "resource_version",
     "username",
     "password",
 )
-OPS: t.Final = ("set", "add_key", "remove_key", "rename_key", "revert", "take_theirs", "keep_mine", "delete", "")
+OPS: t.Final = (*sorted(OPERATIONS), "delete", "")
 CONTENT_TYPES: t.Final = (
     "application/x-www-form-urlencoded",
     "multipart/form-data; boundary=x",
@@ -286,6 +290,13 @@ PATHS: t.Final = (
     "[]",
     '["data",0]',
     "[" * 80,
+    '["spec","template","spec","containers",{"name":"web"},"image"]',
+    '["spec","template","spec","containers",{"name":"web"},"ports"]',
+    '["spec","template","spec","containers",{"name":"gone"}]',
+    '["spec","template","spec","containers",{"name":["web"]}]',
+    '["spec","template","spec","containers",{"image":"x"}]',
+    '["spec","template","spec","containers",0]',
+    '["spec",{"name":"web"}]',
 )
 FIELD_VALUES: t.Final = st.one_of(st.sampled_from(OPS + PATHS), TEXT, JSON_TEXT)
 
@@ -614,7 +625,7 @@ class SessionMachine(RuleBasedStateMachine):
     def edit(self, data: st.DataObject, op: str, path: str, value: str, key: str) -> None:
         page = data.draw(st.sampled_from(self.pages))
         component = data.draw(st.sampled_from(sorted(page.components)))
-        form = {"op": op, "path": path, "value": value, "key": key, "new_key": value}
+        form = {"op": op, "path": path, "value": value, "key": key, "new_key": value, "from": key, "to": key}
         response = self.browser.post(f"/krm/ui/components/{component}/edit", form, page.headers(component))
         self.check(response.status_code, f"edit {form!r}")
 
