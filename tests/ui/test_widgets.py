@@ -243,7 +243,7 @@ def test_keyed_lists_are_items_named_by_key_and_string_lists_rows() -> None:
     assert listed.kind == "items" and [c.label for c in listed.children] == ["web", "log"]
     web, log = listed.children
     assert web.path == (*containers, {"name": "web"}) and web.kind == "item" and not web.dirty
-    assert [c.label for c in web.children] == ["image", "args", "env"], "the key is the legend, not a field"
+    assert [c.label for c in web.children] == ["Image", "Args", "Env"], "the key is the legend, not a field"
     assert log.dirty and find(view.fields, (*containers, {"name": "log"}, "image")).dirty
     assert not find(view.fields, (*containers, {"name": "web"}, "image")).dirty, "only the edited item"
     args = find(view.fields, (*containers, {"name": "web"}, "args"))
