@@ -196,7 +196,7 @@ def _fresh_add_item(binding: Binding, uid: str, list_path: Address) -> str:
 def _fresh_add_row(component: Component, map_path: Address) -> str:
     """An empty add row for the map at ``map_path``, replacing the one just used."""
     fid = component.element_id(map_path)
-    labels = dict(component.spec.labels) if isinstance(component.spec, EditorSpec) else {}
+    labels: dict[t.Any, str] = dict(component.spec.labels) if isinstance(component.spec, EditorSpec) else {}
     row = render_template_fragment(
         "krm/map_add_row.html",
         fid=fid,

@@ -328,7 +328,7 @@ def _render_editor(
         view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
         obj = _identity(state.server or state.draft)
         if isinstance(spec, EditorSpec) and spec.yaml:
-            yaml = build_yaml_view(state, patch)
+            yaml = build_yaml_view(state, patch, spec.fields)
     return render_template_fragment(
         "krm/editor_body.html",
         component=component,

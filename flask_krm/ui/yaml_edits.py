@@ -114,7 +114,7 @@ def apply_yaml(spec: EditorSpec, store: LiveResourceStore, uid: str) -> tuple[st
             line = after.line_of(problem.view_path) or before.line_of(problem.view_path)
             problems.append(Problem(problem.message, line))
         raise YamlEditRefused(status, sorted(problems, key=lambda p: p.line or 0)) from None
-    fresh = draft_yaml(store.draft(uid) or {}, [pointer_to_path(r.path) for r in store.redactions(uid)])
+    fresh = draft_yaml(store.draft(uid) or {}, [pointer_to_path(r.path) for r in store.redactions(uid)], spec.fields)
     return _summary(result.applied, len(result.conflicts)), fresh
 
 

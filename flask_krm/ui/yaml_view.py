@@ -14,7 +14,7 @@ import typing as t
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..store.paths import MISSING, Path
+from ..store.paths import MISSING, Path, get_at
 from ..yaml_text import YamlRefused, dump_yaml, load_yaml, with_placeholders
 from .widgets import BYTES_MAP_PATHS, ConflictView, ObjectState, display_text
 
@@ -36,15 +36,50 @@ class YamlView:
     changes: str | None
 
 
-def draft_yaml(draft: Mapping[str, t.Any], redacted: t.Iterable[Path]) -> str:
-    """The YAML text of ``draft`` with a placeholder at each withheld path, and at each value of a
-    bytes map (``binaryData``: the form shows only its size)."""
+MACHINERY: t.Final = frozenset(
+    {"resourceVersion", "uid", "generation", "creationTimestamp", "managedFields", "selfLink"}
+)
+"""Metadata the server keeps, left out of the text: the form does not show it, nobody edits it, and
+it changes with writes the person cannot see (a status update moves ``resourceVersion``)."""
+
+
+def draft_yaml(draft: Mapping[str, t.Any], redacted: t.Iterable[Path], roots: t.Sequence[Path] | None = None) -> str:
+    """The YAML text of ``draft`` (only its identity and what is under ``roots``, the editor's
+    fields, when given) without :data:`MACHINERY`, with a placeholder at each withheld path, and at
+    each value of a bytes map (``binaryData``: the form shows only its size)."""
+    metadata = draft.get("metadata")
+    if isinstance(metadata, Mapping):
+        draft = {**draft, "metadata": {k: v for k, v in metadata.items() if k not in MACHINERY}}
     withheld = [tuple(str(s) for s in path) for path in redacted]
     for root in BYTES_MAP_PATHS:
         values = draft.get(root[0]) if len(root) == 1 else None
         if isinstance(values, Mapping):
             withheld += [(*root, str(key)) for key in values]
+    if roots is not None and all(all(isinstance(s, str) for s in root) for root in roots):
+        draft = _selected(draft, [tuple(str(s) for s in root) for root in roots])
+        withheld = [w for w in withheld if any(w[: len(root)] == tuple(root) for root in roots)]
     return dump_yaml(with_placeholders(dict(draft), withheld))
+
+
+def _selected(draft: Mapping[str, t.Any], roots: t.Sequence[tuple[str, ...]]) -> dict[str, t.Any]:
+    """``draft``'s identity (apiVersion, kind, name, namespace) and the values at ``roots``."""
+    metadata = draft.get("metadata")
+    identity = {k: metadata[k] for k in ("name", "namespace") if isinstance(metadata, Mapping) and k in metadata}
+    out: dict[str, t.Any] = {k: draft[k] for k in ("apiVersion", "kind") if k in draft}
+    if identity:
+        out["metadata"] = identity
+    for root in roots:
+        value = get_at(draft, root)
+        if value is MISSING:
+            continue
+        node = out
+        for segment in root[:-1]:
+            child = node.get(segment)
+            if not isinstance(child, dict):
+                child = node[segment] = {}
+            node = child
+        node[root[-1]] = value
+    return out
 
 
 def _theirs_text(value: t.Any) -> str:
@@ -53,9 +88,12 @@ def _theirs_text(value: t.Any) -> str:
     return display_text(value)
 
 
-def build_yaml_view(state: ObjectState, patch: Mapping[str, t.Any] | None) -> YamlView:
-    """The YAML tab of the object in ``state``; ``patch`` is the draft's merge patch."""
-    text = draft_yaml(state.draft, state.redacted)
+def build_yaml_view(
+    state: ObjectState, patch: Mapping[str, t.Any] | None, roots: t.Sequence[Path] | None = None
+) -> YamlView:
+    """The YAML tab of the object in ``state`` (its fields under ``roots``, when the editor names
+    them); ``patch`` is the draft's merge patch."""
+    text = draft_yaml(state.draft, state.redacted, roots)
     lines: Mapping[Path, int] = {}
     if state.conflicts:
         try:

@@ -247,7 +247,7 @@ def test_keyed_lists_are_items_named_by_key_and_string_lists_rows() -> None:
     assert log.dirty and find(view.fields, (*containers, {"name": "log"}, "image")).dirty
     assert not find(view.fields, (*containers, {"name": "web"}, "image")).dirty, "only the edited item"
     args = find(view.fields, (*containers, {"name": "web"}, "args"))
-    assert args.kind == "rows" and [(r.label, r.text) for r in args.children] == [("args 1", "-v")]
+    assert args.kind == "rows" and [(r.label, r.text) for r in args.children] == [("Args 1", "-v")]
     env = find(view.fields, (*containers, {"name": "web"}, "env"))
     assert env.kind == "items" and [k.name for k in env.keys] == ["name"]
     assert find(view.fields, (*containers, {"name": "web"}, "env", {"name": "A"}, "value")).text == "1"

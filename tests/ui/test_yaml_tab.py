@@ -131,7 +131,7 @@ def test_a_same_field_change_is_a_conflict_listed_by_line(deployment: PageHandle
         (
             lambda t: t.replace("readyReplicas: 1", "readyReplicas: 3"),
             403,
-            "Line 19:",
+            "Line 17:",
             "/status/readyReplicas is read-only",
         ),
         (
@@ -140,8 +140,8 @@ def test_a_same_field_change_is_a_conflict_listed_by_line(deployment: PageHandle
             "Line 4:",
             "/metadata/name is read-only",
         ),
-        (lambda t: t.replace("replicas: 2", "replicas: [2"), 422, "Line 12, column 9:", "Expected ',' or ']'"),
-        (lambda t: t.replace("paused: false", "paused:"), 422, "Line 12:", "An empty value (null) cannot be stored"),
+        (lambda t: t.replace("replicas: 2", "replicas: [2"), 422, "Line 10, column 9:", "Expected ',' or ']'"),
+        (lambda t: t.replace("paused: false", "paused:"), 422, "Line 10:", "An empty value (null) cannot be stored"),
         (lambda t: "", 422, "", "The YAML is empty"),
         (lambda t: t + "x: " + "y" * MAX_YAML_BYTES, 422, "", f"at most {MAX_YAML_BYTES} bytes"),
     ],
@@ -167,10 +167,11 @@ def test_a_field_outside_fields_is_refused_at_its_line(client: FlaskClient, upst
     page = open_page(client, editor_url(DEPLOYMENTS, "web", field="/spec/replicas"))
     cid = page.component_ids[0]
     before = source(page.html, cid)
-    response = post_yaml(page, cid, before, before.replace("paused: false", "paused: true"))
+    assert "paused" not in before and "status" not in before, "the tab shows the editor's fields only"
+    response = post_yaml(page, cid, before, before.replace("replicas: 2", "replicas: 2\n  paused: true"))
     assert response.status_code == 403
     problems = html.unescape(partials(response)[f"{cid}-yaml-problems"])
-    assert "Line 12:" in problems and "/spec/paused is read-only in this editor" in problems
+    assert "Line 8:" in problems and "/spec/paused is read-only in this editor" in problems
     assert post_yaml(page, cid, before, before.replace("replicas: 2", "replicas: 3")).status_code == 200
 
 
