@@ -3,9 +3,10 @@
 A person's edit is the change from what the field showed when they began typing (the ``from`` the
 page sends) to what they typed, applied to the draft as it is now:
 
-- a single value whose draft still holds the start is simply set; one the draft meanwhile changed
-  (a colleague's change, merged from the server, that the field being typed in did not show) is
-  set and recorded as a conflict holding the server's value, at that field;
+- a single value whose draft still holds the start, or the person's own edit (from another tab),
+  is simply set: what was typed last wins; one the server meanwhile changed (a colleague's change,
+  merged into the draft, that the field being typed in did not show) is set and recorded as a
+  conflict holding the server's value, at that field;
 - an array written as JSON text is merged by lines (:func:`flask_krm.store.text_merge.merge_lines`)
   into the draft's text now, never set whole from the page; colliding lines are a conflict;
 - a row of a list of strings is found by the text it started from, so a row inserted or removed
@@ -54,7 +55,9 @@ def edit_value(store: LiveResourceStore, uid: str, path: Path, submitted: str | 
     if _is_row(store, uid, path):
         path = _row(store, uid, path, base)
         current = get_at(store.draft(uid), path)
-    if base is MISSING or json_equal(current, base):
+    if base is MISSING or json_equal(current, base) or store.is_dirty(uid, path):
+        # the draft still holds the start, or holds the person's own edit (typed in another tab, or
+        # an answer this field had not shown yet): what was typed last wins
         store.set_value(uid, path, mine)
     elif not json_equal(current, mine):
         store.set_contested(uid, path, mine)

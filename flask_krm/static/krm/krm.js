@@ -201,6 +201,11 @@
         const el = event.target;
         if (!isField(el)) return;
         if (event.type === "change" && !triggeredBy(el, "change")) return;
+        // A change that came without a beforeinput (a script, autofill) started from what the last
+        // render showed.
+        if (el.type !== "checkbox" && typeof el.defaultValue === "string" && !el.hasAttribute(FROM)) {
+            el.setAttribute(FROM, el.defaultValue);
+        }
         el.setAttribute(UNSENT, "");
         el.setAttribute(PENDING, "");
         el.removeAttribute(SETTLE);

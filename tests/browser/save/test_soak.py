@@ -66,6 +66,8 @@ LABEL_A: t.Final = "/metadata/labels/p-a"
 LABEL_B: t.Final = "/metadata/labels/p-b"
 IMAGE: t.Final = "/spec/template/spec/containers/0/image"
 PULL_POLICY: t.Final = "/spec/template/spec/containers/0/imagePullPolicy"
+ON_PAGE: t.Final = {IMAGE: "/spec/template/spec/containers/[name=app]/image"}
+"""The page names a keyed list's items by their keys."""
 """A field of the same container item that only the controller changes (a strategic merge patch
 naming the container by its key)."""
 PERSON_FIELDS: t.Final = (REPLICAS, MIN_READY, LABEL_A, LABEL_B, IMAGE)
@@ -244,7 +246,7 @@ class Person:
     """What the person did, in order (shown when a check fails)."""
 
     def control(self, pointer: str) -> Locator:
-        return self.page.locator(f'[data-krm-path="{pointer}"]').locator(
+        return self.page.locator(f'[data-krm-path="{ON_PAGE.get(pointer, pointer)}"]').locator(
             ":scope > input.krm-input:not(.krm-key), :scope > textarea.krm-input"
         )
 
@@ -296,6 +298,7 @@ class Person:
         while panels.count():
             panel = self.page.locator("#" + (panels.first.get_attribute("id") or ""))
             pointer = panel.locator("xpath=ancestor::*[@data-krm-path][1]").get_attribute("data-krm-path") or ""
+            pointer = next((mine for mine, shown in ON_PAGE.items() if shown == pointer), pointer)
             if self.rng.random() < 0.5:
                 panel.get_by_role("button", name="Take theirs").click()
                 self.took_theirs.add(pointer)
