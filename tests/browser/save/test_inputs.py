@@ -218,7 +218,7 @@ def test_invalid_json_keeps_save_from_saving_and_names_the_field(
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "fix-fields")
     expect(outcome(page)).to_contain_text("Nothing was saved: correct the marked field first.")
     link = outcome(page).locator(".krm-outcome-causes a")
-    expect(link).to_have_text("supplementalGroups")
+    expect(link).to_have_text("Supplemental groups")
     expect(link).to_have_attribute("href", f"#{groups.get_attribute('id')}")
     expect(outcome(page).locator(".krm-outcome-causes li")).to_contain_text("Not valid JSON")
     expect(groups).to_be_focused()

@@ -147,7 +147,7 @@ def test_a_colleagues_change_arriving_while_i_type_is_a_conflict_not_an_overwrit
         ],
         _content_type=JSON_PATCH,
     )
-    expect(page.get_by_label("replicas", exact=True)).to_have_value("2")  # their change reached the draft
+    expect(page.get_by_label("Replicas", exact=True)).to_have_value("2")  # their change reached the draft
     expect(image).to_have_value("mine/app:4")  # the field being typed in keeps what I typed
     held[0].continue_()
     page.unroute("**/edit")
