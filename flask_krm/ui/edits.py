@@ -207,16 +207,24 @@ def _fresh_add_row(component: Component, map_path: Address) -> str:
     return partial(f"{fid}-add", row, swap="outerHTML")
 
 
-def edit_response(component_id: str) -> Response:
-    """Handle one field edit (see the module doc)."""
+def bind_request(component_id: str) -> Binding | Response:
+    """This request's binding to the caller's ``component_id``, or its refusal answered in the
+    component's outcome region (an empty answer when the URL names no component)."""
     try:
-        binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
+        return bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
     except Refusal as refusal:
         if not is_component_id(component_id):
             return html_response("", refusal.status)
         return refusal_response(
             f"{component_id}-outcome", refusal.status, refusal.message, session_ended=refusal.ends_session
         )
+
+
+def edit_response(component_id: str) -> Response:
+    """Handle one field edit (see the module doc)."""
+    binding = bind_request(component_id)
+    if isinstance(binding, Response):
+        return binding
     component = binding.component
     try:
         path, extra = apply_edit(binding)

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 
 from flask import Response, request
 
-from ..htmx import PAGE_HEADER, html_response, partial, refusal_response
-from ..runtime import runtime
+from ..htmx import html_response, partial
 from ..store import UnknownResourceError
 from ..store.paths import Path, pointer_to_path, text_path
 from ..store.view_edits import ViewEditRefused
 from ..yaml_text import LoadedYaml, YamlRefused, load_yaml
-from .binding import Refusal, bind
-from .page import Component, EditorSpec, is_component_id
+from .edits import bind_request
+from .page import Component, EditorSpec
 from .render import edited_object, render_template_fragment
 from .yaml_view import draft_yaml
 
@@ -120,14 +119,9 @@ def apply_yaml(spec: EditorSpec, store: LiveResourceStore, uid: str) -> tuple[st
 
 def yaml_response(component_id: str) -> Response:
     """Handle one YAML edit (see the module doc)."""
-    try:
-        binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
-    except Refusal as refusal:
-        if not is_component_id(component_id):
-            return html_response("", refusal.status)
-        return refusal_response(
-            f"{component_id}-outcome", refusal.status, refusal.message, session_ended=refusal.ends_session
-        )
+    binding = bind_request(component_id)
+    if isinstance(binding, Response):
+        return binding
     component = binding.component
     spec = component.spec
     if not isinstance(spec, EditorSpec) or not spec.yaml:
