@@ -111,6 +111,15 @@ def end_rollout(page: Page, controller: Rollout) -> None:
     expect(page.locator(".krm-yaml-source")).to_contain_text(f"image: {controller.image}")
 
 
+def keeps_writing(controller: Rollout) -> None:
+    """The controller writes status again after the Save, so the Save was made between its writes."""
+    written = controller.writes
+    deadline = time.monotonic() + 10
+    while controller.writes <= written and time.monotonic() < deadline:
+        time.sleep(CONTROLLER_EVERY / 3)
+    assert controller.writes > written, "the controller stopped writing status"
+
+
 def save(page: Page) -> None:
     """Save, and save again after a refreshed message, as the person would."""
     page.evaluate(RECORD_EACH_OUTCOME)
@@ -140,9 +149,8 @@ def test_yaml_edits_save_only_the_persons_paths_while_a_controller_rolls_the_ima
     expect(changes).to_contain_text("name: MODE")
     page.screenshot(path=str(tmp_path / "yaml-your-changes.png"), full_page=True)
     end_rollout(page, controller)
-    writes_before = controller.writes
     save(page)
-    assert controller.writes > writes_before, "the controller kept writing status during the Save"
+    keeps_writing(controller)
     controller.stop()
     saved = apps.read_namespaced_deployment(deployment, NAMESPACE)
     container = saved.spec.template.spec.containers[0]
