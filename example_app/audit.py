@@ -23,12 +23,51 @@ from flask_krm.save.publish import write_attempted
 EXTENSION_KEY: t.Final = "example.audit"
 
 
+OUTCOME_LABELS: t.Final[dict[str, tuple[str, str]]] = {
+    "saved-pending": ("Saved", "ok"),
+    "saved": ("Saved", "ok"),
+    "created": ("Created", "ok"),
+    "deleted": ("Deleted", "ok"),
+    "not-applied": ("Accepted, not applied", "warn"),
+    "version-stale": ("Not saved: changed meanwhile", "warn"),
+    "draft-conflict": ("Not saved: conflicting change", "warn"),
+    "recovering": ("Not saved: re-reading", "warn"),
+    "unknown": ("Result unknown", "warn"),
+    "reconnecting": ("Not sent: reconnecting", "warn"),
+    "busy": ("Not sent: another save running", "warn"),
+    "nothing-to-save": ("Nothing to save", "neutral"),
+    "unavailable": ("Not saved: object gone", "bad"),
+    "invalid": ("Invalid", "bad"),
+    "refused": ("Refused", "bad"),
+    "rejected": ("Rejected by Kubernetes", "bad"),
+    "access-denied": ("Permission denied", "bad"),
+    "signed-out": ("Signed out", "bad"),
+}
+"""Outcome -> (what the audit page calls it, its colour: ok, warn, bad or neutral).
+
+A write Kubernetes accepted is final once accepted: ``saved-pending`` (the person's page had not
+seen the echo yet when the record was made) is shown as "Saved" with the version written."""
+
+
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
     """One write attempt as the audit page shows it."""
 
     at: float
     record: AuditRecord
+
+    @property
+    def outcome_label(self) -> str:
+        return OUTCOME_LABELS.get(self.record.outcome, (self.record.outcome, "neutral"))[0]
+
+    @property
+    def outcome_tone(self) -> str:
+        return OUTCOME_LABELS.get(self.record.outcome, ("", "neutral"))[1]
+
+    @property
+    def final_outcome(self) -> str:
+        """The outcome as final: an accepted write is ``saved``, whether or not its echo had arrived."""
+        return "saved" if self.record.outcome == "saved-pending" else self.record.outcome
 
 
 class AuditLog:

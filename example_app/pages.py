@@ -11,6 +11,7 @@ import typing as t
 
 from flask import Blueprint, abort, current_app, redirect, render_template, url_for
 from flask_login import current_user, login_required
+from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
 from flask_krm.scope import ScopeError
@@ -19,13 +20,18 @@ from .kinds import CONFIGMAPS, DEPLOYMENTS, FLUNDERS, SECRETS, Kind
 
 bp = Blueprint("pages", __name__)
 
-EDITOR_FIELDS: t.Final[dict[str, tuple[str, ...]]] = {
+EDITOR_FIELDS: t.Final[dict[str, tuple[str | tuple[str, str], ...]]] = {
     CONFIGMAPS.resource: ("/metadata/labels", "/data"),
-    DEPLOYMENTS.resource: ("/metadata/labels", "/spec/replicas", "/spec/template/spec/containers"),
-    SECRETS.resource: ("/metadata/labels", "/type", "/data"),
+    DEPLOYMENTS.resource: (
+        "/metadata/labels",
+        ("Replicas", "/spec/replicas"),
+        ("Containers", "/spec/template/spec/containers"),
+    ),
+    SECRETS.resource: ("/metadata/labels", "/type", ("Keys", "/data")),
     FLUNDERS.resource: ("/metadata/labels", "/spec"),
 }
-"""What each editor shows. Secret values are withheld by the projection: the page lists keys only."""
+"""What each editor shows: pointers labelled from their path ("/metadata/labels" is "Labels") or
+``(label, pointer)`` pairs. Secret values are withheld by the projection: the page lists keys only."""
 
 SECRET_POLICY: t.Final = ("/metadata/labels",)
 """On the Secret page only labels are editable (the keys are shown, their values never are)."""
@@ -51,6 +57,12 @@ def _policy(editable: t.Any = None) -> t.Any:
     ``None`` is flask-krm's least privilege: exactly the fields the editor shows are editable.
     """
     return editable if current_user.can_write else "read-only"
+
+
+@bp.app_errorhandler(NotFound)
+def not_found(error: NotFound) -> tuple[str, int]:
+    """Every 404 of the application as a page of it: what was not found, and where to go instead."""
+    return render_template("example/not_found.html", reason=error.description, namespaces=namespaces()), 404
 
 
 @bp.get("/")

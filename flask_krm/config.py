@@ -38,6 +38,7 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "MAX_SESSIONS": 10_000,
     "OUTCOME_TEXTS": {},
     "DRAFTS_URL": None,
+    "LIST_SCHEMAS": {},
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -74,6 +75,10 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
   in the process, lost at a restart; a ``redis://``, ``rediss://`` or ``unix://`` URL: in Redis,
   shared by every worker and kept across restarts for the session lifetime (needs the ``redis``
   package: ``pip install flask-krm[redis]``).
+- ``LIST_SCHEMAS``: structural OpenAPI schemas by ``(apiVersion, kind)`` whose lists marked
+  ``x-kubernetes-list-type: map`` merge and are edited item by item, by their
+  ``x-kubernetes-list-map-keys`` (a custom resource's, or a replacement of a built-in kind's
+  :data:`~flask_krm.store.BUILTIN_LIST_SCHEMAS` entry); read when a session's draft store is made.
 """
 
 STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY", "DRAFTS_URL"})
@@ -204,6 +209,18 @@ def _outcome_texts(key: str, value: t.Any) -> OutcomeTexts:
         raise ValueError(f"KRM_{key} names unknown outcome kinds: {', '.join(map(repr, unknown))}") from None
 
 
+def _list_schemas(key: str, value: t.Any) -> dict[tuple[str, str], Mapping[str, t.Any]]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(kind, tuple) and len(kind) == 2 and all(isinstance(part, str) and part for part in kind)
+        for kind in value
+    ):
+        raise ValueError(f"KRM_{key} must map (apiVersion, kind) tuples to schemas, got {value!r}")
+    for kind, schema in value.items():
+        if not isinstance(schema, Mapping):
+            raise ValueError(f"KRM_{key}[{kind!r}] must be a structural schema (a mapping)")
+    return dict(value)
+
+
 def _flag(key: str, value: t.Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"KRM_{key} must be True or False, got {value!r}")
@@ -228,6 +245,7 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "MAX_SESSIONS": _positive_int,
     "OUTCOME_TEXTS": _outcome_texts,
     "DRAFTS_URL": _drafts_url,
+    "LIST_SCHEMAS": _list_schemas,
 }
 
 

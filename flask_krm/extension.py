@@ -42,6 +42,7 @@ from .save.review import ReviewViews
 from .scope import Scope, ScopePolicy
 from .sessions import DraftRegistry, SessionDrafts
 from .subscriptions import ShutdownAware, Subscription
+from .ui import discard as discard_action
 from .ui import routes as ui_routes
 
 if t.TYPE_CHECKING:
@@ -135,6 +136,9 @@ class KrmStream:
         install(app, runtime)
         _end_sessions_on_logout(app)
         self.hooks.editor_actions.add(save_editor.ACTION_NAME, save_editor.save, label=save_editor.ACTION_LABEL)
+        self.hooks.editor_actions.add(
+            discard_action.ACTION_NAME, discard_action.discard, label=discard_action.ACTION_LABEL
+        )
         app.register_blueprint(self._blueprint(), url_prefix=runtime.url_prefix)
         for opted_in in (self.review, self.native):
             if opted_in is not None:

@@ -278,9 +278,13 @@ class KrmRuntime:
         when the session holds too many stores with unsaved edits.
         """
         lifetime = float(self.setting("RECOVERY_LIFETIME"))
+        schemas = self.setting("LIST_SCHEMAS")
         policy = store_policy(component)
         return drafts.store(
-            component.scope, component.projection, lambda: new_store(lifetime, policy or DEFAULT_POLICY), policy=policy
+            component.scope,
+            component.projection,
+            lambda: new_store(lifetime, policy or DEFAULT_POLICY, schemas),
+            policy=policy,
         )
 
     def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component) -> Feed:

@@ -29,7 +29,9 @@ PURE_MODULES = (
     "flask_krm.sse",
     "flask_krm.upstream.scripted",
     "flask_krm.store",
+    "flask_krm.store.text_merge",
     "flask_krm.logvalues",
+    "flask_krm.yaml_text",
 )
 
 BLOCKED = ("flask", "flask_login", "werkzeug", "gevent", "greenlet", "kubernetes")

@@ -61,6 +61,9 @@ class AuditRecord:
         written; redacted values withheld.
     :param redacted_paths: the RFC 6901 paths whose values were withheld.
     :param resource_version: the version written (accepted writes), else ``None``.
+    :param reason: why a write was not made or not accepted, value-free (the host's refusal, the
+        Kubernetes status reason, each 422 cause's field and message with messages at redacted
+        paths withheld), else ``None``. Not part of :meth:`log_line`.
     """
 
     principal: str
@@ -71,6 +74,7 @@ class AuditRecord:
     diff: tuple[Mapping[str, Any], ...]
     redacted_paths: tuple[str, ...] = ()
     resource_version: str | None = None
+    reason: str | None = None
 
     @property
     def fields(self) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import typing as t
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -44,7 +45,7 @@ from ..drafts.sync import field_name
 from ..errors import DraftsUnavailable
 from ..runtime import KrmRuntime
 from ..sessions import StoreKey, store_id
-from ..store import RecoveryCopy
+from ..store import RecoveryCopy, StoreError
 from ..ui.actions import EditorContext
 from ..ui.page import Component
 from ..ui.recovery import recovery_copy
@@ -210,6 +211,20 @@ def _recovery(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcom
     return recovery_copy(ctx.store, state.flow.uid)
 
 
+def _field_id(ctx: EditorContext) -> Callable[[Sequence[t.Any], str], str]:
+    """The DOM id of the field at a path of the draft, whose keyed-list items are named by key."""
+    uid = ctx.uid
+
+    def field_id(path: Sequence[t.Any], suffix: str) -> str:
+        try:
+            address: Sequence[t.Any] = ctx.store.address(uid, path) if uid is not None else path
+        except StoreError:
+            address = path
+        return ctx.component.element_id(address, suffix)
+
+    return field_id
+
+
 def _respond(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcome, settings: SaveSettings) -> Response:
     recovery = _recovery(ctx, state, outcome)
     if recovery is not None and ctx.edited.removed is not None:
@@ -219,7 +234,7 @@ def _respond(ctx: EditorContext, state: EditorSaveState | None, outcome: Outcome
         ctx.outcome_id,
         outcome,
         settings.texts,
-        ctx.component.element_id,
+        _field_id(ctx),
         cleared=state.shown_causes if state is not None else (),
         recovery=recovery,
     )

@@ -69,10 +69,12 @@ def review_fragment(
     discard_url: str,
     outcomes: dict[str, Outcome] | None = None,
     refusal: Outcome | None = None,
+    saved: int | None = None,
 ) -> Markup:
     """The review list partial: every pending item with its last outcome, and one Save.
 
-    ``refusal`` is shown above the list (a create that could not be staged).
+    ``refusal`` is shown above the list (a create that could not be staged); ``saved``, after a
+    Save all, says how many changes Kubernetes accepted ("2 changes saved").
     """
     outcomes = outcomes or {}
     rows = []
@@ -93,4 +95,5 @@ def review_fragment(
         save_url=save_url,
         discard_url=discard_url,
         refusal=(texts.message(refusal), refusal.detail) if refusal is not None else None,
+        saved=saved,
     )

@@ -28,7 +28,7 @@ from ..versions import compare
 from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
 from .flow import Done, KnownVersions, Read, SaveFlow, Step
 from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_detail, status_reason
-from .publish import publish, record_for
+from .publish import audit_reason, publish, record_for
 from .staging import PendingCreate, PendingDelete, ReviewItem, Staging
 from .writer import KubeWriter, SaveHook, SaveRefused, WriteRequest, WriteResult, object_scope, read_result
 
@@ -115,6 +115,7 @@ def save_edit(
         diff=patch_diff(before, intent.patch, redacted),
         redacted_paths=redacted,
         resource_version=version,
+        reason=audit_reason(step.outcome),
     )
     publish(record, principal=target.principal, scope=scope)
     return step.outcome
@@ -314,6 +315,7 @@ def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
             diff=create_diff(body, redacted),
             redacted_paths=redacted,
             resource_version=None if isinstance(result, Outcome) or not outcome.wrote else result.written_version,
+            reason=audit_reason(outcome),
         ),
         principal=target.principal,
         scope=scope,
@@ -343,6 +345,7 @@ def delete(target: EditorTarget, pending: PendingDelete, kind: str) -> Outcome:
             identity=_identity_of_scope(scope, kind, pending.name, pending.uid),
             outcome=outcome.kind.value,
             diff=delete_diff(),
+            reason=audit_reason(outcome),
         ),
         principal=target.principal,
         scope=scope,

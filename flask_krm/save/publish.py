@@ -19,7 +19,7 @@ from ..proxies import current_app_or_none
 from ..scope import Scope
 from ..signals import saved
 from .audit import AuditRecord, ObjectIdentity, Operation, merge_patch_ops, secret_value_paths
-from .outcomes import OutcomeKind, classify_write
+from .outcomes import Outcome, OutcomeKind, classify_write, status_reason
 
 logger = logging.getLogger("flask_krm.save")
 
@@ -64,6 +64,7 @@ def record_for(
     diff: tuple[Mapping[str, Any], ...],
     redacted_paths: tuple[str, ...] = (),
     resource_version: str | None = None,
+    reason: str | None = None,
 ) -> AuditRecord:
     """An audit record for a write in ``scope`` by ``principal``."""
     return AuditRecord(
@@ -75,7 +76,17 @@ def record_for(
         diff=diff,
         redacted_paths=redacted_paths,
         resource_version=resource_version,
+        reason=reason,
     )
+
+
+def audit_reason(outcome: Outcome) -> str | None:
+    """Why ``outcome`` wrote nothing (or was refused), value-free: its detail, else its 422 causes
+    (field and message; a message at a redacted path was withheld when the cause was read)."""
+    if outcome.detail:
+        return outcome.detail
+    causes = [f"{c.field or 'the object'}: {c.message or c.reason or 'invalid'}" for c in outcome.causes]
+    return "; ".join(causes) or None
 
 
 def publish_native_patch(*, principal: Principal, scope: Scope, patch: Mapping[str, Any], answer: Any) -> None:
@@ -105,5 +116,6 @@ def publish_native_patch(*, principal: Principal, scope: Scope, patch: Mapping[s
         diff=merge_patch_ops(patch, redacted),
         redacted_paths=redacted,
         resource_version=version if isinstance(version, str) else None,
+        reason=None if answer.ok else status_reason(answer.status, answer.code),
     )
     publish(record, principal=principal, scope=scope)

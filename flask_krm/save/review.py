@@ -166,7 +166,7 @@ class ReviewViews:
             worst = max((o.status_code for o in outcomes.values()), default=200)
             return worst, outcomes
 
-        return self._handle(component_id, save_all, write=True)
+        return self._handle(component_id, save_all, write=True, summarize=True)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -176,6 +176,7 @@ class ReviewViews:
         act: t.Callable[[Binding, Staging], tuple[int, dict[str, Outcome]]],
         *,
         write: bool = False,
+        summarize: bool = False,
     ) -> Response:
         try:
             if write:
@@ -203,6 +204,7 @@ class ReviewViews:
             discard_url=url_for(".discard", component_id=component.id),
             outcomes=outcomes,
             refusal=outcomes.get(""),
+            saved=sum(1 for key, o in outcomes.items() if key and o.wrote) if summarize else None,
         )
         return Response(fragment, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
 

@@ -60,3 +60,15 @@ class UnversionedResourceError(StoreError):
     def __init__(self, uid: str) -> None:
         super().__init__(f"resource {uid!r} has no metadata.resourceVersion to save against")
         self.uid = uid
+
+
+class MissingItemError(PathError):
+    """No item of the keyed list at ``path`` has the key values ``key`` (removed or renamed meanwhile)."""
+
+    def __init__(self, path: Any, key: Any) -> None:
+        super().__init__(path, f"no item with the keys {key!r}")
+        self.key = key
+
+
+class ItemExistsError(PathError):
+    """An item with the same key values is already in the keyed list."""

@@ -10,8 +10,10 @@ Editable paths follow this table (equality is deep and ignores key order; an abs
 | different    | different      | different      | keep ours; record a conflict holding theirs      |
 
 Maps recurse key by key; other values (arrays included) are atomic, except keyed lists, which
-merge item by item by key. Read-only regions always follow the server. The merge never mutates its
-inputs: the result shares every subtree it can with ``theirs`` or ``ours``.
+merge item by item by key, in the server's order unless only the person moved items (then in
+the person's; both moving shared items differently is a conflict at the list). Read-only regions
+always follow the server. The merge never mutates its inputs: the result shares every subtree it
+can with ``theirs`` or ``ours``.
 
 :func:`flashed_paths` tells, after the fact, which values the server moved where the person had
 not edited (for highlighting); it is computed only when asked for.
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .keyed_lists import KeyedLists, identities
+from .keyed_lists import Identity, KeyedLists, identities
 from .paths import MISSING, Path
 from .regions import Regions
 from .values import json_equal
@@ -89,6 +91,12 @@ def _flashed(path: Path, base: Any, ours: Any, theirs: Any, found: list[Path]) -
                 _flashed(path + (key,), value, mine.get(key, MISSING), MISSING, found)
     elif (ours is base or json_equal(base, ours)) and not json_equal(base, theirs):
         found.append(path)
+
+
+def _moved(base: list[Identity], other: list[Identity]) -> bool:
+    """``other`` orders the items it shares with ``base`` differently."""
+    both = set(base) & set(other)
+    return [i for i in base if i in both] != [i for i in other if i in both]
 
 
 def _same_entries(merged: dict[str, Any], reference: Any) -> bool:
@@ -181,7 +189,7 @@ class _Merger:
         by_theirs = dict(zip(their_ids, their_items))
         by_ours = {identity: index for index, identity in enumerate(our_ids)}
         out: list[Any] = []
-        for identity in [*their_ids, *(i for i in our_ids if i not in by_theirs)]:
+        for identity in self.order(path, base_ids, our_ids, their_ids, theirs):
             b = by_base.get(identity, MISSING)
             t = by_theirs.get(identity, MISSING)
             index = by_ours.get(identity)
@@ -199,6 +207,23 @@ class _Merger:
         if type(theirs) is list and len(out) == len(theirs) and all(x is y for x, y in zip(out, theirs)):
             return theirs
         return out
+
+    def order(
+        self, path: Path, base: list[Identity], ours: list[Identity], theirs: list[Identity], their_list: Any
+    ) -> list[Identity]:
+        """The order of a merged keyed list: theirs, with the items only ours has at the end; ours
+        (with theirs' new items at the end) when only ours moved items; ours and a conflict at the
+        list when both moved the items they share differently."""
+        their_ids, our_ids = set(theirs), set(ours)
+        their_order = [*theirs, *(i for i in ours if i not in their_ids)]
+        if not _moved(base, ours):
+            return their_order
+        if _moved(base, theirs):
+            shared = set(base) & set(ours) & set(theirs)
+            if [i for i in ours if i in shared] == [i for i in theirs if i in shared]:
+                return their_order
+            self.record(path, their_list)
+        return [*ours, *(i for i in theirs if i not in our_ids)]
 
     def item(
         self,

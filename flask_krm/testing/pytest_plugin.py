@@ -61,7 +61,7 @@ PATCH_ADVICE: t.Final = (
 DEFAULT_TIMEOUT: t.Final = 10.0
 """Seconds a live client waits for a condition before failing the test."""
 
-_PARTIAL = re.compile(r'<hx-partial hx-target="#([^"]+)"[^>]*>(.*?)</hx-partial>', re.DOTALL)
+_PARTIAL = re.compile(r'<hx-partial hx-target="#([^"]+)"(?: hx-swap="([^"]*)")?>(.*?)</hx-partial>', re.DOTALL)
 _OUTCOME = re.compile(r'data-krm-outcome="([^"]+)"')
 _MESSAGE = re.compile(r'<p class="krm-outcome-message">(.*?)</p>', re.DOTALL)
 _DETAIL = re.compile(r'<p class="krm-outcome-detail">(.*?)</p>', re.DOTALL)
@@ -237,6 +237,24 @@ def _element_inner(markup: str, element_id: str) -> str:
     return markup[position:]
 
 
+def _swapped(markup: str, target: str, swap: str, content: str) -> str:
+    """``markup`` after the partial swap ``swap`` of ``content`` at the element ``target`` (one
+    that holds no element of its own tag: a list's row, count, pager or rows)."""
+    opening = re.search(rf'<(\w+) id="{re.escape(target)}"[^>]*>', markup)
+    if opening is None:
+        return markup
+    closing = markup.find(f"</{opening.group(1)}>", opening.end())
+    end = len(markup) if closing < 0 else closing + len(opening.group(1)) + 3
+    if swap == "delete":
+        return markup[: opening.start()] + markup[end:]
+    if swap == "beforebegin":
+        return markup[: opening.start()] + content + markup[opening.start() :]
+    if swap == "beforeend":
+        at = end - len(opening.group(1)) - 3 if closing >= 0 else end
+        return markup[:at] + content + markup[at:]
+    return markup[: opening.start()] + content + markup[end:]
+
+
 def _text(markup: str) -> str:
     return html.unescape(_TAG.sub("", markup)).strip()
 
@@ -313,9 +331,13 @@ class LivePage:
         if message.event == "krm-close":
             self.closed_reason = message.data
             return
-        for target, inner in _PARTIAL.findall(message.data):
+        for target, swap, inner in _PARTIAL.findall(message.data):
             if target.endswith("-body") and target[: -len("-body")] in self.components:
                 self.bodies[target[: -len("-body")]] = inner
+                continue
+            for component_id, body in self.bodies.items():  # a list's row, count or pager
+                if target.startswith(component_id + "-"):
+                    self.bodies[component_id] = _swapped(body, target, swap, inner)
 
     def wait_until(self, condition: Callable[[], bool], timeout: float = DEFAULT_TIMEOUT, what: str = "") -> None:
         """Apply channel messages until ``condition()`` holds; fail the test after ``timeout`` seconds."""
@@ -390,9 +412,10 @@ class LiveEditor:
 
             return url_for(endpoint, component_id=self.component_id, **values)
 
-    def edit(self, op: str, path: str | Sequence[str | int], **form: str) -> TestResponse:
-        """Send one field edit (``op`` as the editor's fields do: ``set``, ``add_key``, ``revert``,
-        ``keep_mine``...); ``path`` is an RFC 6901 pointer or a sequence of keys and indexes."""
+    def edit(self, op: str, path: str | Sequence[t.Any], **form: str) -> TestResponse:
+        """Send one field edit (``op`` as the editor's fields do: ``set``, ``add_key``, ``add_item``,
+        ``revert``, ``keep_mine``...); ``path`` is an RFC 6901 pointer or a sequence of keys, indexes
+        and item keys (``{"name": "web"}`` for an item of a keyed list)."""
         from ..store.paths import pointer_to_path
 
         segments = list(pointer_to_path(path)) if isinstance(path, str) else list(path)
@@ -402,12 +425,14 @@ class LiveEditor:
             headers=self.page.headers(self.component_id),
         )
 
-    def set(self, path: str | Sequence[str | int], value: t.Any) -> TestResponse:
-        """Type ``value`` into the field at ``path`` (numbers and booleans as a browser sends them)."""
+    def set(self, path: str | Sequence[t.Any], value: t.Any, *, started: str | None = None) -> TestResponse:
+        """Type ``value`` into the field at ``path`` (numbers and booleans as a browser sends them)
+        over the text ``started`` (what the field showed; required for an array edited as text)."""
         self.wait_live()
         if isinstance(value, bool):
             return self.edit("set", path, **({"value": "on"} if value else {}))
-        return self.edit("set", path, value=value if isinstance(value, str) else json.dumps(value))
+        start = {} if started is None else {"from": started}
+        return self.edit("set", path, value=value if isinstance(value, str) else json.dumps(value), **start)
 
     def save(self, *, confirm: bool = True) -> SaveOutcome:
         """Press Save; with ``confirm``, also wait for the live confirmation of an accepted write

@@ -5,8 +5,11 @@ each component, listens to its store and its stream state, and sends one unnamed
 wake-up with an ``<hx-partial hx-swap="innerMorph">`` for exactly the components whose rendered
 body changed since it last sent one (the first connection starts from what the page painted; a
 reconnection resends everything, since a message may have been lost with the old connection; no
-``id:`` is ever sent, so there is no resume position).
-Store notifications only set a flag, so a burst of changes costs one render per component.
+``id:`` is ever sent, so there is no resume position). A list is followed row by row instead
+(:class:`~flask_krm.ui.list_updates.ListUpdates`): its message carries only the rows, count and
+pager that changed.
+Store notifications only set a flag (and, for a list, note the changed uids), so a burst of changes
+costs one render per component.
 An editor's render made after field edits through this page ends with a hidden marker of the
 page's edit count (:meth:`flask_krm.ui.page.Page.count_edit`): it tells ``krm.js`` which edits the
 render already shows, and makes the render after an edit differ from the one before it.
@@ -36,7 +39,8 @@ from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import SSEResponse
 from .binding import Refusal, attach, authorize, page_of, session_of
-from .page import Component, Page
+from .list_updates import ListUpdates
+from .page import Component, ListSpec, Page
 from .render import StreamStatus, body_partial, render_body
 from .state import store_policy
 
@@ -95,6 +99,9 @@ class Channel:
     links: list[_Link] = field(default_factory=list)
     _wake: gevent.event.Event = field(default_factory=gevent.event.Event)
     _dirty: set[str] = field(default_factory=set)
+    _changed_uids: dict[str, set[str]] = field(default_factory=dict)
+    """List component id -> the objects changed since the last message."""
+    _lists: dict[str, ListUpdates] = field(default_factory=dict)
     _closing: str | None = None
     _gone: bool = False
 
@@ -108,12 +115,25 @@ class Channel:
         self._closing = SHUTDOWN_REASON
         self._wake.set()
 
-    def _mark(self, component_id: str) -> Callable[..., None]:
-        def mark(*_: t.Any) -> None:
+    def _mark(self, component: Component) -> Callable[..., None]:
+        component_id, rows = component.id, isinstance(component.spec, ListSpec)
+
+        def mark(*changed: t.Any) -> None:
             self._dirty.add(component_id)
+            if rows and changed:  # a store's notification names the objects; a status change names none
+                self._changed_uids.setdefault(component_id, set()).update(changed[0])
             self._wake.set()
 
         return mark
+
+    def _list_parts(self, link: _Link) -> list[str]:
+        component = link.component
+        updates = self._lists.get(component.id)
+        if updates is None:
+            shown = None if self.resend_all else self.page.shown_lists.get(component.id)
+            updates = self._lists[component.id] = ListUpdates(component, self.page, self.krm.cache, shown)
+        uids = self._changed_uids.pop(component.id, set())
+        return updates.changes(link.store, link.status, uids)
 
     def _link_components(self) -> list[Callable[[], None]]:
         undo: list[Callable[[], None]] = []
@@ -125,8 +145,8 @@ class Channel:
                 self.links.append(_Link(component, None, None, StreamStatus("terminal", refusal.message)))
                 continue
             self.links.append(_Link(component, store, feed))
-            undo.append(store.subscribe(self._mark(component.id)))
-            undo.append(feed.on_status(self._mark(component.id)))
+            undo.append(store.subscribe(self._mark(component)))
+            undo.append(feed.on_status(self._mark(component)))
             feed.acquire()
             undo.append(feed.release)
         return undo
@@ -157,6 +177,9 @@ class Channel:
                 parts = []
                 for link in self.links:
                     if link.component.id not in changed:
+                        continue
+                    if isinstance(link.component.spec, ListSpec):
+                        parts.extend(self._list_parts(link))
                         continue
                     edits = self.page.edits.get(link.component.id, 0)
                     body = render_body(link.component, link.store, link.status, krm.cache, self.page)

@@ -1,23 +1,29 @@
 """Field edits: ``POST /ui/components/<id>/edit`` changes the session's draft.
 
 The form body names the operation and its path (a JSON array of segments, as the field rendered
-it): ``op`` is ``set`` (``value``), ``add_key`` (map path, ``key``, ``value``), ``remove_key``,
-``rename_key`` (map path, ``key``, ``new_key``), ``revert``, ``take_theirs`` or ``keep_mine``. The
-page is named by the ``X-KRM-Page`` header and must belong to the caller's session; the CSRF check
-has already run. A submitted value is read back with the widget the field was rendered with
-(:func:`flask_krm.ui.widgets.widget_for`), so a number stays a number and an array is parsed from
-its JSON text.
+it; an item of a keyed list is named by its keys, ``{"name": "web"}``, see
+:mod:`flask_krm.store.items`): ``op`` is ``set`` (``value``, and ``from``: the text the field
+showed when the person began typing), ``add_key`` (map path, ``key``, ``value``), ``remove_key``,
+``rename_key`` (map path, ``key``, ``new_key``), ``add_item`` (list path; ``item.<key>`` per key of
+a keyed list, ``value`` for a row), ``remove_item``, ``move_item`` (``to``: ``up`` or ``down``;
+rows also name their text, ``value``), ``revert``, ``take_theirs`` or ``keep_mine``. The page is
+named by the ``X-KRM-Page`` header and must belong to the caller's session; the CSRF check has
+already run. A submitted value is read back with the widget the field was rendered with
+(:func:`flask_krm.ui.widgets.widget_for`), so a number stays a number, and applied as the change
+from ``from`` (:mod:`flask_krm.ui.item_edits`): an array written as text is merged by lines, never
+set whole.
 
 The answer carries no field values: the store notifies every page channel of the session (this
 tab and the others), which morph the new draft in. The body only sets or clears the field's error
 slot (``<hx-partial>``, applied whatever the status). Refusals say why: 400 for a malformed
 request, 403 for a read-only path, 404 for an unknown page, component or object, 409 for a key
-that vanished, 422 for a value the field cannot hold.
+or item that vanished, 422 for a value the field cannot hold.
 """
 
 from __future__ import annotations
 
 import typing as t
+from collections.abc import Mapping
 
 from flask import Response, request
 
@@ -27,53 +33,74 @@ from ..runtime import runtime
 from ..store import (
     MISSING,
     InvalidValueError,
+    ItemExistsError,
     KeyExistsError,
     MalformedPathError,
+    MissingItemError,
     MissingKeyError,
     PathTypeError,
     ReadOnlyPathError,
     UnknownResourceError,
 )
-from ..store.paths import Path, as_path, get_at, text_path
+from ..store.items import Address, as_address
+from ..store.paths import get_at
 from .binding import Binding, Refusal, bind
+from .item_edits import add_item, edit_value, move_item, remove_item
+from .list_widgets import key_inputs
 from .page import Component, EditorSpec, is_component_id
 from .render import edited_object, render_template_fragment
-from .widgets import WIDGETS, ValueRefused, normalized_lines, path_json, widget_for
+from .widgets import Field, ValueRefused, label_for, normalized_lines, path_json
 
-OPERATIONS: t.Final = frozenset({"set", "add_key", "remove_key", "rename_key", "revert", "take_theirs", "keep_mine"})
+OPERATIONS: t.Final = frozenset(
+    {
+        "set",
+        "add_key",
+        "remove_key",
+        "rename_key",
+        "add_item",
+        "remove_item",
+        "move_item",
+        "revert",
+        "take_theirs",
+        "keep_mine",
+    }
+)
+ITEM_OPERATIONS: t.Final = {"add_item": add_item, "remove_item": remove_item, "move_item": move_item}
 READ_ONLY_MESSAGE: t.Final = "This field is read-only."
 
 
 class EditRefused(Exception):
     """An edit that cannot be made: the status, the message and the field whose error slot shows it."""
 
-    def __init__(self, status: int, message: str, path: Path | None = None) -> None:
+    def __init__(self, status: int, message: str, path: Address | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.path = path
 
 
-def _error_slot(component: Component, path: Path | None) -> str:
+def _error_slot(component: Component, path: Address | None) -> str:
     if path is None:
         return f"{component.id}-outcome"
     return component.element_id(path, "-error")
 
 
-def _answer(component: Component, path: Path | None, message: str = "", status: int = 200, extra: str = "") -> Response:
+def _answer(
+    component: Component, path: Address | None, message: str = "", status: int = 200, extra: str = ""
+) -> Response:
     return html_response(partial(_error_slot(component, path), message) + extra, status)
 
 
-def _path(name: str = "path") -> Path:
+def _path(name: str = "path") -> Address:
     raw = request.form.get(name)
     if raw is None:
         raise EditRefused(400, f"The request has no {name}.")
     try:
-        return as_path(load_json(raw, what=f"the {name}"))
+        return as_address(load_json(raw, what=f"the {name}"))
     except TooDeep as refused:
         raise EditRefused(400, f"{str(refused).capitalize()}.") from None
     except (JsonRefused, MalformedPathError):
-        raise EditRefused(400, f"The {name} is not a JSON array of keys and indexes.") from None
+        raise EditRefused(400, f"The {name} is not a JSON array of keys, indexes and item keys.") from None
 
 
 def _text(name: str, *, required: bool = True) -> str:
@@ -85,28 +112,17 @@ def _text(name: str, *, required: bool = True) -> str:
     return value
 
 
-def read_value(path: Path, draft: t.Any, server: t.Any) -> t.Any:
-    """The submitted ``value`` for the field at ``path``, read by the widget that shows it
-    (:data:`~flask_krm.ui.widgets.WIDGETS`).
-
-    Raises :class:`EditRefused` (400 or 422) for text the widget cannot turn into a value.
-    """
-    server_value = get_at(server, path)
-    widget = WIDGETS.get(widget_for(path, get_at(draft, path), server_value))
-    if widget is None or widget.parse is None:
-        raise EditRefused(400, "This field is not edited as one value.", path)
-    try:
-        return widget.parse(request.form.get("value"), server_value)
-    except ValueRefused as refused:
-        raise EditRefused(refused.status, refused.message, path if refused.about_value else None) from None
-
-
-def _check_policy(spec: EditorSpec, path: Path) -> None:
-    if not spec.policy.covers(text_path(path)):
+def _check_policy(spec: EditorSpec, path: Address) -> None:
+    text = tuple(_ITEM if isinstance(segment, Mapping) else str(segment) for segment in path)
+    if not spec.policy.covers(text):
         raise EditRefused(403, READ_ONLY_MESSAGE, path)
 
 
-def apply_edit(binding: Binding) -> tuple[Path, str]:
+_ITEM: t.Final = "\x00item"
+"""An item key as a policy sees it: no policy root passes through a list."""
+
+
+def apply_edit(binding: Binding) -> tuple[Address, str]:
     """Perform the requested edit on the binding's store; returns the field path and any extra HTML."""
     spec = binding.component.spec
     if not isinstance(spec, EditorSpec):
@@ -120,63 +136,95 @@ def apply_edit(binding: Binding) -> tuple[Path, str]:
     if uid is None:
         raise EditRefused(404, "The object is no longer here.", path)
     extra = ""
-    if op == "set":
-        _check_policy(spec, path)
-        if store.is_read_only(uid, path):  # a withheld value has no widget to read one with
-            raise EditRefused(403, READ_ONLY_MESSAGE, path)
-        store.set_value(uid, path, read_value(path, store.draft(uid), store.server(uid)))
-        return path, extra
     if op in ("add_key", "rename_key"):
         key = _text("key")
         if not key:
             raise EditRefused(422, "Enter a key.", path)
         entry = path + (key,)
+        _check_policy(spec, entry)
+        where = store.resolve(uid, entry)
         if op == "add_key":
-            _check_policy(spec, entry)
-            store.add_key(uid, entry, normalized_lines(_text("value", required=False), MISSING))
+            store.add_key(uid, where, normalized_lines(_text("value", required=False), MISSING))
             extra = _fresh_add_row(binding.component, path)
             return path, extra
         new_key = _text("new_key")
         if not new_key:
             raise EditRefused(422, "A key cannot be empty.", entry)
         if new_key != key:
-            _check_policy(spec, entry)
             _check_policy(spec, path + (new_key,))
-            store.rename_key(uid, entry, new_key)
+            store.rename_key(uid, where, new_key)
         return entry, extra
     _check_policy(spec, path)
-    if op == "remove_key":
-        store.remove_key(uid, path)
-    elif op in ("revert", "take_theirs"):
-        store.revert(uid, path)
-    else:
-        store.keep_mine(uid, path)
+    where = store.resolve(uid, path)
+    try:
+        if op == "set":
+            if store.is_read_only(uid, where):  # a withheld value has no widget to read one with
+                raise EditRefused(403, READ_ONLY_MESSAGE, path)
+            edit_value(store, uid, where, request.form.get("value"), request.form.get("from"))
+        elif op in ITEM_OPERATIONS:
+            ITEM_OPERATIONS[op](store, uid, where, request.form)
+            if op == "add_item":
+                extra = _fresh_add_item(binding, uid, path)
+        elif op == "remove_key":
+            store.remove_key(uid, where)
+        elif op in ("revert", "take_theirs"):
+            store.revert(uid, where)
+        else:
+            store.keep_mine(uid, where)
+    except ValueRefused as refused:
+        raise EditRefused(refused.status, refused.message, path if refused.about_value else None) from None
     return path, extra
 
 
-def _fresh_add_row(component: Component, map_path: Path) -> str:
-    """An empty add row for the map at ``map_path``, replacing the one just used."""
-    fid = component.element_id(map_path)
+def _fresh_add_item(binding: Binding, uid: str, list_path: Address) -> str:
+    """Empty key fields for the list at ``list_path``, replacing the ones just used."""
+    component = binding.component
+    fid = component.element_id(list_path)
+    store = binding.store
+    where = store.resolve(uid, list_path)
+    keys = store.list_keys(uid, where)
+    items = get_at(store.draft(uid), where)
     row = render_template_fragment(
-        "krm/map_add_row.html",
+        "krm/list_add_item.html",
         fid=fid,
-        map_path_json=path_json(map_path),
-        label=" › ".join(map(str, map_path)),
+        f=Field(list_path, str(list_path[-1]), "items" if keys else "rows", True, keys=key_inputs(items, keys or ())),
         edit_url=request.path,
     )
     return partial(f"{fid}-add", row, swap="outerHTML")
 
 
-def edit_response(component_id: str) -> Response:
-    """Handle one field edit (see the module doc)."""
+def _fresh_add_row(component: Component, map_path: Address) -> str:
+    """An empty add row for the map at ``map_path``, replacing the one just used."""
+    fid = component.element_id(map_path)
+    labels: dict[t.Any, str] = dict(component.spec.labels) if isinstance(component.spec, EditorSpec) else {}
+    row = render_template_fragment(
+        "krm/map_add_row.html",
+        fid=fid,
+        map_path_json=path_json(map_path),
+        label=labels.get(tuple(map_path)) or label_for(map_path),  # as the map's field says
+        edit_url=request.path,
+    )
+    return partial(f"{fid}-add", row, swap="outerHTML")
+
+
+def bind_request(component_id: str) -> Binding | Response:
+    """This request's binding to the caller's ``component_id``, or its refusal answered in the
+    component's outcome region (an empty answer when the URL names no component)."""
     try:
-        binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
+        return bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
     except Refusal as refusal:
         if not is_component_id(component_id):
             return html_response("", refusal.status)
         return refusal_response(
             f"{component_id}-outcome", refusal.status, refusal.message, session_ended=refusal.ends_session
         )
+
+
+def edit_response(component_id: str) -> Response:
+    """Handle one field edit (see the module doc)."""
+    binding = bind_request(component_id)
+    if isinstance(binding, Response):
+        return binding
     component = binding.component
     try:
         path, extra = apply_edit(binding)
@@ -189,6 +237,10 @@ def edit_response(component_id: str) -> Response:
         return _answer(component, _json_path(), f"A key named {key!s} already exists.", 422)
     except MissingKeyError:
         return _answer(component, _json_path(), "That key no longer exists.", 409)
+    except MissingItemError:
+        return _answer(component, _json_path(), "That item is no longer in the list.", 409)
+    except ItemExistsError:
+        return _answer(component, _json_path(), "An item with these keys is already in the list.", 422)
     except InvalidValueError as exc:
         return _answer(component, _json_path(), f"This value cannot be stored: {exc}.", 422)
     except PathTypeError:
@@ -202,9 +254,9 @@ def edit_response(component_id: str) -> Response:
     return response
 
 
-def _json_path() -> Path | None:
+def _json_path() -> Address | None:
     """The request's path, if it is one (for choosing the error slot of a refusal)."""
     try:
-        return as_path(load_json(request.form.get("path", ""), what="the path"))
+        return as_address(load_json(request.form.get("path", ""), what="the path"))
     except (JsonRefused, MalformedPathError):
         return None

@@ -23,6 +23,8 @@ from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
+from .list_query import ListQuery, column_keys, parse_list_query
+from .list_updates import paint_list
 from .page import (
     Component,
     ComponentSpecError,
@@ -33,9 +35,11 @@ from .page import (
     make_component,
     new_page_id,
     parse_columns,
-    parse_fields,
+    parse_labelled_fields,
+    parse_page_size,
     parse_policy,
     parse_row_actions,
+    parse_url_key,
     store_page,
 )
 from .render import StreamStatus, render_body
@@ -64,6 +68,8 @@ def live_list(
     link: str | None = None,
     title: str | None = None,
     row_actions: t.Any = None,
+    page_size: t.Any = 50,
+    url_key: str | None = None,
 ) -> Markup:
     """Template global ``krm_live_list`` (macro ``krm.list``): a live list of every object of ``scope``.
 
@@ -73,7 +79,12 @@ def live_list(
     endpoint)`` pairs or :class:`~flask_krm.ui.page.RowAction`; each posts the row's ``uid`` to
     ``url_for(endpoint, component_id=<the list's id>)`` (``[("Delete", "krm_review.delete")]``
     stages deletes in :class:`~flask_krm.save.review.ReviewViews`). Every row carries its object's
-    uid as ``data-krm-uid``. Raises ``ValueError`` for arguments that describe no list.
+    uid as ``data-krm-uid``. ``page_size``: rows per page (1 to 500). The filter, sort column and
+    page come from the page's URL, in parameters named after ``url_key`` (default: the scope's
+    resource, as in ``configmaps.q``, ``configmaps.sort=-name``, ``configmaps.page=2``). Raises
+    ``ValueError`` for arguments that describe no list, and
+    :class:`~flask_krm.ui.list_query.InvalidListQuery` (a ``ValueError`` and a 400) for a URL
+    asking for a sort column the list does not have or an over-long filter.
     """
     parsed = _scope(scope)
     spec = ListSpec(
@@ -83,6 +94,8 @@ def live_list(
         link=link,
         title=title or (f"{parsed.resource} in {parsed.namespace}" if parsed.namespace else parsed.resource),
         row_actions=parse_row_actions(row_actions),
+        page_size=parse_page_size(page_size),
+        url_key=parse_url_key(url_key, parsed),
     )
     component = make_component(spec)
     for action in spec.row_actions:
@@ -92,7 +105,10 @@ def live_list(
             raise ComponentSpecError(
                 f"row action {action.label!r}: no endpoint {action.endpoint!r} taking a component_id"
             ) from None
-    return _live(component, "krm/list.html")
+    sort_keys = column_keys([column.header for column in spec.columns])
+    path = "/" + (request.script_root + request.path).lstrip("/")  # never "//host": links stay on this site
+    query = parse_list_query(spec.url_key, request.args.items(multi=True), path, sort_keys)
+    return _live(component, "krm/list.html", query)
 
 
 def live_editor(
@@ -103,11 +119,14 @@ def live_editor(
     policy: t.Any = None,
     fields: t.Any = None,
     title: str | None = None,
+    yaml: bool = True,
 ) -> Markup:
     """Template global ``krm_live_editor`` (macro ``krm.editor``): a live editor of one named object.
 
-    ``name`` names the object (or the scope does). ``fields``: the pointers to show (default:
-    labels, annotations and every top-level member but identity). ``policy``: what may be edited;
+    ``name`` names the object (or the scope does). ``fields``: the pointers to show, each alone or
+    as a ``(label, pointer)`` pair (``("Replicas", "/spec/replicas")``; default labels come from
+    the path: "Replicas"); default: labels, annotations and every top-level member but identity.
+    ``policy``: what may be edited;
     by default exactly the ``fields`` shown (and what is under them) that the default policy
     allows, so nothing the page does not show can be written; ``"default"`` asks for every
     default region whatever is shown; also ``"read-only"``, an :class:`~flask_krm.store.EditPolicy`
@@ -123,13 +142,16 @@ def live_editor(
             raise InvalidObjectName(f"No such object: {exc.message}") from None
     if not parsed.name:
         raise ComponentSpecError("krm.editor needs the object's name: krm.editor(scope, 'my-config')")
-    shown = parse_fields(fields)
+    labelled = parse_labelled_fields(fields)
+    shown = None if labelled is None else tuple(path for path, _ in labelled)
     spec = EditorSpec(
         scope=parsed,
         projection=_projection(projection),
         policy=parse_policy(policy, shown),
         fields=shown,
         title=title or parsed.name,
+        yaml=bool(yaml),
+        labels=labelled or (),
     )
     return _live(make_component(spec), "krm/editor.html")
 
@@ -148,7 +170,7 @@ def body_digest(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def _live(component: Component, template: str) -> Markup:
+def _live(component: Component, template: str, query: ListQuery | None = None) -> Markup:
     krm = runtime()
     spec = component.spec
     title = spec.title or component.id
@@ -159,6 +181,9 @@ def _live(component: Component, template: str) -> Markup:
         "actions": [],
         "channel": False,
         "headers": {csrf.HEADER: krm_csrf_token()},
+        "yaml_url": url_for("krm.ui_yaml", component_id=component.id)
+        if isinstance(spec, EditorSpec) and spec.yaml
+        else None,
     }
     try:
         principal, drafts = session_of(krm)
@@ -180,8 +205,12 @@ def _live(component: Component, template: str) -> Markup:
     feed.hold_for(RENDER_HOLD)
     if feed.status.state != "live" and not store.snapshot_complete:
         feed.wait_live(FIRST_PAINT_WAIT)
-    body = render_body(component, store, feed.status, krm.cache, page)
-    page.painted[component.id] = body_digest(body)
+    if query is not None:
+        page.queries[component.id] = query
+        body, page.shown_lists[component.id] = paint_list(component, store, feed.status, krm.cache, page)
+    else:
+        body = render_body(component, store, feed.status, krm.cache, page)
+        page.painted[component.id] = body_digest(body)
     store_page(drafts, page)
     context.update(
         body=body,

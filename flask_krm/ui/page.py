@@ -29,10 +29,14 @@ from werkzeug.exceptions import NotFound
 from ..scope import Scope, ScopeError, parse_scope
 from ..store.paths import Path, path_to_pointer, pointer_to_path
 from ..store.policy import DEFAULT_POLICY, READ_ONLY_POLICY, EditPolicy
+from .labels import default_label, is_labelled
+from .list_query import URL_KEY, ListQuery
+from .status import CELL_KINDS
 from .widgets import FieldSelectionError, parse_field_roots
 
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
+    from .list_updates import ShownList
 
 Kind: t.TypeAlias = t.Literal["list", "editor"]
 
@@ -58,10 +62,15 @@ class InvalidObjectName(ComponentSpecError, NotFound):
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One list column: a header and the RFC 6901 pointer of the value it shows."""
+    """One list column: a header and the RFC 6901 pointer of the value it shows.
+
+    ``cell`` is ``"text"`` (the value) or one of :data:`~flask_krm.ui.status.CELL_KINDS`, which draw
+    the row's workload status (badges, conditions, the rollout line) from the whole object.
+    """
 
     header: str
     path: Path
+    cell: str = "text"
 
     @property
     def pointer(self) -> str:
@@ -105,6 +114,10 @@ class ListSpec:
     title: str | None = None
     row_actions: tuple[RowAction, ...] = ()
     """Buttons on every row, in a last column."""
+    page_size: int = 50
+    """Rows per page."""
+    url_key: str = ""
+    """The prefix of the list's URL parameters (``<url_key>.q``, ``.sort``, ``.page``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +129,10 @@ class EditorSpec:
     policy: EditPolicy
     fields: tuple[Path, ...] | None = None
     title: str | None = None
+    yaml: bool = True
+    """Show the YAML and "Your changes" tabs beside the form."""
+    labels: tuple[tuple[Path, str], ...] = ()
+    """``(path, label)`` of every field in ``fields``: given as ``(label, pointer)`` or made from the path."""
 
 
 Spec: t.TypeAlias = ListSpec | EditorSpec
@@ -155,10 +172,14 @@ def component_id(spec: Spec) -> str:
     """The id of the component showing ``spec``: the same everywhere ``spec`` is shown."""
     if isinstance(spec, ListSpec):
         actions = [[a.label, a.endpoint] for a in spec.row_actions]
-        shape: list[t.Any] = ["list", [[c.header, list(c.path)] for c in spec.columns], spec.link, spec.title, actions]
+        columns = [[c.header, list(c.path)] + ([c.cell] if c.cell != "text" else []) for c in spec.columns]
+        shape: list[t.Any] = ["list", columns, spec.link, spec.title, actions, spec.page_size, spec.url_key]
     else:
         fields = None if spec.fields is None else [list(p) for p in spec.fields]
-        shape = ["editor", [list(r) for r in spec.policy.roots], fields, spec.title]
+        labels = [[list(path), label] for path, label in spec.labels]
+        shape = ["editor", [list(r) for r in spec.policy.roots], fields, spec.title, labels]
+        if not spec.yaml:
+            shape.append("no-yaml")
     canonical = json.dumps([spec.scope.canonical_query(spec.projection), shape], sort_keys=True)
     return "krm-" + hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
@@ -176,7 +197,10 @@ def make_component(spec: Spec) -> Component:
 
 
 def parse_columns(columns: t.Any, scope: Scope) -> tuple[Column, ...]:
-    """Columns from a macro argument: pointers, ``(header, pointer)`` pairs, or a header->pointer mapping.
+    """Columns from a macro argument: pointers, ``(header, pointer)`` pairs, ``(header, pointer,
+    cell)`` triples (``("Status", "/status", "status")``, see :data:`~flask_krm.ui.status.CELL_KINDS`),
+    or a header->pointer mapping. A column without a header gets
+    :func:`~flask_krm.ui.labels.default_label` (``/status/readyReplicas`` -> "Ready replicas").
 
     ``None`` gives Name (and Namespace when the scope spans namespaces).
     """
@@ -187,21 +211,45 @@ def parse_columns(columns: t.Any, scope: Scope) -> tuple[Column, ...]:
         raise ComponentSpecError("columns= takes a list such as ['/metadata/name', ('Image', '/spec/image')]")
     parsed: list[Column] = []
     for item in items:
+        cell = "text"
         if isinstance(item, str):
             header, pointer = None, item
-        elif isinstance(item, Sequence) and len(item) == 2 and all(isinstance(x, str) for x in item):
+        elif isinstance(item, Sequence) and len(item) in (2, 3) and all(isinstance(x, str) for x in item):
             header, pointer = item[0], item[1]
+            cell = item[2] if len(item) == 3 else cell
         else:
-            raise ComponentSpecError(f"column {item!r} is neither a pointer nor a (header, pointer) pair")
+            raise ComponentSpecError(
+                f"column {item!r} is neither a pointer, a (header, pointer) pair nor a (header, pointer, cell) triple"
+            )
+        if cell not in ("text", *CELL_KINDS):
+            raise ComponentSpecError(f"column {item!r}: cell {cell!r} is not one of text, {', '.join(CELL_KINDS)}")
         if not pointer.startswith("/"):
             raise ComponentSpecError(f"column {pointer!r} is not a JSON pointer (it starts with '/')")
         path = pointer_to_path(pointer)
         if not path:
             raise ComponentSpecError("a column shows one member, not the whole object")
-        parsed.append(Column(header if header is not None else path[-1].capitalize(), path))
+        parsed.append(Column(header if header is not None else default_label(path), path, cell))
     if not parsed:
         raise ComponentSpecError("columns= needs at least one column")
     return tuple(parsed)
+
+
+MAX_PAGE_SIZE: t.Final = 500
+
+
+def parse_page_size(page_size: t.Any) -> int:
+    """Rows per page from a macro argument: a whole number from 1 to :data:`MAX_PAGE_SIZE`."""
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise ComponentSpecError(f"page_size={page_size!r} is not a whole number from 1 to {MAX_PAGE_SIZE}")
+    return page_size
+
+
+def parse_url_key(url_key: t.Any, scope: Scope) -> str:
+    """The prefix of a list's URL parameters: ``url_key``, or the scope's resource by default."""
+    key = scope.resource if url_key is None else url_key
+    if not isinstance(key, str) or not URL_KEY.match(key):
+        raise ComponentSpecError(f"url_key={url_key!r} is not 1 to 40 letters, digits, '-' or '_'")
+    return key
 
 
 def parse_row_actions(row_actions: t.Any) -> tuple[RowAction, ...]:
@@ -273,10 +321,35 @@ def parse_policy(policy: t.Any, fields: tuple[Path, ...] | None = None) -> EditP
 
 
 def parse_fields(fields: t.Any) -> tuple[Path, ...] | None:
+    """The paths of ``fields=`` (see :func:`parse_labelled_fields`)."""
+    labelled = parse_labelled_fields(fields)
+    return None if labelled is None else tuple(path for path, _ in labelled)
+
+
+def parse_labelled_fields(fields: t.Any) -> tuple[tuple[Path, str], ...] | None:
+    """``fields=`` as ``(path, label)`` pairs: RFC 6901 pointers, sequences of segments, or
+    ``(label, pointer)`` pairs (``("Replicas", "/spec/replicas")``); a field without a label gets
+    :func:`~flask_krm.ui.labels.default_label`. ``None`` means the default selection."""
+    if fields is None:
+        return None
+    if isinstance(fields, (str, bytes, Mapping)):
+        raise ComponentSpecError("fields= takes a list such as ['/data', ('Replicas', '/spec/replicas')]")
+    out: dict[Path, str] = {}
     try:
-        return parse_field_roots(fields)
+        for item in fields:
+            label = item[0].strip() if is_labelled(item) else ""
+            if is_labelled(item) and not label:
+                raise FieldSelectionError(f"field {item!r} has an empty label")
+            roots = parse_field_roots([item[1] if is_labelled(item) else item])
+            assert roots is not None
+            out.setdefault(roots[0], label or default_label(roots[0]))
     except FieldSelectionError as exc:
         raise ComponentSpecError(str(exc)) from None
+    except TypeError:
+        raise ComponentSpecError(f"fields={fields!r} is not a list of pointers or (label, pointer) pairs") from None
+    if not out:
+        raise ComponentSpecError("fields= needs at least one field (leave it out for the default selection)")
+    return tuple(out.items())
 
 
 # ----------------------------------------------------------------------------------- pages --
@@ -294,6 +367,10 @@ class Page:
     bound: dict[str, str] = field(default_factory=dict)
     """Editor component id -> uid of the object this page edits there (see
     :func:`flask_krm.ui.render.edited_object`)."""
+    queries: dict[str, ListQuery] = field(default_factory=dict)
+    """List component id -> the filter, sort and page this page shows it with (from its URL)."""
+    shown_lists: dict[str, ShownList] = field(default_factory=dict)
+    """List component id -> what the first paint showed of it, row by row."""
     edits: dict[str, int] = field(default_factory=dict)
     """Editor component id -> field edits accepted through this page. Every render the channel sends
     after an edit carries this count, so the page tells a render made before an edit's change from

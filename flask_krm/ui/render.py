@@ -23,7 +23,6 @@ import typing as t
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from flask import current_app, url_for
 from markupsafe import Markup
@@ -31,10 +30,13 @@ from markupsafe import Markup
 from ..events import Redaction
 from ..htmx import partial
 from ..store import RecoveryCopy
-from ..store.paths import MISSING, Path, get_at_pointer, pointer_to_path, text_path
+from ..store.paths import MISSING, Path, pointer_to_path, text_path
+from .list_query import ListQuery, column_keys
+from .list_view import ListIndex, Row
 from .page import Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, recovery_copy
-from .widgets import EditorView, ObjectState, build_editor, display_text
+from .widgets import EditorView, ObjectState, build_editor
+from .yaml_view import YamlView, build_yaml_view
 
 if t.TYPE_CHECKING:
     from ..store import LiveResourceStore
@@ -116,25 +118,6 @@ def edit_url(component: Component) -> str:
 # ----------------------------------------------------------------------------------- lists --
 
 
-def _cell_text(obj: Mapping[str, t.Any], path: Path) -> str:
-    value = get_at_pointer(obj, [str(segment) for segment in path])
-    if value is MISSING or value is None:
-        return ""
-    if isinstance(value, (Mapping, list)):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-    return display_text(value)
-
-
-def _row_href(spec: ListSpec, obj: Mapping[str, t.Any]) -> str | None:
-    if spec.link is None:
-        return None
-    metadata = obj.get("metadata") or {}
-    return spec.link.format(
-        name=quote(str(metadata.get("name", "")), safe=""),
-        namespace=quote(str(metadata.get("namespace", "")), safe=""),
-    )
-
-
 def row_id(component: Component, uid: str) -> str:
     return f"{component.id}-r{hashlib.sha256(uid.encode()).hexdigest()[:12]}"
 
@@ -158,40 +141,70 @@ def row_buttons(component: Component) -> tuple[RowButton, ...]:
     )
 
 
-def _sort_key(obj: Mapping[str, t.Any]) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return (str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+def list_query(component: Component, page: Page | None) -> ListQuery:
+    """The view of the list ``component`` on ``page`` (the whole first page without one)."""
+    spec = component.spec
+    assert isinstance(spec, ListSpec)
+    found = page.queries.get(component.id) if page is not None else None
+    return found if found is not None else ListQuery(spec.url_key)
+
+
+def list_index(component: Component, store: LiveResourceStore | None, page: Page | None) -> ListIndex:
+    """A fresh index of every row of ``store`` as the list ``component`` shows them on ``page``."""
+    spec = component.spec
+    assert isinstance(spec, ListSpec)
+    index = ListIndex(spec, list_query(component, page), spec.page_size)
+    index.rebuild(store)
+    return index
+
+
+def render_row(component: Component, row: Row, actions: tuple[RowButton, ...], cache: FragmentCache) -> Markup:
+    """One row, rendered once per content and shared by every session showing it."""
+    spec = component.spec
+    context = {"row_id": row_id(component, row.uid), "uid": row.uid, "name": row.name, "cells": row.cells}
+    return cache.get_or_render(
+        ("row", component.id, row.uid, row.name, row.cells, row.href, actions),
+        lambda: render_template_fragment(
+            "krm/list_row.html", component=component, spec=spec, actions=actions, href=row.href, **context
+        ),
+    )
+
+
+def list_context(component: Component, status: StreamStatus, index: ListIndex) -> dict[str, t.Any]:
+    """What ``krm/list_body.html`` and its parts (count, pager, empty state) are rendered with."""
+    spec = component.spec
+    assert isinstance(spec, ListSpec)
+    return {
+        "component": component,
+        "spec": spec,
+        "status": status,
+        "query": index.query,
+        "window": index.window(),
+        "sort_keys": column_keys([column.header for column in spec.columns]),
+    }
+
+
+def render_list_part(template_name: str, component: Component, status: StreamStatus, index: ListIndex) -> Markup:
+    """One part of a list body alone (``krm/list_count.html``, ``krm/list_pager.html``)."""
+    return render_template_fragment(template_name, **list_context(component, status, index))
 
 
 def render_list_body(
-    component: Component, store: LiveResourceStore | None, status: StreamStatus, cache: FragmentCache
+    component: Component,
+    store: LiveResourceStore | None,
+    status: StreamStatus,
+    cache: FragmentCache,
+    page: Page | None = None,
+    index: ListIndex | None = None,
 ) -> Markup:
-    """The rows of a live list (none without a store), each shared across sessions through ``cache``."""
-    spec = component.spec
-    assert isinstance(spec, ListSpec)
-    objects = []
-    if store is not None:
-        for uid in store.uids():
-            obj = store.server(uid)
-            if obj is not None:
-                objects.append((uid, obj))
-    objects.sort(key=lambda item: _sort_key(item[1]))
+    """The page of rows a live list shows (none without a store), each row shared across sessions
+    through ``cache``; ``index``: the rows already read (else they are read from ``store``)."""
+    if index is None:
+        index = list_index(component, store, page)
+    context = list_context(component, status, index)
     actions = row_buttons(component)
-    rows: list[Markup] = []
-    for uid, obj in objects:
-        cells = tuple(_cell_text(obj, column.path) for column in spec.columns)
-        href = _row_href(spec, obj)
-        name = str((obj.get("metadata") or {}).get("name", ""))
-        context = {"row_id": row_id(component, uid), "uid": uid, "name": name, "cells": cells, "href": href}
-        rows.append(
-            cache.get_or_render(
-                ("row", component.id, uid, name, cells, href, actions),
-                lambda context=context: render_template_fragment(  # type: ignore[misc]
-                    "krm/list_row.html", component=component, spec=spec, actions=actions, **context
-                ),
-            )
-        )
-    return render_template_fragment("krm/list_body.html", component=component, spec=spec, status=status, rows=rows)
+    rows = [render_row(component, row, actions, cache) for row in context["window"].rows]
+    return render_template_fragment("krm/list_body.html", rows=rows, **context)
 
 
 # --------------------------------------------------------------------------------- editors --
@@ -279,6 +292,7 @@ def object_state(store: LiveResourceStore, uid: str, spec: EditorSpec) -> Object
         dirty_paths=store.dirty(uid),
         conflicts={c.path: (c.theirs if c.present else MISSING) for c in store.conflicts(uid)},
         redacted=_redaction_map(store.redactions(uid)),
+        list_keys=lambda path: store.list_keys(uid, path),
     )
 
 
@@ -300,14 +314,21 @@ class RemovedView:
 
 
 def _render_editor(
-    component: Component, status: StreamStatus, state: ObjectState | None, removed: RemovedView | None = None
+    component: Component,
+    status: StreamStatus,
+    state: ObjectState | None,
+    removed: RemovedView | None = None,
+    patch: Mapping[str, t.Any] | None = None,
 ) -> Markup:
     spec = component.spec
     view: EditorView | None = None
     obj: Identity | None = None
+    yaml: YamlView | None = None
     if state is not None:
-        view = build_editor(state, spec.fields if isinstance(spec, EditorSpec) else None)
+        view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
         obj = _identity(state.server or state.draft)
+        if isinstance(spec, EditorSpec) and spec.yaml:
+            yaml = build_yaml_view(state, patch, spec.fields)
     return render_template_fragment(
         "krm/editor_body.html",
         component=component,
@@ -318,6 +339,7 @@ def _render_editor(
         edit_url=edit_url(component),
         field_id=component.element_id,
         removed=removed,
+        yaml=yaml,
     )
 
 
@@ -346,7 +368,7 @@ def render_editor_body(
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
-        return _render_editor(component, status, state)
+        return _render_editor(component, status, state, patch=store.patch(uid))
     key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]))
     return cache.get_or_render(key, lambda: _render_editor(component, status, state))
 
@@ -360,7 +382,7 @@ def render_body(
 ) -> Markup:
     """A component's live body on ``page`` (``store`` None: nothing is held, as for a refused component)."""
     if isinstance(component.spec, ListSpec):
-        return render_list_body(component, store, status, cache)
+        return render_list_body(component, store, status, cache, page)
     return render_editor_body(component, store, status, cache, page)
 
 

@@ -2,8 +2,9 @@
 
 - ``GET  /ui/pages/<page_id>/channel``: the page's one SSE connection (:mod:`.channel`)
 - ``POST /ui/components/<component_id>/edit``: field edits (:mod:`.edits`)
+- ``POST /ui/components/<component_id>/yaml``: YAML edits (:mod:`.yaml_edits`)
 - ``POST /ui/components/<component_id>/actions/<name>``: editor actions such as Save (:mod:`.actions`)
-- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``
+- template globals ``krm_script``, ``krm_live_list``, ``krm_live_editor``, ``krm_workload_status``
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from .channel import channel_response
 from .edits import edit_response
 from .live import live_editor, live_list
 from .page import EditorSpec, is_component_id
+from .status import workload_status
+from .yaml_edits import yaml_response
 
 
 def register(blueprint: Blueprint) -> None:
@@ -31,6 +34,7 @@ def register(blueprint: Blueprint) -> None:
     blueprint.add_app_template_global(krm_script, "krm_script")
     blueprint.add_app_template_global(live_list, "krm_live_list")
     blueprint.add_app_template_global(live_editor, "krm_live_editor")
+    blueprint.add_app_template_global(workload_status, "krm_workload_status")
 
     @blueprint.get("/ui/pages/<page_id>/channel", endpoint="ui_channel")
     def channel(page_id: str) -> Response:
@@ -39,6 +43,10 @@ def register(blueprint: Blueprint) -> None:
     @blueprint.post("/ui/components/<component_id>/edit", endpoint="ui_edit")
     def edit(component_id: str) -> Response:
         return edit_response(component_id)
+
+    @blueprint.post("/ui/components/<component_id>/yaml", endpoint="ui_yaml")
+    def yaml_edit(component_id: str) -> Response:
+        return yaml_response(component_id)
 
     @blueprint.post("/ui/components/<component_id>/actions/<name>", endpoint="ui_action")
     def action(component_id: str, name: str) -> Response:

@@ -7,6 +7,7 @@ The stores and feeds themselves live in the application's runtime
 from __future__ import annotations
 
 import typing as t
+from collections.abc import Mapping
 
 from ..store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, EditPolicy, LiveResourceStore, RecoveryCopies
 from .page import Component, EditorSpec
@@ -27,13 +28,17 @@ def store_policy(component: Component) -> EditPolicy | None:
     return EditPolicy(tuple(sorted(set(spec.policy.roots))))
 
 
-def new_store(recovery_lifetime: float | None = None, policy: EditPolicy = DEFAULT_POLICY) -> LiveResourceStore:
+def new_store(
+    recovery_lifetime: float | None = None,
+    policy: EditPolicy = DEFAULT_POLICY,
+    list_schemas: Mapping[tuple[str, str], Mapping[str, t.Any]] | None = None,
+) -> LiveResourceStore:
     """A session store as the UI makes them: ``policy`` (an editor's narrowed one, or the default),
-    the built-in keyed-list schemas and, given a lifetime in seconds, recovery copies of drafts
-    whose objects disappear (the store belongs to one session and principal; copies are kept per
-    uid)."""
+    the built-in keyed-list schemas with the host's ``list_schemas`` over them (per kind) and, given
+    a lifetime in seconds, recovery copies of drafts whose objects disappear (the store belongs to
+    one session and principal; copies are kept per uid)."""
     recovery = RecoveryCopies(recovery_lifetime) if recovery_lifetime is not None else None
-    return LiveResourceStore(policy, BUILTIN_LIST_SCHEMAS, recovery=recovery)
+    return LiveResourceStore(policy, {**BUILTIN_LIST_SCHEMAS, **(list_schemas or {})}, recovery=recovery)
 
 
 __all__ = ["FIRST_PAINT_WAIT", "RENDER_HOLD", "new_store", "store_policy"]

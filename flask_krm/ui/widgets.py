@@ -9,7 +9,9 @@ keeps its widget (and its DOM node) while a person types.
 Widgets:
 
 - ``text``, ``multiline`` (a value or its server value holds a line break), ``number``, ``boolean``
-- ``structured``: an array, edited atomically as JSON text
+- ``items``: a keyed list, one ``item`` (a fieldset of its members) per item; ``rows``: a list of
+  strings, one text input per row (see :mod:`flask_krm.ui.list_widgets`)
+- ``structured``: any other array, edited as JSON text (edits are merged into the draft by lines)
 - ``map``: a string map (labels, annotations, ``data``, ``stringData``...) with add, remove, rename
 - ``group``: any other object, its members shown one by one
 - ``masked``: a value the projection withholds (a Secret key): the key and its revision, no value
@@ -35,10 +37,27 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
+from ..store.items import Address, address_of, item_key
+from ..store.keyed_lists import identities
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
+from ..store.values import json_equal
+from .labels import default_label, humanize
+from .list_widgets import KeyInput, is_ordered, item_label, key_inputs, list_kind
 
 WidgetKind: t.TypeAlias = t.Literal[
-    "text", "multiline", "number", "boolean", "structured", "map", "group", "masked", "bytes", "absent"
+    "text",
+    "multiline",
+    "number",
+    "boolean",
+    "structured",
+    "map",
+    "group",
+    "items",
+    "item",
+    "rows",
+    "masked",
+    "bytes",
+    "absent",
 ]
 
 STRING_MAP_PATHS: t.Final[frozenset[tuple[str, ...]]] = frozenset(
@@ -174,15 +193,15 @@ class FieldSelectionError(ValueError):
 class ConflictView:
     """Someone else's value at a field the person also changed."""
 
-    path: Path
+    path: Address
     theirs_text: str
     """Their value as text (JSON for structured values); empty when they removed it."""
     theirs_removed: bool
 
     @property
     def pointer(self) -> str:
-        """The RFC 6901 pointer of the conflicting path."""
-        return path_to_pointer(self.path)
+        """Where the conflict is, as a pointer (items of keyed lists as ``[key=value]``)."""
+        return address_pointer(self.path)
 
     @property
     def path_json(self) -> str:
@@ -194,7 +213,8 @@ class ConflictView:
 class Field:
     """One rendered field (or a group of them)."""
 
-    path: Path
+    path: Address
+    """Where the field is, as requests name it (items of keyed lists by their keys)."""
     label: str
     kind: WidgetKind
     editable: bool
@@ -214,11 +234,19 @@ class Field:
     """``bytes``: the decoded size."""
     integral: bool = True
     """``number``: whether the value is an integer (the input steps by 1)."""
+    keys: tuple[KeyInput, ...] = ()
+    """``items``: the key fields a new item is made from."""
+    position: int | None = None
+    """An item or row of a list: its position (``None`` otherwise)."""
+    movable: bool = False
+    """An item or row of a list whose order matters: it can be moved up and down."""
+    last: bool = False
+    """The last item or row of its list."""
 
     @property
     def pointer(self) -> str:
-        """The RFC 6901 pointer of the field."""
-        return path_to_pointer(self.path)
+        """Where the field is, as a pointer (items of keyed lists as ``[key=value]``)."""
+        return address_pointer(self.path)
 
     @property
     def path_json(self) -> str:
@@ -258,6 +286,15 @@ class ObjectState:
     """Path -> their value (:data:`~flask_krm.store.paths.MISSING` when they removed it)."""
     redacted: Mapping[Path, int] = field(default_factory=dict)
     """Redacted path (string segments) -> revision."""
+    list_keys: Callable[[Path], tuple[str, ...] | None] = field(default=lambda path: None)
+    """The list-map keys of the keyed list at a path (``None``: not a keyed list)."""
+
+
+def address_pointer(address: Sequence[t.Any]) -> str:
+    """An address as an RFC 6901 pointer whose keyed-list items read ``[name=web]``."""
+    return path_to_pointer(
+        ["[" + ",".join(f"{k}={v}" for k, v in s.items()) + "]" if isinstance(s, Mapping) else s for s in address]
+    )
 
 
 def path_json(path: Sequence[t.Any]) -> str:
@@ -386,13 +423,56 @@ class _Builder:
         self.conflicts = {text_path(p): (tuple(p), theirs) for p, theirs in state.conflicts.items()}
         self.revisions = {text_path(p): rev for p, rev in state.redacted.items()}
         self.placed: set[tuple[str, ...]] = set()
+        self.keys: dict[Path, tuple[str, ...] | None] = {}
+        self.indexes: dict[Path, dict[int, int]] = {}
+
+    def address(self, path: Path) -> Address:
+        """``path`` as requests name it (keyed-list items by their keys)."""
+        return address_of(self.state.draft, path, self.list_keys)
 
     def conflict_at(self, path: Path) -> ConflictView | None:
         found = self.conflicts.get(text_path(path))
         if found is None:
             return None
         self.placed.add(text_path(path))
-        return conflict_view(*found)
+        return conflict_view(self.address(found[0]), found[1])
+
+    def list_keys(self, path: Path) -> tuple[str, ...] | None:
+        if path not in self.keys:
+            self.keys[path] = self.state.list_keys(path)
+        return self.keys[path]
+
+    def server_at(self, path: Path) -> t.Any:
+        """The server's value for ``path`` of the draft: the same keyed-list items wherever they are
+        (``MISSING`` for an item the person added)."""
+        draft: t.Any = self.state.draft
+        server: t.Any = self.state.server
+        for depth, segment in enumerate(path):
+            if type(draft) is list and type(server) is list and isinstance(segment, int):
+                index = self.server_index(path[:depth], draft, server).get(segment)
+                if index is None:
+                    return MISSING
+                draft, server = draft[segment], server[index]
+                continue
+            draft, server = get_at(draft, (segment,)), get_at(server, (segment,))
+            if server is MISSING:
+                return MISSING
+        return server
+
+    def server_index(self, path: Path, draft: list[t.Any], server: list[t.Any]) -> dict[int, int]:
+        """Which server item each item of the draft's list at ``path`` is (by key in a keyed list)."""
+        found = self.indexes.get(path)
+        if found is None:
+            keys = self.list_keys(path)
+            ours = identities(draft, keys) if keys else None
+            theirs = identities(server, keys) if keys and ours is not None else None
+            if ours is not None and theirs is not None:
+                where = {identity: index for index, identity in enumerate(theirs)}
+                found = {index: where[identity] for index, identity in enumerate(ours) if identity in where}
+            else:
+                found = {index: index for index in range(min(len(draft), len(server)))}
+            self.indexes[path] = found
+        return found
 
     def is_dirty(self, path: Path) -> bool:
         tpath = text_path(path)
@@ -404,51 +484,100 @@ class _Builder:
         n = len(tpath)
         return sorted(r[-1] for r in self.revisions if len(r) == n + 1 and r[:-1] == tpath)
 
-    def build(self, path: Path, label: str) -> Field:
+    def build(self, path: Path, label: str, address: Address | None = None, in_list: bool | None = None) -> Field:
+        """The field at ``path``; ``in_list``: inside a list, as editable as that list (``None``: not
+        inside a list)."""
+        at: Address = path if address is None else address
         draft_value = get_at(self.state.draft, path)
-        server_value = get_at(self.state.server, path)
+        server_value = get_at(self.state.server, path) if in_list is None else self.server_at(path)
         tpath = text_path(path)
         revision = self.revisions.get(tpath)
         if revision is not None:
-            return Field(path, label, "masked", False, revision=revision)
+            return Field(at, label, "masked", False, revision=revision)
         kind = widget_for(path, draft_value, server_value)
-        editable = not self.state.read_only(path)
+        editable = not self.state.read_only(path) if in_list is None else in_list
         value = server_value if draft_value is MISSING and not editable else draft_value
-        dirty = self.is_dirty(path)
+        # changes stop at lists: inside one, compare with the server's same item
+        dirty = self.is_dirty(path) if in_list is None else not json_equal(draft_value, server_value)
         conflict = self.conflict_at(path)
 
         def leaf(kind: WidgetKind, **extra: t.Any) -> Field:
-            return Field(path, label, kind, editable, dirty=dirty, conflict=conflict, **extra)
+            return Field(at, label, kind, editable, dirty=dirty, conflict=conflict, **extra)
 
         if kind == "bytes":
-            return Field(path, label, "bytes", False, size=decoded_size(value), dirty=dirty, conflict=conflict)
+            return Field(at, label, "bytes", False, size=decoded_size(value), dirty=dirty, conflict=conflict)
         if kind == "map":
             members = value if isinstance(value, Mapping) else {}
-            children = [replace(self.build(path + (key,), str(key)), entry=True) for key in members]
+            children = [
+                replace(self.build(path + (key,), str(key), at + (key,), in_list), entry=True) for key in members
+            ]
             children += [
-                replace(self.build(path + (key,), key), entry=True)
+                replace(self.build(path + (key,), key, at + (key,), in_list), entry=True)
                 for key in self.masked_under(tpath)
                 if key not in members
             ]
-            can_add = not self.state.read_only(path + (_PROBE_KEY,))
+            can_add = not self.state.read_only(path + (_PROBE_KEY,)) if in_list is None else in_list
             return leaf("map", children=tuple(children), can_add=can_add)
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
-            return leaf("group", children=tuple(self.build(path + (key,), str(key)) for key in members))
+            return leaf(
+                "group",
+                children=tuple(self.build(path + (key,), humanize(str(key)), at + (key,), in_list) for key in members),
+            )
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
         if kind == "number":
             return leaf("number", text=display_text(value), integral=not isinstance(value, float))
         if kind == "structured":
+            keys = self.list_keys(path)
+            shape = list_kind(path, value, keys)
+            if shape is not None:
+                listed = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
+                return leaf(shape, children=listed, can_add=editable, keys=key_inputs(value, keys or ()))
             return leaf("structured", text=structured_text(value) if value is not MISSING else "")
         return leaf(kind, text=display_text(value))
+
+    def list_members(
+        self, path: Path, label: str, at: Address, items: list[t.Any], keys: tuple[str, ...] | None, editable: bool
+    ) -> tuple[Field, ...]:
+        """The items (``keys`` given) or rows of the list at ``path``."""
+        movable = editable and is_ordered(path, "items" if keys else "rows")
+        members: list[Field] = []
+        for index, item in enumerate(items):
+            last = index == len(items) - 1
+            if keys is None:
+                row = self.build(path + (index,), f"{label} {index + 1}", at + (index,), editable)
+                members.append(replace(row, position=index, movable=movable, last=last))
+                continue
+            item_path = path + (index,)
+            item_at = at + (item_key(item, keys),)
+            children = tuple(
+                self.build(item_path + (key,), humanize(str(key)), item_at + (key,), editable)
+                for key in item
+                if key not in keys
+            )
+            members.append(
+                Field(
+                    item_at,
+                    item_label(item, keys),
+                    "item",
+                    editable,
+                    dirty=not json_equal(item, self.server_at(item_path)),
+                    conflict=self.conflict_at(item_path),
+                    children=children,
+                    position=index,
+                    movable=movable,
+                    last=last,
+                )
+            )
+        return tuple(members)
 
 
 _PROBE_KEY: t.Final = "\x00new"
 """A key no object has: asking whether it is editable asks whether the map accepts new keys."""
 
 
-def conflict_view(path: Path, theirs: t.Any) -> ConflictView:
+def conflict_view(path: Address, theirs: t.Any) -> ConflictView:
     """How a conflict's other value is shown."""
     if theirs is MISSING:
         return ConflictView(path, "", True)
@@ -457,8 +586,11 @@ def conflict_view(path: Path, theirs: t.Any) -> ConflictView:
     return ConflictView(path, display_text(theirs), False)
 
 
-def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> EditorView:
-    """The fields of one object under ``roots`` (default: :func:`default_roots`)."""
+def build_editor(
+    state: ObjectState, roots: Sequence[Path] | None = None, labels: Mapping[Path, str] | None = None
+) -> EditorView:
+    """The fields of one object under ``roots`` (default: :func:`default_roots`), each labelled
+    from ``labels`` or by :func:`label_for`."""
     builder = _Builder(state)
     selected = roots if roots is not None else default_roots(state.draft, state.server, state.redacted)
     fields: list[Field] = []
@@ -472,8 +604,12 @@ def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> Edi
             and not builder.masked_under(text_path(root))
         ):
             continue
-        fields.append(builder.build(tuple(root), label_for(root)))
-    others = tuple(conflict_view(*found) for tp, found in builder.conflicts.items() if tp not in builder.placed)
+        fields.append(builder.build(tuple(root), (labels or {}).get(tuple(root)) or label_for(root)))
+    others = tuple(
+        conflict_view(builder.address(path), theirs)
+        for tp, (path, theirs) in builder.conflicts.items()
+        if tp not in builder.placed
+    )
     return EditorView(
         fields=tuple(fields),
         other_conflicts=others,
@@ -483,8 +619,6 @@ def build_editor(state: ObjectState, roots: Sequence[Path] | None = None) -> Edi
 
 
 def label_for(path: Sequence[t.Any]) -> str:
-    """A root field's label: its path without ``metadata``, segments joined by ' › '."""
-    shown = [str(s) for s in path]
-    if len(shown) > 1 and shown[0] == "metadata":
-        shown = shown[1:]
-    return " › ".join(shown)
+    """A root field's default label: its last member in words (``/spec/replicas`` -> "Replicas",
+    see :func:`flask_krm.ui.labels.default_label`)."""
+    return default_label(tuple(path))

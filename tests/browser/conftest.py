@@ -55,16 +55,17 @@ class Server:
 
 
 @contextlib.contextmanager
-def serving(traffic: Path, kubeconfig: str | None = None) -> Iterator[dict[str, str]]:
-    """Runs ``serve.py`` until the block ends: the live UI app with its own simulator, or, given the
-    ``kubeconfig`` of a simulator run here, the saving app. Gives the ``url`` and ``kubeconfig`` it prints."""
+def serving(traffic: Path, kubeconfig: str | None = None, *, bulk: int = 0) -> Iterator[dict[str, str]]:
+    """Runs ``serve.py`` until the block ends: the live UI app with its own simulator (holding
+    ``bulk`` ConfigMaps in the namespace ``bulk``), or, given the ``kubeconfig`` of a simulator run
+    here, the saving app. Gives the ``url`` and ``kubeconfig`` it prints."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.browser.serve", str(traffic), *([kubeconfig] if kubeconfig else [])],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "KRM_BROWSER_BULK": str(bulk)},
     )
     assert process.stdout is not None
     line = process.stdout.readline()

@@ -19,7 +19,7 @@ import json
 import typing as t
 
 import kubernetes.client
-from flask import Flask, Response, render_template_string
+from flask import Flask, Response, render_template_string, request
 from jinja2 import ChoiceLoader, DictLoader
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
@@ -33,6 +33,9 @@ NAMESPACE: t.Final = "demo"
 CONFIGMAPS: t.Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
 SECRETS: t.Final = f"target=sim&version=v1&resource=secrets&namespace={NAMESPACE}"
 DEPLOYMENTS: t.Final = f"target=sim&group=apps&version=v1&resource=deployments&namespace={NAMESPACE}"
+BULK: t.Final = "bulk"
+"""The namespace of the many-objects list (``tests.browser.serve`` fills it when asked)."""
+BULK_CONFIGMAPS: t.Final = f"target=sim&version=v1&resource=configmaps&namespace={BULK}"
 USERS: t.Final = ("admin", "editor", "viewer")
 CONFIRM_TIMEOUT: t.Final = 1.0
 """``KRM_SAVE_CONFIRM_TIMEOUT`` of the saving app."""
@@ -44,6 +47,14 @@ LIST_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Greeting", "/data/greeting")],
                                 link="/configmaps/{name}", title="ConfigMaps", row_actions=row_actions) }}
 {% endblock %}"""
+
+BULK_PAGE: t.Final = """{% extends "krm/base.html" %}
+{% import "krm/_macros.html" as krm %}
+{% block content %}{{ krm.list(scope, columns=["/metadata/name", ("Value", "/data/value"),
+                                         ("Labels", "/metadata/labels")],
+                                link="/bulk/{name}", title="Many ConfigMaps", page_size=page_size) }}
+{% endblock %}"""
+"""The many-objects list; the host's own ``size`` parameter sets its page size."""
 
 EDITOR_PAGE: t.Final = """{% extends "krm/base.html" %}
 {% import "krm/_macros.html" as krm %}
@@ -64,6 +75,19 @@ MANAGED_LIST: t.Final = """{% if channel %}{% include "krm/_channel.html" %}{% e
 </section>"""
 """``krm/list.html`` of the saving app: a create form and the review list under every list (its rows'
 Delete buttons come from the list's ``row_actions``)."""
+
+
+def bulk_configmaps(count: int) -> list[dict[str, t.Any]]:
+    """``count`` ConfigMaps of the namespace ``bulk``: ``item-00000`` ... with a value and a label."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": f"item-{n:05d}", "namespace": BULK, "labels": {"batch": str(n % 7)}},
+            "data": {"value": f"v{n}"},
+        }
+        for n in range(count)
+    ]
 
 
 def show_draft(ctx: EditorContext) -> Response:
@@ -89,7 +113,7 @@ def create_app(
                 AllowedResource(group="", resource="secrets"),
                 AllowedResource(group="apps", resource="deployments"),
             ),
-            namespaces=frozenset({NAMESPACE}),
+            namespaces=frozenset({NAMESPACE, BULK}),
         ),
         KRM_WATCH_LINGER=5.0,
         KRM_HEARTBEAT_INTERVAL=5.0,
@@ -105,6 +129,11 @@ def create_app(
     @app.get("/configmaps")
     def configmaps() -> str:
         return render_template_string(LIST_PAGE, scope=CONFIGMAPS, row_actions=row_actions)
+
+    @app.get("/bulk")
+    def bulk() -> str:
+        size = request.args.get("size", "50")
+        return render_template_string(BULK_PAGE, scope=BULK_CONFIGMAPS, page_size=int(size) if size.isdigit() else 50)
 
     @app.get("/configmaps/<name>")
     def configmap(name: str) -> str:

@@ -4,7 +4,8 @@ Run as ``python -m tests.browser.serve TRAFFIC_LOG [KUBECONFIG]``: the process p
 gevent first (the hub needs it) and serves the host app with ``gevent.pywsgi`` on a free 127.0.0.1
 port. Without KUBECONFIG it starts a ``KubeSimulator`` with the demo objects itself and serves the
 live UI app; with KUBECONFIG (a simulator the caller runs) it serves the saving app. It prints one
-JSON line with the app's URL and the simulator's kubeconfig. Every byte of every response body
+JSON line with the app's URL and the simulator's kubeconfig. With ``KRM_BROWSER_BULK=N`` in its
+environment, its own simulator also holds N ConfigMaps in the namespace ``bulk``. Every byte of every response body
 (pages, static files, edits, the SSE streams) is appended to TRAFFIC_LOG as it is sent. SIGTERM or
 SIGINT stops it cleanly. The saving app also records its accepted writes (:func:`recording_saves`).
 """
@@ -15,6 +16,7 @@ monkey.patch_all()
 
 import contextlib  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -27,7 +29,7 @@ from gevent.pywsgi import WSGIServer  # noqa: E402
 
 from flask_krm import signals  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.browser.host_app import AUDIT_SUFFIX, create_app  # noqa: E402
+from tests.browser.host_app import AUDIT_SUFFIX, bulk_configmaps, create_app  # noqa: E402
 
 WSGIApp = t.Callable[[dict[str, t.Any], t.Callable[..., t.Any]], Iterable[bytes]]
 
@@ -80,9 +82,12 @@ def main() -> int:
     stopping = gevent.event.Event()
     with contextlib.ExitStack() as stack:
         saving = bool(given)  # a simulator run by the caller is the saving tests' own
-        kubeconfig = (
-            given[0] if saving else stack.enter_context(KubeSimulator(demo=True, demo_tick=None)).kubeconfig_path
-        )
+        if saving:
+            kubeconfig = given[0]
+        else:
+            kube = stack.enter_context(KubeSimulator(demo=True, demo_tick=None))
+            kube.create_objects(bulk_configmaps(int(os.environ.get("KRM_BROWSER_BULK") or 0)))
+            kubeconfig = kube.kubeconfig_path
         app, krm = create_app(kubeconfig, tempfile.mkdtemp(prefix="krm-browser-"), saving=saving)
         if saving:
             stack.enter_context(recording_saves(traffic + AUDIT_SUFFIX))

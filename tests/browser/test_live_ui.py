@@ -36,11 +36,6 @@ XSS_SCRIPT = "<script>window.pwned = 1</script>"
 XSS_ATTR = '"><img src=x onerror="window.pwned = 2">'
 
 
-def error_of(page: Page, field: Locator) -> Locator:
-    """The field's own error slot (its id is the field's id with ``-error``)."""
-    return page.locator(f"#{field.get_attribute('id')}-error")
-
-
 def marker_of(page: Page, field: Locator) -> Locator:
     """The field's dirty marker (in the field wrapper, ``<id>-field``)."""
     return page.locator(f"#{field.get_attribute('id')}-field > .krm-dirty-marker")
@@ -267,35 +262,38 @@ def test_an_editor_action_waits_for_the_edit_still_being_typed(page: Page, core:
 def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubernetes.client.CoreV1Api) -> None:
     name = new_configmap(core, "keys", {"a": "1", "b": "2"})
     goto_live(page, f"/configmaps/{name}")
-    page.get_by_label("New key in data", exact=True).fill("c")
-    page.get_by_label("Value of the new key in data", exact=True).fill("three")
-    page.get_by_role("button", name="Add a key to data").click()
+    page.get_by_label("New key in Data", exact=True).fill("c")
+    page.get_by_label("Value of the new key in Data", exact=True).fill("three")
+    page.get_by_role("button", name="Add a key to Data").click()
     expect(value_field(page, "c")).to_have_value("three")
-    expect(page.get_by_label("New key in data", exact=True)).to_have_value("")
-    key_a = entry(page, "a").get_by_label("Key", exact=True)
+    expect(page.get_by_label("New key in Data", exact=True)).to_have_value("")
+    key_a = entry(page, "a").get_by_label("Key of a", exact=True)
     key_a.fill("alpha")
     key_a.press("Tab")
     expect(value_field(page, "alpha")).to_have_value("1")
     expect(value_field(page, "a")).to_have_count(0)
     page.get_by_role("button", name="Remove b", exact=True).click()
     expect(value_field(page, "b")).to_have_count(0)
-    new_key = page.get_by_label("New key in data", exact=True)
+    new_key = page.get_by_label("New key in Data", exact=True)
     new_key.fill("c")
-    page.get_by_role("button", name="Add a key to data").click()
+    page.get_by_role("button", name="Add a key to Data").click()
     data_map = (new_key.get_attribute("id") or "").removesuffix("-new-key")
     expect(page.locator(f"#{data_map}-error")).to_have_text("A key named c already exists.")
 
 
 def test_a_value_the_field_cannot_hold_is_refused_at_the_field(page: Page) -> None:
     goto_live(page, "/deployments/web")
-    containers = page.get_by_label("containers", exact=True)
-    type_over(containers, '[{"name": "web", ')
-    expect(error_of(page, containers)).to_contain_text("Not valid JSON")
-    expect(containers).to_have_value('[{"name": "web", ')
-    type_over(containers, '[{"name": "web", "image": "nginx:1.28"}]')
-    expect(error_of(page, containers)).to_have_text("")
-    expect(marker_of(page, containers)).to_be_visible()
-    replicas = page.get_by_label("replicas", exact=True)
+    web = page.locator('fieldset.krm-item[data-krm-path="/spec/template/spec/containers/[name=web]"]')
+    port = web.get_by_label("containerPort of the new item of ports")
+    port.fill("8080")
+    web.get_by_role("button", name="Add an item to ports").click()
+    expect(web.locator(".krm-error").filter(has_text="An item with these keys is already in the list.")).to_be_visible()
+    port.fill("9090")
+    web.get_by_role("button", name="Add an item to ports").click()
+    expect(web.locator(".krm-item-name", has_text="9090/TCP")).to_be_visible()
+    expect(web.locator(".krm-error").filter(has_text="already in the list")).to_have_count(0)
+    expect(web.locator(".krm-dirty-marker").first).to_be_visible()
+    replicas = page.get_by_label("Replicas", exact=True)
     type_over(replicas, "5")
     expect(marker_of(page, replicas)).to_be_visible()
 
@@ -324,16 +322,22 @@ def test_the_connection_state_is_shown_and_a_terminal_close_stops_reconnecting(
     context.set_offline(True)
     set_hidden(page, False)
     expect(status).to_have_text("Reconnecting. Your unsaved changes are still here.")
+    # announced once for the page, in its one live region; the component's indicator is only shown
+    announced = page.get_by_role("status").filter(has_text="Reconnecting")
+    expect(announced).to_have_count(1)
+    expect(announced).to_have_attribute("id", "krm-page-status")
     expect(remove).to_be_disabled()
     expect(value_field(page, "a")).to_be_editable()
     context.set_offline(False)
     wait_live(page)
+    expect(page.locator("#krm-page-status")).to_have_text("Live")
 
     other = context.new_page()
     other.goto("/logout")
     set_hidden(page, True)
     set_hidden(page, False)
     expect(status).to_have_text("You are signed out: sign in again, then reload the page.")
+    expect(page.locator("#krm-page-status")).to_have_text("You are signed out: sign in again, then reload the page.")
     expect(page.locator("[data-krm-component]")).to_have_attribute("data-krm-connection", "terminal")
     expect(remove).to_be_disabled()
     assert page.evaluate("document.getElementById('krm-channel')._htmx?.sse === undefined")

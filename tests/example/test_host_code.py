@@ -152,7 +152,8 @@ def test_the_audit_page_lists_write_attempts_with_their_outcome_and_diff(app: Fl
     assert [entry.record for entry in audit_log(app).entries()] == [record]
     sign_in(client, "viewer")
     page = client.get("/audit").get_data(as_text=True)
-    assert "Secret demo/db-credentials" in page and "saved-pending" in page
+    assert "Secret demo/db-credentials" in page and ">Saved</span>" in page and "version 12" in page
+    assert 'data-outcome="saved"' in page, "an accepted write is final: saved, not saved-pending"
     assert 'replace /metadata/labels/tier = "\\u003cb\\u003egold\\u003c/b\\u003e"' in page
     assert "add /data/password (value withheld)" in page
     assert "<b>gold</b>" not in page

@@ -53,11 +53,9 @@ def sign_in(browser: Browser, example: Example, user: str) -> Page:
     return page
 
 
-def status_cell(page: Page, header: str) -> t.Any:
-    """The cell under ``header`` in the live status list beside the editor."""
-    status = page.locator(".krm-list")
-    headers = status.locator("thead th").all_inner_texts()
-    return status.locator("tbody tr").first.locator("th, td").nth(headers.index(header))
+def ready_badge(page: Page) -> t.Any:
+    """The ready/desired badge in the live status list beside the editor."""
+    return page.locator(".krm-list .krm-badge", has_text="ready")
 
 
 def save(page: Page, attempts: int = 5) -> str:
@@ -92,22 +90,22 @@ def test_an_editor_sees_the_rollout_live_and_saves_a_replica_count(browser: Brow
     page.goto(f"/namespaces/{NAMESPACE}/deployments/{DEPLOYMENT}")
     editor = page.locator(".krm-editor")
     expect(editor.locator(".krm-connection")).to_have_text("Live", timeout=WAIT_MS)
-    replicas = page.get_by_role("spinbutton", name="spec › replicas")
+    replicas = page.get_by_role("spinbutton", name="Replicas", exact=True)
     expect(replicas).to_have_value("2", timeout=WAIT_MS)
-    expect(status_cell(page, "Ready")).to_have_text("2", timeout=WAIT_MS)
+    expect(ready_badge(page)).to_have_text("2/2 ready", timeout=WAIT_MS)
 
     with example.admin_api() as api:  # someone else scales the Deployment
         kubernetes.client.AppsV1Api(api).patch_namespaced_deployment(
             DEPLOYMENT, NAMESPACE, {"spec": {"replicas": 4}}, _content_type="application/merge-patch+json"
         )
     expect(replicas).to_have_value("4", timeout=WAIT_MS)  # the editor follows the spec
-    expect(status_cell(page, "Ready")).to_have_text("3", timeout=WAIT_MS)  # the status moves, live
-    expect(status_cell(page, "Ready")).to_have_text("4", timeout=WAIT_MS)
+    expect(ready_badge(page)).to_have_text("3/4 ready", timeout=WAIT_MS)  # the status moves, live
+    expect(ready_badge(page)).to_have_text("4/4 ready", timeout=WAIT_MS)
 
     replicas.fill("3")
     assert save(page) == "saved"
     expect(editor.locator(".krm-outcome")).to_contain_text("Saved. The live view shows your change.")
-    expect(status_cell(page, "Ready")).to_have_text("3", timeout=WAIT_MS)
+    expect(ready_badge(page)).to_have_text("3/3 ready", timeout=WAIT_MS)
     with example.admin_api() as api:
         assert kubernetes.client.AppsV1Api(api).read_namespaced_deployment(DEPLOYMENT, NAMESPACE).spec.replicas == 3
 
@@ -125,7 +123,7 @@ def test_a_viewer_is_told_it_cannot_save_and_forged_requests_are_refused(browser
     expect(page.locator("#read-only-notice")).to_contain_text("you cannot change anything")
     expect(editor.locator(".read-only")).to_contain_text("may not change this object")
     expect(editor.locator(".krm-action-save")).to_have_count(0)
-    expect(page.get_by_role("spinbutton", name="spec › replicas")).to_have_count(0)  # shown as text
+    expect(page.get_by_role("spinbutton", name="Replicas", exact=True)).to_have_count(0)  # shown as text
 
     component = editor.get_attribute("id")
     headers = json.loads(editor.get_attribute("hx-headers:inherited") or "{}")
@@ -180,8 +178,8 @@ def test_an_editor_creates_and_deletes_configmaps_through_one_review_list(browse
         assert "feature-flags" not in names
 
     page.goto("/audit")
-    expect(page.locator("tr.audit-entry", has_text=f"ConfigMap {NAMESPACE}/made-in-a-test")).to_contain_text("created")
-    expect(page.locator("tr.audit-entry", has_text=f"ConfigMap {NAMESPACE}/feature-flags")).to_contain_text("deleted")
+    expect(page.locator("tr.audit-entry", has_text=f"ConfigMap {NAMESPACE}/made-in-a-test")).to_contain_text("Created")
+    expect(page.locator("tr.audit-entry", has_text=f"ConfigMap {NAMESPACE}/feature-flags")).to_contain_text("Deleted")
 
 
 def test_a_viewer_gets_no_create_form_and_no_delete_buttons(browser: Browser, example: Example) -> None:

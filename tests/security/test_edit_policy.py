@@ -1,10 +1,11 @@
 """Least privilege for editors: an editor given ``fields=`` writes exactly those fields.
 
 Every editor page of the example application, and editors of a minimal host given ``fields=``,
-are swept with forged edits (every operation of the edit route) at every path of the object
-outside what the editor may edit, plus new keys no page shows (a Deployment's
-``serviceAccountName``). Each must be refused with a 4xx before it reaches the draft: afterwards
-Save has nothing to save and no write reaches the API server.
+are swept with forged edits (every operation of the edit route, list items named by position and
+by key included) at every path of the object outside what the editor may edit, plus new keys and
+items no page shows (a Deployment's ``serviceAccountName``, a volume). Each must be refused with a
+4xx before it reaches the draft: afterwards Save has nothing to save and no write reaches the API
+server.
 """
 
 from __future__ import annotations
@@ -113,11 +114,25 @@ def forged_edits(obj: Mapping[str, t.Any], editable: t.Sequence[Path]) -> list[t
         ]
         if isinstance(path[-1], str):
             edits.append(("rename_key", path[:-1], {"key": path[-1], "new_key": FORGED}))
+        if isinstance(value, list):
+            edits.append(("add_item", path, {"item.name": FORGED, "value": FORGED}))
+        if isinstance(path[-1], int):
+            edits += [("remove_item", path, {}), ("move_item", path, {"to": "up"}), ("move_item", path, {"to": "down"})]
+            if isinstance(value, Mapping) and isinstance(value.get("name"), str):
+                item = (*path[:-1], {"name": value["name"]})  # the item named by its key, as the page names items
+                edits += [
+                    ("set", (*item, "image"), {"value": FORGED, "from": ""}),
+                    ("remove_item", item, {}),
+                    ("move_item", item, {"to": "down"}),
+                    ("add_item", (*item, "env"), {"item.name": FORGED}),
+                    ("revert", item, {}),
+                ]
     for path in maps:
         if not inside(path + (FORGED,), editable):
             edits.append(("add_key", path, {"key": FORGED, "value": FORGED}))
     if not inside(SERVICE_ACCOUNT, editable):
         edits.append(("add_key", SERVICE_ACCOUNT[:-1], {"key": SERVICE_ACCOUNT[-1], "value": "cluster-admin"}))
+        edits.append(("add_item", (*SERVICE_ACCOUNT[:-1], "volumes"), {"item.name": FORGED}))
     return edits
 
 
@@ -135,7 +150,9 @@ def sweep(
     return len(edits)
 
 
-def pointer_roots(pointers: t.Iterable[str]) -> list[Path]:
+def pointer_roots(fields: t.Iterable[str | tuple[str, str]]) -> list[Path]:
+    """The paths of ``fields=`` entries: pointers or (label, pointer) pairs."""
+    pointers = (field if isinstance(field, str) else field[1] for field in fields)
     return [tuple(p.lstrip("/").split("/")) for p in pointers]
 
 
@@ -172,6 +189,28 @@ def test_every_example_editor_refuses_writes_outside_what_it_shows(
         assert edit(browser, page, "add_key", ("metadata", "labels"), key="swept", value="yes") == 200
         assert edit(browser, page, "revert", ("metadata", "labels", "swept")) == 200
     assert swept > 20 * len(objects)
+    browser.close()
+
+
+def test_item_edits_inside_the_shown_containers_are_accepted_and_outside_refused(
+    example: Flask, kube: KubeSimulator, admitted: list[str]
+) -> None:
+    browser = Browser(example, "editor")
+    page = live(browser, f"/namespaces/{NAMESPACE}/deployments/web")
+    current = read(kube, "/apis/apps/v1/namespaces/demo/deployments/web")
+    container = current["spec"]["template"]["spec"]["containers"][0]
+    item = ("spec", "template", "spec", "containers", {"name": container["name"]})
+    assert edit(browser, page, "set", (*item, "image"), value="forged:1", **{"from": container["image"]}) == 200
+    assert edit(browser, page, "revert", (*item, "image")) == 200
+    assert (
+        edit(browser, page, "add_item", (*item, "ports"), **{"item.containerPort": "9", "item.protocol": "TCP"}) == 200
+    )
+    assert edit(browser, page, "revert", item[:-1]) == 200
+    pod = ("spec", "template", "spec")
+    assert edit(browser, page, "add_item", (*pod, "volumes"), **{"item.name": FORGED}) == 403
+    assert edit(browser, page, "add_item", (*pod, "initContainers"), **{"item.name": FORGED}) == 403
+    assert edit(browser, page, "set", (*pod, "initContainers", {"name": "x"}, "image"), value="x") == 403
+    assert save(browser, page) == "nothing-to-save"
     browser.close()
 
 

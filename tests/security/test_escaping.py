@@ -136,6 +136,8 @@ KNOWN_ATTRIBUTES: t.Final = frozenset(
         "autofocus",
         "nonce",
         "defer",
+        "maxlength",
+        "placeholder",
     }
 )
 

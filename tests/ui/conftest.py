@@ -105,6 +105,29 @@ class Upstream:
                     lambda subscribed: [Change("MODIFIED", copy.deepcopy(obj))] if _in_scope(subscribed, obj) else [],
                 )
 
+    def added(self, obj: Mapping[str, t.Any]) -> None:
+        """A live creation of ``obj`` in its namespace's collections."""
+        obj = copy.deepcopy(dict(obj))
+        namespace = obj["metadata"].get("namespace", "")
+        for key in list(self.objects):
+            if key.namespace == namespace:
+                self.objects[key] = [*self.objects[key], obj]
+                self._send(
+                    key, lambda subscribed: [Change("ADDED", copy.deepcopy(obj))] if _in_scope(subscribed, obj) else []
+                )
+
+    def deleted(self, obj: Mapping[str, t.Any]) -> None:
+        """A live deletion of ``obj``."""
+        obj = copy.deepcopy(dict(obj))
+        namespace = obj["metadata"].get("namespace", "")
+        for key, held in list(self.objects.items()):
+            if key.namespace == namespace and any(_uid(o) == _uid(obj) for o in held):
+                self.objects[key] = [o for o in held if _uid(o) != _uid(obj)]
+                self._send(
+                    key,
+                    lambda subscribed: [Change("DELETED", copy.deepcopy(obj))] if _in_scope(subscribed, obj) else [],
+                )
+
     def fail(self, scope: str, code: str, message: str, *, terminal: bool) -> None:
         self._send(Scope.from_query(scope), lambda _: [Failure(code, message, terminal)])  # type: ignore[arg-type]
 

@@ -13,6 +13,7 @@ from flask_krm import KrmStream
 from flask_krm.runtime import runtime
 from flask_krm.save.editor import save
 from flask_krm.ui import EditorActions, EditorContext
+from flask_krm.ui.discard import discard
 from tests.ui.conftest import CONFIGMAPS, PageHandle, Upstream, configmap, make_app, open_page
 from tests.ui.test_rendering import editor_url
 
@@ -121,8 +122,8 @@ def test_two_applications_in_one_process_have_their_own_actions(tmp_path: Path) 
             pages.append(open_page(client, editor_url()))
         first_page, second_page = pages
         (cid,) = first_page.component_ids
-        assert [a.name for a in first_krm.editor_actions] == ["save", "probe"]
-        assert [a.name for a in second_krm.editor_actions] == ["save"]
+        assert [a.name for a in first_krm.editor_actions] == ["save", "discard", "probe"]
+        assert [a.name for a in second_krm.editor_actions] == ["save", "discard"]
         assert f'id="{cid}-action-probe"' in first_page.html and f'id="{cid}-action-save"' in first_page.html
         assert f'id="{cid}-action-probe"' not in second_page.html and f'id="{cid}-action-save"' in second_page.html
         url = f"/krm/ui/components/{cid}/actions/probe"
@@ -142,6 +143,30 @@ def test_one_extension_serving_two_applications_registers_save_once(tmp_path: Pa
     apps = [Flask(__name__, instance_path=str(tmp_path / name)) for name in ("a", "b")]
     for app in apps:
         krm.init_app(app)
-    assert [(a.name, a.label, a.view) for a in krm.editor_actions] == [("save", "Save", save)]
+    assert [(a.name, a.label, a.view) for a in krm.editor_actions] == [
+        ("save", "Save", save),
+        ("discard", "Discard changes", discard),
+    ]
     for app in apps:
         krm.shutdown(app)
+
+
+def test_discard_changes_drops_the_sessions_draft_and_needs_the_csrf_token(
+    client: FlaskClient, upstream: Upstream
+) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
+    page = open_page(client, editor_url())
+    (cid,) = page.component_ids
+    assert f'id="{cid}-action-discard"' in page.html and ">Discard changes</button>" in page.html
+    url = f"/krm/ui/components/{cid}/actions/discard"
+    assert page.edit(cid, op="set", path='["data","a"]', value="mine").status_code == 200
+    assert client.post(url, headers={"X-KRM-Page": page.headers["X-KRM-Page"]}).status_code == 400
+    assert 'value="mine"' in open_page(client, editor_url()).html, "a refused discard leaves the draft"
+
+    answer = client.post(url, headers=page.headers)
+    assert answer.status_code == 200
+    assert 'data-krm-outcome="discarded"' in answer.get_data(as_text=True)
+    reopened = open_page(client, editor_url())
+    assert 'value="mine"' not in reopened.html and 'value="1"' in reopened.html
+    again = client.post(url, headers=page.headers).get_data(as_text=True)
+    assert "There are no changes to discard." in again

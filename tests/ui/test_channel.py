@@ -50,8 +50,9 @@ def test_only_the_component_that_changed_is_sent(client: FlaskClient, upstream: 
     assert 'value="2"' in message.data
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "2"}, rv="2"), configmap("zeta", {}))
     message = reader.next()
-    assert targets(message.data) == [f"{list_id}-body"]
-    assert ">zeta</th>" in message.data
+    assert targets(message.data) == [], "the list sends the new row alone, not its body"
+    assert f'<hx-partial hx-target="#{list_id}-rows" hx-swap="beforeend"><tr' in message.data
+    assert ">zeta</th>" in message.data and f"{editor_id}-body" not in message.data
     reader.close()
 
 

@@ -78,20 +78,15 @@ def test_numbers_booleans_and_arrays_keep_their_types(deployment: PageHandle) ->
     url = editor_url(DEPLOYMENTS, "web")
     assert deployment.edit(cid, op="set", path=path("spec", "replicas"), value=" 7 ").status_code == 200
     assert deployment.edit(cid, op="set", path=path("spec", "paused"), value="true").status_code == 200
-    containers = [{"name": "web", "image": "nginx:1.28"}]
-    assert (
-        deployment.edit(
-            cid, op="set", path=path("spec", "template", "spec", "containers"), value=json.dumps(containers)
-        ).status_code
-        == 200
-    )
+    containers = ("spec", "template", "spec", "containers")
+    started = json.dumps([{"name": "web", "image": "nginx"}], indent=2)
+    typed = started.replace('"nginx"', '"nginx:1.28"')
+    response = deployment.edit(cid, op="set", path=path(*containers), value=typed, **{"from": started})
+    assert response.status_code == 200
     page = reload(deployment, url)
     assert input_value(page.html, field_id(cid, ("spec", "replicas"))) == "7"
     assert re.search(rf'<input type="checkbox"[^>]*id="{field_id(cid, ("spec", "paused"))}"[^>]* checked', page.html)
-    assert (
-        json.loads(input_value(page.html, field_id(cid, ("spec", "template", "spec", "containers"))) or "")
-        == containers
-    )
+    assert input_value(page.html, field_id(cid, (*containers, {"name": "web"}, "image"))) == "nginx:1.28"
     assert deployment.edit(cid, op="set", path=path("spec", "paused")).status_code == 200
     assert not re.search(r'type="checkbox"[^>]* checked', reload(deployment, url).html)
     assert deployment.edit(cid, op="set", path=path("spec", "replicas"), value="2.5").status_code == 200
@@ -214,13 +209,8 @@ def test_an_editor_given_fields_may_edit_exactly_those(client: FlaskClient, upst
         assert response.status_code == 403, form
         assert "This field is read-only." in response.get_data(as_text=True)
     assert page.edit(cid, op="set", path=path("spec", "replicas"), value="3").status_code == 200
-    containers = [{"name": "web", "image": "nginx:2"}]
-    assert (
-        page.edit(
-            cid, op="set", path=path("spec", "template", "spec", "containers"), value=json.dumps(containers)
-        ).status_code
-        == 200
-    )
+    image = path("spec", "template", "spec", "containers", {"name": "web"}, "image")
+    assert page.edit(cid, op="set", path=image, value="nginx:2", **{"from": "nginx"}).status_code == 200
     assert page.edit(cid, op="add_key", path=path("metadata", "labels"), key="tier", value="web").status_code == 200
     again = reload(page, url)
     assert input_value(again.html, field_id(cid, ("spec", "replicas"))) == "3"

@@ -77,9 +77,13 @@ def test_a_page_with_two_components_opens_one_channel(client: FlaskClient, upstr
 def test_list_columns_follow_the_pointers(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("alpha", {"color": "blue"}, labels={"tier": "db"}))
     page = open_page(client, "/configmaps?column=/metadata/name&column=/data/color&column=/metadata/labels")
-    assert '<th scope="col">Name</th><th scope="col">Color</th><th scope="col">Labels</th>' in page.html
+    assert re.findall(r'<th scope="col">\s*<a class="krm-sort" href="[^"]*">([^<]*)</a></th>', page.html) == [
+        "Name",
+        "Color",
+        "Labels",
+    ]
     assert "<td>blue</td>" in page.html
-    assert "<td>{&#34;tier&#34;:&#34;db&#34;}</td>" in page.html
+    assert '<td><ul class="krm-chips"><li class="krm-chip">tier=db</li></ul></td>' in page.html
 
 
 def test_every_value_type_gets_its_widget(client: FlaskClient, upstream: Upstream) -> None:
@@ -87,12 +91,11 @@ def test_every_value_type_gets_its_widget(client: FlaskClient, upstream: Upstrea
     page = open_page(client, editor_url(DEPLOYMENTS, "web"))
     assert re.search(r'<input type="number"[^>]*name="value" value="2"', page.html)
     assert re.search(r'<input type="checkbox"[^>]*name="value" value="true"(?! checked)', page.html)
+    # containers are a keyed list: one fieldset per container, named in its legend
     assert re.search(
-        r'<textarea class="krm-input krm-structured"[^>]*>\n\[\n  \{\n'
-        r"    &#34;name&#34;: &#34;web&#34;,\n    &#34;image&#34;: &#34;nginx&#34;",
-        page.html,
+        r'<fieldset class="krm-group krm-item"[^>]*>\s*<legend><span class="krm-item-name">web<', page.html
     )
-    assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="web"', page.html)
+    assert re.search(r'<input type="text" class="krm-input"[^>]*name="value" value="nginx"', page.html)
     assert 'hx-trigger="input delay:400ms, krm-flush" hx-sync="this:queue last"' in page.html
 
 
@@ -162,18 +165,18 @@ def test_binary_data_is_its_size_only(client: FlaskClient, upstream: Upstream) -
 def test_fields_selects_and_policy_narrows(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}, labels={"tier": "db"}))
     page = open_page(client, editor_url(field=["/metadata/labels", "/data"], policy="read-only"))
-    assert page.html.index("labels</legend>") < page.html.index("data</legend>")
+    assert page.html.index("Labels</legend>") < page.html.index("Data</legend>")
     assert not inputs(page.html)
     assert '<output class="krm-readonly" id=' in page.html
     editable = open_page(client, editor_url(field=["/data"]))
-    assert "labels</legend>" not in editable.html
+    assert "Labels</legend>" not in editable.html
     assert re.search(r'<input type="text"[^>]*name="value" value="1"', editable.html)
 
 
 def test_a_missing_object_says_so(client: FlaskClient, upstream: Upstream) -> None:
     upstream.snapshot(CONFIGMAPS, configmap("other", {}))
     page = open_page(client, editor_url(name="absent"))
-    assert "configmaps “absent” does not exist." in page.html
+    assert "configmaps “absent” does not exist in namespace app." in page.html
 
 
 @pytest.mark.parametrize("name", ["Not-A-Name", "a..b", "a" * 300, "under_score", "%3Cb%3E"])
@@ -202,7 +205,8 @@ def test_connection_state_and_writes_start_disabled(client: FlaskClient, upstrea
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
     page = open_page(client, editor_url())
     assert re.search(r'<fieldset class="krm-writes" id="[^"]+" disabled>', page.html)
-    assert 'role="status">Connecting…</p>' in page.html
+    assert re.search(r'<p class="krm-connection" id="[^"]+">Connecting…</p>', page.html), "shown, not announced"
+    assert page.html.count('<p id="krm-page-status" class="krm-vh" role="status" aria-live="polite"></p>') == 1
     assert 'hx-sse:close="krm-close"' in page.html
     assert set(page.headers) == {"X-KRM-CSRF", "X-KRM-Page"}
     assert 'aria-live="polite"' in page.html
@@ -247,7 +251,7 @@ def test_every_single_value_widget_has_its_parser_entry_and_its_own_template() -
     from flask_krm.ui.widgets import WIDGETS, WidgetKind
 
     kinds = set(t.get_args(WidgetKind))
-    assert set(WIDGETS) == kinds - {"map", "group"}
+    assert set(WIDGETS) == kinds - {"map", "group", "items", "item", "rows"}
     templates = Path(__file__).resolve().parents[2] / "flask_krm" / "templates"
     for kind, widget in WIDGETS.items():
         assert widget.kind == kind and (templates / widget.template).is_file(), kind

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import typing as t
+from dataclasses import replace
 
 import pytest
 
@@ -190,9 +192,9 @@ def test_selected_fields_keep_their_order_and_absent_ones_say_so() -> None:
     assert roots == (("spec", "replicas"), ("metadata", "labels"), ("spec", "minReadySeconds"))
     view = build_editor(state_of(held(DEPLOYMENT), "u-web"), roots)
     assert [(f.path, f.kind, f.label) for f in view.fields] == [
-        (("spec", "replicas"), "number", "spec › replicas"),
-        (("metadata", "labels"), "map", "labels"),
-        (("spec", "minReadySeconds"), "absent", "spec › minReadySeconds"),
+        (("spec", "replicas"), "number", "Replicas"),
+        (("metadata", "labels"), "map", "Labels"),
+        (("spec", "minReadySeconds"), "absent", "Min ready seconds"),
     ]
 
 
@@ -216,3 +218,37 @@ def test_empty_labels_and_annotations_are_offered_when_keys_can_be_added() -> No
     ]
     read_only = build_editor(state_of(held(bare, policy=EditPolicy.only(("data",))), "u-c"))
     assert [f.path for f in read_only.fields] == [("data",)]
+
+
+def keyed_state(store: LiveResourceStore, uid: str) -> ObjectState:
+    return replace(state_of(store, uid), list_keys=lambda path: store.list_keys(uid, path))
+
+
+def test_keyed_lists_are_items_named_by_key_and_string_lists_rows() -> None:
+    from flask_krm.store import BUILTIN_LIST_SCHEMAS
+
+    obj = copy.deepcopy(DEPLOYMENT)
+    obj["spec"]["template"]["spec"]["containers"] = [
+        {"name": "web", "image": "nginx:1.27", "args": ["-v"], "env": [{"name": "A", "value": "1"}]},
+        {"name": "log", "image": "fluent:1"},
+    ]
+    store = LiveResourceStore(DEFAULT_POLICY, BUILTIN_LIST_SCHEMAS)
+    store.apply(Reset({"target": "demo", "version": "v1", "resource": "x"}, "krm-full/v1"))
+    store.apply(Upsert("added", obj, ()))
+    store.apply(Synced())
+    containers = ("spec", "template", "spec", "containers")
+    store.set_value("u-web", (*containers, 1, "image"), "fluent:2")
+    view = build_editor(keyed_state(store, "u-web"))
+    listed = find(view.fields, containers)
+    assert listed.kind == "items" and [c.label for c in listed.children] == ["web", "log"]
+    web, log = listed.children
+    assert web.path == (*containers, {"name": "web"}) and web.kind == "item" and not web.dirty
+    assert [c.label for c in web.children] == ["Image", "Args", "Env"], "the key is the legend, not a field"
+    assert log.dirty and find(view.fields, (*containers, {"name": "log"}, "image")).dirty
+    assert not find(view.fields, (*containers, {"name": "web"}, "image")).dirty, "only the edited item"
+    args = find(view.fields, (*containers, {"name": "web"}, "args"))
+    assert args.kind == "rows" and [(r.label, r.text) for r in args.children] == [("Args 1", "-v")]
+    env = find(view.fields, (*containers, {"name": "web"}, "env"))
+    assert env.kind == "items" and [k.name for k in env.keys] == ["name"]
+    assert find(view.fields, (*containers, {"name": "web"}, "env", {"name": "A"}, "value")).text == "1"
+    assert (web.movable, web.position, web.last, log.last) == (True, 0, False, True)

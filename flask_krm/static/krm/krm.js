@@ -14,10 +14,15 @@
  *  - retries a failed first connect, and stops for good on the server's "krm-close" event;
  *  - sends pending field edits before a request from a [data-krm-flush] button (Save...), and
  *    refuses that request while a field holds a value the server refused, naming the field;
+ *  - sends with every text edit the text the field showed when the person began typing ("from"),
+ *    so the server applies the change the person made, not a whole value over newer content;
  *  - forgets the local edits of fields an Undo, Take theirs or Remove applies to;
  *  - shows every refused answer to a component's request in its outcome region, and a refusal
  *    that ends the page's session (X-KRM-Session-Ended) as the connection state;
- *  - clears the outcome region when an edit changed the draft after it.
+ *  - clears the outcome region when an edit changed the draft after it;
+ *  - announces the page's connection state once, in its one live region (#krm-page-status);
+ *  - saves on Ctrl+S / Cmd+S, adds a key on Enter in a map's add row, and strikes through the
+ *    rows of a list whose delete is pending in its review list.
  */
 (() => {
     "use strict";
@@ -25,6 +30,7 @@
     const UNSENT = "data-krm-unsent";    // edited, and no successful request has carried this value yet
     const PENDING = "data-krm-pending";  // edited, and the debounced request has not been made yet
     const QUEUED = "data-krm-queued";    // edited, and waiting in the page for the connection to come back
+    const FROM = "data-krm-from";        // the text the field showed before the edits not yet applied
     const SETTLE = "data-krm-settle";    // accepted: follows the draft again from a render with this edit count
     const REFUSED = "data-krm-refused";  // the server refused the field's last edit (its error slot says why)
     const EDITS_HEADER = "X-KRM-Edits";
@@ -89,6 +95,7 @@
 
     function settled(field) {
         field.removeAttribute(UNSENT);
+        field.removeAttribute(FROM);
         field.removeAttribute(SETTLE);
         skipped.delete(field);
     }
@@ -165,7 +172,8 @@
         for (const field of component.querySelectorAll("[" + UNSENT + "]")) {
             const path = pathOf(field);
             if (!isField(field) || !path || path.length < where.length) continue;
-            if (!where.every((segment, i) => segment === path[i])) continue;
+            // segments are keys, positions or (list items) their merge keys as objects
+            if (!where.every((segment, i) => JSON.stringify(segment) === JSON.stringify(path[i]))) continue;
             for (const name of [PENDING, QUEUED, REFUSED]) field.removeAttribute(name);
             settled(field);
             const at = queue.indexOf(field);
@@ -193,10 +201,21 @@
         const el = event.target;
         if (!isField(el)) return;
         if (event.type === "change" && !triggeredBy(el, "change")) return;
+        // A change that came without a beforeinput (a script, autofill) started from what the last
+        // render showed.
+        if (el.type !== "checkbox" && typeof el.defaultValue === "string" && !el.hasAttribute(FROM)) {
+            el.setAttribute(FROM, el.defaultValue);
+        }
         el.setAttribute(UNSENT, "");
         el.setAttribute(PENDING, "");
         el.removeAttribute(SETTLE);
     }
+
+    // The text a typing session starts from: what the field showed before its first change.
+    document.addEventListener("beforeinput", event => {
+        const el = event.target;
+        if (isField(el) && el.type !== "checkbox" && !el.hasAttribute(FROM)) el.setAttribute(FROM, el.value);
+    }, true);
 
     document.addEventListener("input", edited, true);
     document.addEventListener("change", edited, true);
@@ -382,6 +401,9 @@
         if (field.name && (field.type !== "checkbox" || field.checked)) body.set(field.name, field.value);
         const vals = JSON.parse(field.getAttribute("hx-vals") || "{}");
         for (const key of Object.keys(vals)) body.set(key, vals[key]);
+        if (field.hasAttribute(FROM)) body.set("from", field.getAttribute(FROM));
+        const include = field.getAttribute("hx-include");  // the YAML tab's starting text
+        if (include) for (const node of document.querySelectorAll(include)) if (node.name) body.set(node.name, node.value);
         return body;
     }
 
@@ -422,7 +444,12 @@
     }
 
     document.addEventListener("htmx:before:request", event => {
-        if (componentOf(event.detail.ctx.sourceElement)) inFlight.add(event.detail.ctx);
+        const {sourceElement: el, request} = event.detail.ctx;
+        if (componentOf(el)) inFlight.add(event.detail.ctx);
+        // read when the request leaves (after the edits before it were answered), not when triggered
+        if (isField(el) && el.hasAttribute(FROM) && request.body && typeof request.body.set === "function") {
+            request.body.set("from", el.getAttribute(FROM));
+        }
     });
 
     document.addEventListener("htmx:after:request", event => {
@@ -443,7 +470,9 @@
         if (edits !== null) clearOutcome(component);  // the draft changed after the outcome shown
         if (!isField(el)) return;
         el.removeAttribute(REFUSED);
-        if (sentValue(el, request.body) !== currentValue(el) || el.hasAttribute(PENDING)) return;
+        const sent = sentValue(el, request.body);
+        if (el.hasAttribute(FROM) && typeof sent === "string") el.setAttribute(FROM, sent);  // the draft has it now
+        if (sent !== currentValue(el) || el.hasAttribute(PENDING)) return;
         if (edits === null || registered === false) settled(el);  // without the extension no render settles it
         else if (!adoptSkipped(el, Number(edits))) el.setAttribute(SETTLE, edits);
     });
@@ -483,7 +512,39 @@
         return ["syncing", TEXT.syncing];
     }
 
+    function announce() {
+        const region = document.getElementById("krm-page-status");
+        const text = connection === "closed" ? (closedReason || TEXT.closed) : TEXT[connection];
+        // the first "Live" of a page is not news: only changes after it are announced
+        if (!region || connection === "connecting" || (connection === "live" && !region.textContent)) return;
+        if (region.textContent !== text) region.textContent = text;
+    }
+
+    // A list's rows are shared by every session: which of them this person is about to delete is
+    // read from the list's review region (#<id>-review) and marked here, after every swap.
+    function markPendingDeletes() {
+        for (const list of document.querySelectorAll('[data-krm-component][data-krm-kind="list"]')) {
+            const review = document.getElementById(list.id + "-review");
+            const uids = new Set();
+            if (review) {
+                for (const item of review.querySelectorAll('[data-krm-review-kind="delete"][data-krm-uid]')) {
+                    uids.add(item.getAttribute("data-krm-uid"));
+                }
+            }
+            // with nothing pending (the usual case) only rows still marked are visited
+            const rows = uids.size ? "tr[data-krm-uid]" : "tr[data-krm-pending-delete]";
+            for (const row of list.querySelectorAll(rows)) {
+                const pending = uids.has(row.getAttribute("data-krm-uid"));
+                if (row.hasAttribute("data-krm-pending-delete") !== pending) {
+                    row.toggleAttribute("data-krm-pending-delete", pending);
+                }
+            }
+        }
+    }
+
     function refresh() {
+        announce();
+        markPendingDeletes();
         for (const component of document.querySelectorAll("[data-krm-component]")) {
             const [state, text] = componentState(component);
             if (component.getAttribute("data-krm-connection") !== state) {
@@ -529,6 +590,62 @@
     };
     onChannel("htmx:response:error", retryFirstConnect);
     onChannel("htmx:error", retryFirstConnect);
+
+    // -- keyboard ------------------------------------------------------------------------------
+
+    const enabled = button => button instanceof HTMLButtonElement && !button.disabled && button.offsetParent !== null;
+
+    // Ctrl+S / Cmd+S: the Save of the component holding the focus, or the page's only Save.
+    function saveButton() {
+        const selector = ".krm-action-save, .krm-review-save";
+        const around = componentOf(document.activeElement);
+        const own = around ? [...around.querySelectorAll(selector)] : [];
+        if (around && !own.length) {
+            const review = document.getElementById(around.id + "-review");
+            if (review) own.push(...review.querySelectorAll(selector));
+        }
+        const candidates = own.length ? own : [...document.querySelectorAll(selector)];
+        const usable = candidates.filter(enabled);
+        return usable.length === 1 ? usable[0] : null;
+    }
+
+    document.addEventListener("keydown", event => {
+        if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === "s") {
+            const button = saveButton();
+            if (!button) return;
+            event.preventDefault();
+            button.click();
+            return;
+        }
+        // Enter in a map's add row adds the key (the row is no form, so nothing else would).
+        const el = event.target;
+        if (event.key !== "Enter" || event.isComposing || !(el instanceof HTMLInputElement)) return;
+        const row = el.closest(".krm-add");
+        const add = row && row.querySelector(".krm-add-key");
+        if (!add || !componentOf(row)) return;
+        event.preventDefault();
+        if (!enabled(add)) return;
+        refocus = {button: add, rowId: row.id};
+        add.click();
+    });
+
+    // After a key was added from the keyboard, the emptied add row's key input takes the focus,
+    // unless the person has moved it out of the row meanwhile.
+    let refocus = null;
+    document.addEventListener("htmx:finally:request", event => {
+        if (!refocus || event.detail.ctx.sourceElement !== refocus.button) return;
+        const {rowId} = refocus;
+        const added = event.detail.ctx.response && event.detail.ctx.response.status < 300;
+        refocus = null;
+        if (!added) return;
+        setTimeout(() => {
+            const row = document.getElementById(rowId);
+            const active = document.activeElement;
+            if (row && (!active || active === document.body || row.contains(active))) {
+                row.querySelector("input.krm-key")?.focus();
+            }
+        }, 0);
+    });
 
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", refresh);
     else refresh();

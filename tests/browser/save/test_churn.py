@@ -135,7 +135,7 @@ def save_until_saved(page: Page) -> tuple[bool, int]:
 
 
 def set_replicas(page: Page, value: int) -> None:
-    replicas = page.get_by_label("replicas", exact=True)
+    replicas = page.get_by_label("Replicas", exact=True)
     type_over(replicas, str(value))
     expect(replicas).not_to_have_attribute("data-krm-unsent", "")
 
@@ -177,8 +177,8 @@ def test_saves_during_continuous_status_writes_rarely_bounce_and_never_resend(
         assert patches.count == clicks + colleague
         current = apps.read_namespaced_deployment(name, NAMESPACE).spec
         assert (current.replicas, current.min_ready_seconds) == (2 + SAVES - 1, 7)
-        expect(page.get_by_label("replicas", exact=True)).to_have_value("50")
-        expect(page.get_by_label("minReadySeconds", exact=True)).to_have_value("7")
+        expect(page.get_by_label("Replicas", exact=True)).to_have_value("50")
+        expect(page.get_by_label("Min ready seconds", exact=True)).to_have_value("7")
         page.screenshot(path=str(tmp_path / "save-refreshed-during-churn.png"), full_page=True)
     finally:
         faults.release_watch_events()

@@ -10,7 +10,6 @@ to the simulator and reading the object with the Kubernetes client.
 
 from __future__ import annotations
 
-import json
 import re
 import typing as t
 
@@ -78,6 +77,8 @@ def new_deployment(apps: kubernetes.client.AppsV1Api) -> str:
     name = unique("inputs")
     body = deployment_body(name, replicas=2)
     body["spec"]["paused"] = False
+    # an array of numbers: still edited as JSON text
+    body["spec"]["template"]["spec"]["securityContext"] = {"supplementalGroups": [1000]}
     body["spec"]["minReadySeconds"] = 1
     body["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
     apps.create_namespaced_deployment(NAMESPACE, t.cast(t.Any, body))
@@ -91,25 +92,25 @@ def test_undo_makes_every_kind_of_input_show_the_draft(
     page = open_editor(signed_in, f"/deployments/{name}")
     replicas = control(page, "/spec/replicas")
     paused = control(page, "/spec/paused")
-    containers = control(page, "/spec/template/spec/containers")
+    groups = control(page, "/spec/template/spec/securityContext/supplementalGroups")
     tier_key = at(page, "/spec/template/metadata/labels/tier").locator("input.krm-key")
     tier_value = control(page, "/spec/template/metadata/labels/tier")
-    original_containers = containers.input_value()
+    original_groups = groups.input_value()
 
     type_over(replicas, "5")
     paused.check()
-    type_over(containers, '[{"name": "app", "image": "example/other:1"}]')
+    type_over(groups, "[1000, 2000]")
     type_over(tier_value, "backend")
-    for field in (replicas, paused, containers, tier_value):
+    for field in (replicas, paused, groups, tier_value):
         settled(field)
     expect(at(page, "/spec/replicas").locator(".krm-dirty-marker")).to_be_visible()
 
-    for pointer in ("/spec/replicas", "/spec/paused", "/spec/template/spec/containers"):
+    for pointer in ("/spec/replicas", "/spec/paused", "/spec/template/spec/securityContext/supplementalGroups"):
         undo(page, pointer)
     at(page, "/spec/template/metadata/labels/tier").get_by_role("button", name=re.compile("^Undo")).click()
     expect(replicas).to_have_value("2")
     expect(paused).not_to_be_checked()
-    expect(containers).to_have_value(original_containers)
+    expect(groups).to_have_value(original_groups)
     expect(tier_value).to_have_value("web")
     expect(tier_key).to_have_value("tier")
     expect(page.locator(".krm-editor .krm-dirty-marker")).to_have_count(0)
@@ -205,35 +206,33 @@ def test_invalid_json_keeps_save_from_saving_and_names_the_field(
     page = open_editor(signed_in, f"/deployments/{name}")
     writes = count_writes(name)
     replicas = control(page, "/spec/replicas")
-    containers = control(page, "/spec/template/spec/containers")
+    groups = control(page, "/spec/template/spec/securityContext/supplementalGroups")
     type_over(replicas, "3")
     settled(replicas)
-    fixed = json.loads(containers.input_value())
-    fixed[0]["image"] = "example/fixed:2"
-    type_over(containers, '[{"name": "app", "image": ')
-    error = page.locator(f"#{containers.get_attribute('id')}-error")
+    type_over(groups, "[1000, ")
+    error = page.locator(f"#{groups.get_attribute('id')}-error")
     expect(error).to_contain_text("Not valid JSON")
-    expect(containers).to_have_attribute("data-krm-refused", "")
+    expect(groups).to_have_attribute("data-krm-refused", "")
 
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "fix-fields")
     expect(outcome(page)).to_contain_text("Nothing was saved: correct the marked field first.")
     link = outcome(page).locator(".krm-outcome-causes a")
-    expect(link).to_have_text("containers")
-    expect(link).to_have_attribute("href", f"#{containers.get_attribute('id')}")
+    expect(link).to_have_text("Supplemental groups")
+    expect(link).to_have_attribute("href", f"#{groups.get_attribute('id')}")
     expect(outcome(page).locator(".krm-outcome-causes li")).to_contain_text("Not valid JSON")
-    expect(containers).to_be_focused()
-    expect(containers).to_have_value('[{"name": "app", "image": ')  # what was typed stays
+    expect(groups).to_be_focused()
+    expect(groups).to_have_value("[1000, ")  # what was typed stays
     screenshots(page, "fix-fields")
     assert writes.count() == 0 and apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 2
 
-    type_over(containers, json.dumps(fixed))
-    settled(containers)
+    type_over(groups, "[1000, 3000]")
+    settled(groups)
     expect(error).to_have_text("")
     expect(outcome(page)).to_have_count(0)  # the draft changed after the outcome
     assert saved_outcome(page) == "saved"
     spec = apps.read_namespaced_deployment(name, NAMESPACE).spec
-    assert spec.replicas == 3 and spec.template.spec.containers[0].image == "example/fixed:2"
+    assert spec.replicas == 3 and spec.template.spec.security_context.supplemental_groups == [1000, 3000]
     assert writes.count() == 1
 
 

@@ -128,7 +128,7 @@ def test_a_write_the_view_never_showed_does_not_bounce_the_save(
     name = unique("stale")
     apps.create_namespaced_deployment(NAMESPACE, t.cast(t.Any, deployment_body(name)))
     page = open_editor(signed_in, f"/deployments/{name}")
-    replicas = page.get_by_label("replicas", exact=True)
+    replicas = page.get_by_label("Replicas", exact=True)
     type_over(replicas, "3")
     expect(replicas).not_to_have_attribute("data-krm-unsent", "")
     # A controller's status-only write: invisible under krm-spec/v1, so the version the editor holds
@@ -176,7 +176,7 @@ def test_kubernetes_refusing_a_value_shows_the_cause_at_its_field(
     name = unique("invalid")
     apps.create_namespaced_deployment(NAMESPACE, t.cast(t.Any, deployment_body(name, replicas=2)))
     page = open_editor(signed_in, f"/deployments/{name}")
-    replicas = page.get_by_label("replicas", exact=True)
+    replicas = page.get_by_label("Replicas", exact=True)
     type_over(replicas, "-1")
     expect(replicas).not_to_have_attribute("data-krm-unsent", "")
     save(page)

@@ -123,3 +123,36 @@ def test_a_delete_never_removes_an_object_recreated_under_the_same_name(
     review(page).get_by_role("button", name="Save all").click()
     expect(review(page)).to_contain_text("No pending changes.")
     assert configmap_uid(core, name) == replacement
+
+
+def test_pending_deletes_are_struck_through_and_the_save_says_how_many_changes_it_saved(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    doomed, kept, created = unique("struck"), unique("kept"), unique("counted")
+    create_configmap(core, doomed, {"greeting": "bye"})
+    create_configmap(core, kept, {"greeting": "stay"})
+    page = open_list(signed_in)
+    doomed_row, kept_row = row(page, doomed), row(page, kept)
+    doomed_row.get_by_role("button", name=f"Delete {doomed}").click()
+    expect(review_item(page, "delete", doomed)).to_be_visible()
+    expect(doomed_row).to_have_attribute("data-krm-pending-delete", "")
+    line = doomed_row.locator("th").evaluate("cell => getComputedStyle(cell).textDecorationLine")
+    assert line == "line-through"
+    expect(kept_row).not_to_have_attribute("data-krm-pending-delete", "")
+    assert kept_row.locator("th").evaluate("cell => getComputedStyle(cell).textDecorationLine") == "none"
+
+    core.patch_namespaced_config_map(doomed, NAMESPACE, {"data": {"greeting": "changed"}})
+    expect(doomed_row).to_contain_text("changed")  # the row was re-rendered by the live stream...
+    expect(doomed_row).to_have_attribute("data-krm-pending-delete", "")  # ...and is still marked
+
+    review_item(page, "delete", doomed).get_by_role("button", name="Discard").click()
+    expect(doomed_row).not_to_have_attribute("data-krm-pending-delete", "")
+
+    doomed_row.get_by_role("button", name=f"Delete {doomed}").click()
+    stage_create(page, {"metadata": {"name": created}, "data": {"a": "1"}})
+    expect(review_item(page, "create", created)).to_be_visible()
+    review(page).get_by_role("button", name="Save all").click()
+    expect(review(page).locator(".krm-review-saved")).to_have_text("2 changes saved")
+    expect(review(page)).to_contain_text("No pending changes.")
+    expect(row(page, doomed)).to_have_count(0)
+    assert created in names(core) and doomed not in names(core)

@@ -1,9 +1,10 @@
 """A long editor session: typing while a controller changes the object, through outages and reloads.
 
-A person types into scalar fields (numbers), a map (label values) and an array (the containers,
-edited as JSON text), saving now and then and choosing "Keep mine" or "Take theirs" at random when
-a field conflicts; a controller thread changes random fields of the same Deployment meanwhile,
-some the person edits (replicas, a label) and some only it writes. The browser reaches the app
+A person types into scalar fields (numbers), a map (label values) and an array item's field (the
+first container's image, in its own fieldset), saving now and then and choosing "Keep mine" or
+"Take theirs" at random when a field conflicts; a controller thread changes random fields of the
+same Deployment meanwhile, some the person edits (replicas, a label) and some only it writes
+(among them another field of the same container item, by a strategic merge patch). The browser reaches the app
 through a real TCP proxy that is cut three times while the person types, and the page is reloaded
 twice (once inside the debounce window of an edit). At the end:
 
@@ -41,6 +42,8 @@ from tests.browser.save.conftest import SaveServer
 from tests.browser.save.test_churn import FINAL_AFTER, RECORD_EACH_OUTCOME
 from tests.browser.save.test_outcomes import deployment_body
 
+STRATEGIC_MERGE_PATCH: t.Final = "application/strategic-merge-patch+json"
+
 pytestmark = pytest.mark.browser
 
 SECONDS: t.Final = 180.0 if os.environ.get("CI") else 35.0
@@ -61,9 +64,15 @@ REPLICAS: t.Final = "/spec/replicas"
 MIN_READY: t.Final = "/spec/minReadySeconds"
 LABEL_A: t.Final = "/metadata/labels/p-a"
 LABEL_B: t.Final = "/metadata/labels/p-b"
-CONTAINERS: t.Final = "/spec/template/spec/containers"
-PERSON_FIELDS: t.Final = (REPLICAS, MIN_READY, LABEL_A, LABEL_B, CONTAINERS)
+IMAGE: t.Final = "/spec/template/spec/containers/0/image"
+PULL_POLICY: t.Final = "/spec/template/spec/containers/0/imagePullPolicy"
+ON_PAGE: t.Final = {IMAGE: "/spec/template/spec/containers/[name=app]/image"}
+"""The page names a keyed list's items by their keys."""
+"""A field of the same container item that only the controller changes (a strategic merge patch
+naming the container by its key)."""
+PERSON_FIELDS: t.Final = (REPLICAS, MIN_READY, LABEL_A, LABEL_B, IMAGE)
 CONTROLLER_ONLY: t.Final = (
+    PULL_POLICY,
     "/metadata/labels/c-x",
     "/spec/revisionHistoryLimit",
     "/spec/progressDeadlineSeconds",
@@ -74,9 +83,12 @@ SHARED: t.Final = (REPLICAS, LABEL_A)
 
 def get(obj: t.Any, pointer: str) -> t.Any:
     for part in pointer.split("/")[1:]:
-        if not isinstance(obj, dict) or part not in obj:
+        if isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        elif isinstance(obj, dict) and part in obj:
+            obj = obj[part]
+        else:
             return None
-        obj = obj[part]
     return obj
 
 
@@ -181,10 +193,15 @@ class Controller:
         self._thread.start()
         return self
 
-    def _patch(self) -> dict[str, t.Any]:
+    def _patch(self) -> tuple[dict[str, t.Any], str]:
+        """The next write and its content type."""
         self.writes += 1
         patch: dict[str, t.Any] = {"metadata": {"annotations": {MARK: str(self.writes)}}}
-        choice = self.rng.choice(("replicas", "label-a", "label-c", "history", "deadline", "history"))
+        choice = self.rng.choice(("replicas", "label-a", "label-c", "history", "deadline", "history", "pull"))
+        if choice == "pull":  # one field of the container item the person types into, by its key
+            policy = self.rng.choice(("Always", "IfNotPresent", "Never"))
+            patch["spec"] = {"template": {"spec": {"containers": [{"name": "app", "imagePullPolicy": policy}]}}}
+            return patch, STRATEGIC_MERGE_PATCH
         if choice == "replicas":
             patch["spec"] = {"replicas": self.rng.randint(1, 9)}
         elif choice == "label-a":
@@ -195,12 +212,13 @@ class Controller:
             patch["spec"] = {"revisionHistoryLimit": self.rng.randint(1, 20)}
         else:
             patch["spec"] = {"progressDeadlineSeconds": self.rng.randint(100, 900)}
-        return patch
+        return patch, MERGE_PATCH
 
     def _run(self) -> None:
         while not self._stop.wait(CONTROLLER_EVERY):
+            patch, content_type = self._patch()
             response = self.apps.patch_namespaced_deployment(
-                self.name, NAMESPACE, self._patch(), _content_type=MERGE_PATCH, _preload_content=False
+                self.name, NAMESPACE, patch, _content_type=content_type, _preload_content=False
             )
             response.read()
             response.release_conn()
@@ -228,7 +246,7 @@ class Person:
     """What the person did, in order (shown when a check fails)."""
 
     def control(self, pointer: str) -> Locator:
-        return self.page.locator(f'[data-krm-path="{pointer}"]').locator(
+        return self.page.locator(f'[data-krm-path="{ON_PAGE.get(pointer, pointer)}"]').locator(
             ":scope > input.krm-input:not(.krm-key), :scope > textarea.krm-input"
         )
 
@@ -238,12 +256,6 @@ class Person:
         if pointer in (REPLICAS, MIN_READY):
             value: t.Any = self.rng.randint(1, 9) if pointer == REPLICAS else self.rng.randint(0, 60)
             text = str(value)
-            type_over(field_, text)
-        elif pointer == CONTAINERS:
-            tag = "".join(self.rng.choices(string.digits, k=3))
-            value = json.loads(field_.input_value())  # as the server defaulted it, so a save sticks
-            value[0]["image"] = f"registry.k8s.io/pause:3.{tag}"
-            text = json.dumps(value)
             type_over(field_, text)
         else:
             current = field_.input_value()
@@ -286,6 +298,7 @@ class Person:
         while panels.count():
             panel = self.page.locator("#" + (panels.first.get_attribute("id") or ""))
             pointer = panel.locator("xpath=ancestor::*[@data-krm-path][1]").get_attribute("data-krm-path") or ""
+            pointer = next((mine for mine, shown in ON_PAGE.items() if shown == pointer), pointer)
             if self.rng.random() < 0.5:
                 panel.get_by_role("button", name="Take theirs").click()
                 self.took_theirs.add(pointer)

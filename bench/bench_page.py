@@ -1,0 +1,262 @@
+"""A live list page: what one changed object costs its viewers, against the spec-v1 JSON event for
+the same change and against polling the page, measured in the same run.
+
+One child process, monkey-patched by gevent before anything else is imported (this module stays
+unpatched), holds everything:
+
+- the Kubernetes API simulator (its own native thread) with a namespace of N ConfigMaps (each
+  with two labels and two data keys), created directly in its store;
+- the host: Flask with :class:`flask_krm.KrmStream` on the simulator (the shared hub, the
+  target's own identity), a page showing ``krm.list`` of the namespace (name, labels and data
+  columns, :data:`PAGE_SIZE` rows a page, sorted by name), one signed-in principal;
+- S sessions (each its own cookie jar, so its own drafts and page), each having loaded the page and
+  reading its page channel, and one reader of the spec-v1 JSON stream of the same scope, all
+  served in this process's main thread (the readers iterate the responses as a WSGI server would,
+  without sockets).
+
+Then the simulator changes one object shown on the first page, C times, one at a time; each time
+the run waits until every session's channel and the JSON stream delivered it. Reported for N =
+500 and 5,000 (quick: 100 and 1,000):
+
+- ``bytes_per_change``: page-stream bytes one session received per change (the median), SSE
+  framing included; ``baseline_spec_v1_bytes``: the JSON stream's bytes for the same change
+  (``ratio`` = the first over the second); ``framing_bytes``: the page stream's SSE framing in it;
+- ``whole_body_bytes``: the page's whole list body as one partial (what a change cost when every
+  change re-sent it);
+- ``poll_bytes``, ``poll_gzip_bytes``: one GET of the same page, raw and gzipped (what a 2-second
+  poll sends every 2 seconds to every viewer); ``ratio_poll`` = ``bytes_per_change`` over it;
+- ``cpu_ms_per_change``: CPU of the main thread (the hub, every session's feed and channel,
+  rendering, framing; not the simulator's thread) per change for all S sessions;
+  ``poll_cpu_ms``: CPU of rendering the page once (one session's poll); ``ratio_poll_cpu`` =
+  ``cpu_ms_per_change`` over S polls.
+
+``sessions`` says S: 100 for the 500-object list (quick: 5); the 5,000-object list is followed by
+:data:`LARGE_SESSIONS` sessions (each session's store holds its own copy of every object).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+_ROOT: Final = Path(__file__).resolve().parent.parent
+_PATCHED_MAIN: Final = "from gevent import monkey; monkey.patch_all()\nimport bench.bench_page as b\nb.page_main()\n"
+NAMESPACE: Final = "bench"
+PAGE_SIZE: Final = 50
+LARGE_SESSIONS: Final = 20
+_SCOPE: Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
+_PAGE: Final = """{% import "krm/_macros.html" as krm %}<!doctype html><html><head>{{ krm_script() }}</head><body>
+{{ krm.list(scope, columns=["/metadata/name", ("Labels", "/metadata/labels"), ("Data", "/data")],
+            link="/configmaps/{name}", page_size=page_size) }}</body></html>"""
+
+
+def run(quick: bool) -> Iterable[dict[str, Any]]:
+    cases = ((100, 5, 5), (1000, 3, 5)) if quick else ((500, 100, 20), (5000, LARGE_SESSIONS, 20))
+    for objects, sessions, changes in cases:
+        yield _child(objects=objects, sessions=sessions, changes=changes)
+
+
+def _child(**arguments: Any) -> dict[str, Any]:
+    env = {**os.environ, "FLASK_KRM_BENCH_ARGS": json.dumps(arguments), "PYTHONPATH": str(_ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", _PATCHED_MAIN], cwd=_ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0 or not result.stdout.strip():
+        raise RuntimeError(f"the page benchmark's child failed (exit code {result.returncode}):\n{result.stderr}")
+    answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def _configmap(n: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"cm-{n:05d}", "namespace": NAMESPACE, "labels": {"app": "bench", "tier": "web"}},
+        "data": {"greeting": "hello", "version": "0"},
+    }
+
+
+def _app(kubeconfig: str) -> Any:
+    import tempfile
+
+    from flask import Flask, render_template_string
+
+    from flask_krm import AllowedResource, KrmStream, Principal, ScopePolicy
+
+    app = Flask("bench", instance_path=tempfile.mkdtemp())
+    app.config.update(
+        SECRET_KEY="bench",
+        KRM_TARGETS={"sim": {"kubeconfig": kubeconfig, "context": "admin"}},
+        KRM_SCOPE_POLICY=ScopePolicy(
+            targets=frozenset({"sim"}),
+            resources=(AllowedResource(group="", resource="configmaps"),),
+            namespaces=frozenset({NAMESPACE}),
+        ),
+        KRM_HEARTBEAT_INTERVAL=30.0,
+        KRM_MAX_SESSIONS=100_000,
+    )
+    principal = Principal("bench")
+    KrmStream(
+        app,
+        principal_loader=lambda: principal,
+        authorizer=lambda principal, scope, projection, verb: True,
+        client_loader=lambda target, principal: None,
+    )
+
+    @app.get("/list")
+    def page() -> str:
+        return render_template_string(_PAGE, scope=_SCOPE, page_size=PAGE_SIZE)
+
+    return app
+
+
+class _Reader:
+    """Opens one streaming response and iterates it in its own greenlet (a streaming response keeps
+    its request context pushed while it runs, as under a server), counting bytes and messages."""
+
+    def __init__(self, client: Any, url: str, counted: Any, wake: Any) -> None:
+        import gevent
+
+        self.bytes = 0
+        self.messages = 0
+        self.framing = 0
+        self._counted = counted
+        self._wake = wake
+        self.greenlet = gevent.spawn(self._run, client, url)
+
+    def _run(self, client: Any, url: str) -> None:
+        response = client.get(url, buffered=False)
+        try:
+            for chunk in response.iter_encoded():
+                if not chunk or chunk.startswith(b":"):
+                    continue  # comments: connected, heartbeats
+                self.bytes += len(chunk)
+                self.messages += self._counted(chunk)
+                self.framing += chunk.count(b"data: ") * len(b"data: ") + chunk.count(b"\n")
+                self._wake.set()
+        finally:
+            response.close()
+
+    def close(self) -> None:
+        self.greenlet.kill()
+
+
+def page_main() -> None:
+    """The measured child: simulator, host, sessions and readers, then the changes."""
+    import gevent
+    import gevent.event
+
+    from flask_krm.testing.simulator import KubeSimulator, catalog
+
+    arguments = json.loads(os.environ["FLASK_KRM_BENCH_ARGS"])
+    objects, sessions, changes = arguments["objects"], arguments["sessions"], arguments["changes"]
+    with KubeSimulator() as kube:
+        application = kube.application
+        assert application is not None
+        registry = application.registry
+        kube.create_objects([_configmap(n) for n in range(objects)])
+        app = _app(kube.kubeconfig_path)
+        wake = gevent.event.Event()
+        page_readers: list[_Reader] = []
+        clients = []
+        poll_html = b""
+        for _ in range(sessions):
+            client = app.test_client()
+            poll_html = client.get("/list").data
+            page_id = re.search(rb'hx-sse:connect="/krm/ui/pages/([^/"]+)/channel"', poll_html)
+            assert page_id is not None, poll_html[:2000]
+            channel = f"/krm/ui/pages/{page_id.group(1).decode()}/channel"
+            page_readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
+            clients.append(client)
+        stream = f"/krm/resource-stream/v1?{_SCOPE}"
+        json_reader = _Reader(app.test_client(), stream, lambda chunk: chunk.count(b'"type":"modified"'), wake)
+
+        def settle(seconds: float = 1.0) -> None:
+            while True:
+                wake.clear()
+                if not wake.wait(seconds):
+                    return
+
+        settle()
+        for reader in (*page_readers, json_reader):
+            reader.bytes = reader.messages = reader.framing = 0
+        per_session: list[int] = []
+        framing: list[int] = []
+        spec_v1: list[int] = []
+        cpu: list[float] = []
+        for change in range(changes):
+            before = [(r.bytes, r.messages, r.framing) for r in page_readers]
+            json_before = (json_reader.bytes, json_reader.messages)
+            name = f"cm-{change % PAGE_SIZE:05d}"
+            started = time.thread_time()
+            kube.call(
+                lambda name=name, change=change: registry.patch(  # type: ignore[misc]
+                    catalog.CONFIGMAPS, NAMESPACE, name, {"data": {"version": str(change + 1)}}
+                )
+            )
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                done = json_reader.messages > json_before[1] and all(
+                    r.messages > b[1] for r, b in zip(page_readers, before, strict=True)
+                )
+                if done:
+                    break
+                wake.clear()
+                wake.wait(0.5)
+            else:
+                raise RuntimeError("a change was not delivered to every reader within 30 s")
+            cpu.append(time.thread_time() - started)
+            per_session.extend(r.bytes - b[0] for r, b in zip(page_readers, before, strict=True))
+            framing.extend(r.framing - b[2] for r, b in zip(page_readers, before, strict=True))
+            spec_v1.append(json_reader.bytes - json_before[0])
+            settle(0.2)
+        poll_cpu = []
+        for _ in range(3):
+            started = time.thread_time()
+            poll_html = clients[0].get("/list").data
+            poll_cpu.append(time.thread_time() - started)
+        body = re.search(rb'<div id="(krm-[0-9a-f]+)-body" class="krm-body">(.*?)</div>\s*</section>', poll_html, re.S)
+        assert body is not None
+        whole = f'<hx-partial hx-target="#{body.group(1).decode()}-body" hx-swap="innerMorph">'.encode()
+        whole_body = len(whole) + len(body.group(2)) + len(b"</hx-partial>")
+        whole_body += body.group(2).count(b"\n") * len(b"data: ") + len(b"data: \n\n")
+        for reader in (*page_readers, json_reader):
+            reader.close()
+        bytes_per_change = statistics.median(per_session)
+        baseline = statistics.median(spec_v1)
+        cpu_ms = statistics.median(cpu) * 1000
+        poll_ms = min(poll_cpu) * 1000
+        result = {
+            "case": f"page-{objects}",
+            "objects": objects,
+            "sessions": sessions,
+            "changes": changes,
+            "page_size": PAGE_SIZE,
+            "bytes_per_change": bytes_per_change,
+            "baseline_spec_v1_bytes": baseline,
+            "baseline": baseline,
+            "ratio": round(bytes_per_change / baseline, 3),
+            "framing_bytes": statistics.median(framing),
+            "max_bytes_per_change": max(per_session),
+            "whole_body_bytes": whole_body,
+            "poll_bytes": len(poll_html),
+            "poll_gzip_bytes": len(gzip.compress(poll_html)),
+            "ratio_poll": round(bytes_per_change / len(poll_html), 5),
+            "cpu_ms_per_change": round(cpu_ms, 2),
+            "cpu_ms_per_change_per_session": round(cpu_ms / sessions, 3),
+            "poll_cpu_ms": round(poll_ms, 2),
+            "ratio_poll_cpu": round(cpu_ms / (poll_ms * sessions), 4),
+            "load_average": list(os.getloadavg()),
+        }
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+        app.extensions["krm"].shutdown(2.0)

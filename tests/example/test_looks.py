@@ -1,0 +1,183 @@
+"""The example's pages as a Kubernetes person reads them, in headless Chromium: one heading per
+page, labelled fields, status as badges with a rollout line, an audit page in words, a styled
+404, and no horizontal scrolling of any page on a 390 px phone."""
+
+from __future__ import annotations
+
+import sys
+import typing as t
+from collections.abc import Iterator
+
+import kubernetes.client
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from .conftest import CHROMIUM, CHROMIUM_ARGS, Example, start_example
+
+pytestmark = pytest.mark.browser
+WAIT_MS: t.Final = 15_000
+NAMESPACE: t.Final = "demo"
+PHONE: t.Final = {"width": 390, "height": 844}
+
+PAGES: t.Final = (
+    f"/namespaces/{NAMESPACE}",
+    "/namespaces/demo-staging",
+    f"/namespaces/{NAMESPACE}/deployments/web",
+    f"/namespaces/{NAMESPACE}/deployments/worker",
+    f"/namespaces/{NAMESPACE}/configmaps/app-config",
+    f"/namespaces/{NAMESPACE}/flunders/fl-1",
+    f"/namespaces/{NAMESPACE}/secrets/db-credentials",
+    f"/namespaces/{NAMESPACE}/configmaps/no-such-configmap",
+    "/audit",
+    "/namespaces/kube-system",
+)
+"""Every kind of page the example serves (the last is its 404)."""
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
+    started = start_example(
+        [sys.executable, "-m", "example_app", "--port", "0"], tmp_path_factory.mktemp("looks"), timeout=60
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+def sign_in(browser: Browser, example: Example, user: str = "editor", **options: t.Any) -> Page:
+    page = browser.new_context(base_url=example.url, **options).new_page()
+    page.goto("/sign-in")
+    page.fill("input[name=username]", user)
+    page.fill("input[name=password]", user)
+    page.click("button[type=submit]")
+    expect(page.locator("header.site .who strong")).to_have_text(user, timeout=WAIT_MS)
+    return page
+
+
+def settle(page: Page) -> None:
+    """Every live component of the page is live (or the page has none)."""
+    for status in page.locator(".krm-connection").all():
+        expect(status).to_have_text("Live", timeout=WAIT_MS)
+
+
+def scroll_width(page: Page) -> int:
+    return int(page.evaluate("document.documentElement.scrollWidth"))
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser: Browser, example: Example) -> None:
+    page = sign_in(browser, example, viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    widths = {}
+    for path in PAGES:
+        page.goto(path)
+        settle(page)
+        widths[path] = scroll_width(page)
+    page.context.clear_cookies()
+    page.goto("/sign-in")
+    widths["/sign-in"] = scroll_width(page)
+    assert widths == {path: width for path, width in widths.items() if width <= PHONE["width"]}, widths
+
+
+def test_the_overview_on_a_phone_stacks_its_lists_and_scrolls_tables_inside_them(
+    browser: Browser, example: Example
+) -> None:
+    page = sign_in(browser, example, viewport=PHONE)
+    page.goto(f"/namespaces/{NAMESPACE}")
+    settle(page)
+    boxes = [c.bounding_box() for c in page.locator(".grid > .krm-component").all()]
+    assert len(boxes) == 4 and all(box is not None and box["x"] + box["width"] <= PHONE["width"] for box in boxes)
+    assert len({round(box["x"]) for box in boxes if box is not None}) == 1, "the lists stack in one column"
+    body = page.locator(".krm-list .krm-body").first
+    assert body.evaluate("b => getComputedStyle(b).overflowX") == "auto"
+    header = page.locator("header.site").bounding_box()
+    assert header is not None and header["width"] <= PHONE["width"]
+    expect(page.get_by_role("button", name="Sign out")).to_be_in_viewport()
+
+
+def test_every_page_has_one_level_one_heading(browser: Browser, example: Example) -> None:
+    page = sign_in(browser, example)
+    headings = {}
+    for path in PAGES:
+        page.goto(path)
+        headings[path] = page.get_by_role("heading", level=1).all_inner_texts()
+    assert headings[f"/namespaces/{NAMESPACE}/deployments/web"] == ["Deployment web"]
+    assert headings[f"/namespaces/{NAMESPACE}/configmaps/app-config"] == ["ConfigMap app-config"]
+    assert headings["/namespaces/kube-system"] == ["Not found"]
+    assert all(len(found) == 1 for found in headings.values()), headings
+
+
+def test_deployments_show_status_badges_conditions_and_a_rollout_line(browser: Browser, example: Example) -> None:
+    page = sign_in(browser, example)
+    page.goto(f"/namespaces/{NAMESPACE}/deployments/web")
+    settle(page)
+    status = page.locator(".krm-list", has=page.get_by_role("heading", name="Live status"))
+    health = status.locator("[data-krm-health]")
+    expect(health).to_have_attribute("data-krm-health", "healthy", timeout=WAIT_MS)
+    expect(health).to_have_text("Healthy")
+    expect(status.locator(".krm-badge", has_text="ready")).to_have_text("2/2 ready")
+    expect(status.locator('[data-krm-condition="Available"]')).to_have_text("Available: MinimumReplicasAvailable")
+    expect(status.locator('[data-krm-condition="Progressing"]')).to_contain_text("NewReplicaSetAvailable")
+    expect(status.locator(".krm-rollout-text")).to_have_text("Rolled out: 2 of 2 replicas available")
+    colour = health.evaluate("b => getComputedStyle(b).backgroundColor")
+
+    replicas = page.get_by_role("spinbutton", name="Replicas", exact=True)
+    expect(replicas).to_have_value("2")
+    with example.admin_api() as api:  # someone else scales it: the rollout moves, live
+        kubernetes.client.AppsV1Api(api).patch_namespaced_deployment(
+            "web", NAMESPACE, {"spec": {"replicas": 5}}, _content_type="application/merge-patch+json"
+        )
+    expect(health).to_have_attribute("data-krm-health", "progressing", timeout=WAIT_MS)
+    expect(status.locator(".krm-rollout-text")).to_contain_text("Rolling out")
+    assert health.evaluate("b => getComputedStyle(b).backgroundColor") != colour, "progressing has its own colour"
+    assert status.locator("progress").evaluate("p => p.value < p.max")
+    expect(health).to_have_attribute("data-krm-health", "healthy", timeout=WAIT_MS)
+    expect(status.locator(".krm-badge", has_text="ready")).to_have_text("5/5 ready")
+
+    page.goto(f"/namespaces/{NAMESPACE}")
+    deployments = page.locator(".krm-list", has=page.get_by_role("heading", name="Deployments"))
+    web = deployments.locator("tr", has=page.get_by_role("link", name="web", exact=True))
+    expect(web.locator("[data-krm-health]")).to_have_text("Healthy", timeout=WAIT_MS)
+    expect(web.locator(".krm-rollout-text")).to_have_text("Rolled out: 5 of 5 replicas available")
+
+
+def test_the_audit_page_words_outcomes_and_gives_the_reason_for_a_refusal(browser: Browser, example: Example) -> None:
+    page = sign_in(browser, example)
+    page.goto(f"/namespaces/{NAMESPACE}/deployments/worker")
+    settle(page)
+    replicas = page.get_by_role("spinbutton", name="Replicas", exact=True)
+    replicas.fill("11")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".krm-outcome [data-krm-outcome]")).to_have_attribute("data-krm-outcome", "refused")
+    page.get_by_role("button", name="Discard changes").click()
+    expect(replicas).not_to_have_value("11")
+
+    page.goto("/audit")
+    refused = page.locator("tr.audit-entry", has_text=f"Deployment {NAMESPACE}/worker").first
+    expect(refused).to_have_attribute("data-outcome", "refused")
+    expect(refused.locator(".outcome .krm-badge")).to_have_text("Refused")
+    expect(refused.locator(".reason")).to_have_text(
+        "spec.replicas: at most 10 replicas may be set from this application"
+    )
+    assert refused.locator(".krm-badge").evaluate("b => getComputedStyle(b).color") == "rgb(164, 14, 38)"
+    assert "saved-pending" not in page.locator("table.audit").inner_text()
+
+
+def test_an_unknown_namespace_is_a_styled_404_of_the_application(browser: Browser, example: Example) -> None:
+    page = sign_in(browser, example)
+    answer = page.goto("/namespaces/kube-system")
+    assert answer is not None and answer.status == 404
+    expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
+    expect(page.locator(".not-found .reason")).to_have_text(
+        "Namespace 'kube-system' is not served by this application."
+    )
+    expect(page.get_by_role("navigation", name="Namespaces")).to_be_visible()
+    page.locator(".not-found").get_by_role("link", name=NAMESPACE, exact=True).click()
+    expect(page).to_have_url(f"{example.url}/namespaces/{NAMESPACE}")

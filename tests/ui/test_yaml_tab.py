@@ -1,0 +1,214 @@
+"""The YAML tab at the Flask level: rendering, applied edits, refusals by line, conflicts, secrets."""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+import typing as t
+from pathlib import Path
+
+import pytest
+from flask import render_template_string
+from flask.testing import FlaskClient
+
+from flask_krm.yaml_text import MAX_YAML_BYTES, load_yaml
+from tests.ui.conftest import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    SECRETS,
+    PageHandle,
+    Upstream,
+    configmap,
+    make_app,
+    open_page,
+)
+from tests.ui.test_rendering import DEPLOYMENT, SECRET, SECRET_VALUES, editor_url
+
+
+def source(page_html: str, cid: str) -> str:
+    found = re.search(rf'<pre class="krm-yaml-source" id="{cid}-yaml-source" hidden>(.*?)</pre>', page_html, re.S)
+    assert found, "no YAML source in the editor"
+    return html.unescape(found.group(1))
+
+
+def post_yaml(page: PageHandle, cid: str, before: str, after: str, headers: dict[str, str] | None = None) -> t.Any:
+    return page.client.post(
+        f"/krm/ui/components/{cid}/yaml",
+        data={"before": before, "yaml": after},
+        headers=dict(page.headers if headers is None else headers),
+    )
+
+
+def partials(response: t.Any) -> dict[str, str]:
+    body = response.get_data(as_text=True)
+    return dict(re.findall(r'<hx-partial hx-target="#([^"]+)">(.*?)</hx-partial>', body, re.S))
+
+
+@pytest.fixture
+def deployment(client: FlaskClient, upstream: Upstream) -> PageHandle:
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    return open_page(client, editor_url(DEPLOYMENTS, "web"))
+
+
+def test_every_editor_has_a_yaml_tab_with_the_projected_draft(deployment: PageHandle) -> None:
+    cid = deployment.component_ids[0]
+    assert 'role="tab"' in deployment.html and f'id="{cid}-yaml-text"' in deployment.html
+    text = source(deployment.html, cid)
+    assert load_yaml(text).value["spec"]["replicas"] == 2
+    assert "managedFields" not in text
+    assert "No changes: Save has nothing to send." in deployment.html
+
+
+def test_the_host_can_leave_the_yaml_tab_out(tmp_path: Path, upstream: Upstream) -> None:
+    app, krm = make_app(tmp_path, upstream)
+    template = '{% import "krm/_macros.html" as krm %}{{ krm.editor(scope, "demo", yaml=False) }}'
+    app.add_url_rule("/plain", "plain", lambda: render_template_string(template, scope=CONFIGMAPS))
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
+    client = app.test_client()
+    client.get("/login/editor")
+    try:
+        page = open_page(client, "/plain")
+        assert "krm-yaml" not in page.html and 'role="tab"' not in page.html
+        assert 'class="krm-field' in page.html
+        cid = page.component_ids[0]
+        refused = post_yaml(page, cid, "a: 1\n", "a: 2\n")
+        assert refused.status_code == 400
+    finally:
+        krm.shutdown(app)
+
+
+def test_a_yaml_edit_applies_the_difference_and_answers_the_new_text(
+    deployment: PageHandle, upstream: Upstream
+) -> None:
+    cid = deployment.component_ids[0]
+    before = source(deployment.html, cid)
+    after = before.replace("replicas: 2", "replicas: 5").replace("image: nginx", "image: nginx:2")
+    moved = copy.deepcopy(DEPLOYMENT)
+    moved["metadata"]["resourceVersion"] = "10"
+    moved["spec"]["paused"] = True  # a change the person's text does not have
+    moved["status"]["readyReplicas"] = 2
+    upstream.modified(moved)
+    response = post_yaml(deployment, cid, before, after)
+    assert response.status_code == 200
+    answered = partials(response)
+    assert answered[f"{cid}-yaml-message"] == "Applied 2 changes to your draft."
+    assert answered[f"{cid}-yaml-problems"].strip() == ""
+    fresh = html.unescape(re.search(r"data-krm-yaml-fresh>(.*?)</pre>", answered[f"{cid}-yaml-fresh"], re.S).group(1))
+    draft = load_yaml(fresh).value
+    assert draft["spec"]["replicas"] == 5 and draft["spec"]["paused"] is True
+    assert draft["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:2"
+    page = open_page(deployment.client, editor_url(DEPLOYMENTS, "web"))
+    changes = html.unescape(re.search(r'id="[^"]+-changes-yaml">(.*?)</pre>', page.html, re.S).group(1))
+    assert load_yaml(changes).value == {
+        "spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}}}
+    }
+
+
+def test_a_same_field_change_is_a_conflict_listed_by_line(deployment: PageHandle, upstream: Upstream) -> None:
+    cid = deployment.component_ids[0]
+    before = source(deployment.html, cid)
+    moved = copy.deepcopy(DEPLOYMENT)
+    moved["metadata"]["resourceVersion"] = "10"
+    moved["spec"]["replicas"] = 7
+    upstream.modified(moved)
+    response = post_yaml(deployment, cid, before, before.replace("replicas: 2", "replicas: 5"))
+    assert response.status_code == 200
+    assert "1 was also changed by someone else meanwhile" in partials(response)[f"{cid}-yaml-message"]
+    page = open_page(deployment.client, editor_url(DEPLOYMENTS, "web"))
+    line = source(page.html, cid).splitlines().index("  replicas: 5") + 1
+    conflict = re.search(r'<li class="krm-yaml-conflict".*?</li>', page.html, re.S)
+    assert conflict
+    assert f'data-krm-yaml-line="{line}">Line {line}</button>' in conflict.group(0)
+    assert "/spec/replicas" in conflict.group(0) and '<pre class="krm-theirs">7</pre>' in conflict.group(0)
+    assert "Keep mine" in conflict.group(0) and "Take theirs" in conflict.group(0)
+    assert "changed by someone else" in page.html.split(f'id="{cid}-yaml-source"')[0]  # the form shows it too
+
+
+@pytest.mark.parametrize(
+    ("edit", "status", "where", "message"),
+    [
+        (
+            lambda t: t.replace("readyReplicas: 1", "readyReplicas: 3"),
+            403,
+            "Line 17:",
+            "/status/readyReplicas is read-only",
+        ),
+        (
+            lambda t: t.replace("name: web\n  namespace", "name: other\n  namespace"),
+            403,
+            "Line 4:",
+            "/metadata/name is read-only",
+        ),
+        (lambda t: t.replace("replicas: 2", "replicas: [2"), 422, "Line 10, column 9:", "Expected ',' or ']'"),
+        (lambda t: t.replace("paused: false", "paused:"), 422, "Line 10:", "An empty value (null) cannot be stored"),
+        (lambda t: "", 422, "", "The YAML is empty"),
+        (lambda t: t + "x: " + "y" * MAX_YAML_BYTES, 422, "", f"at most {MAX_YAML_BYTES} bytes"),
+    ],
+)
+def test_refused_yaml_names_the_line_and_changes_nothing(
+    deployment: PageHandle, edit: t.Callable[[str], str], status: int, where: str, message: str
+) -> None:
+    cid = deployment.component_ids[0]
+    before = source(deployment.html, cid)
+    after = edit(before.replace("replicas: 2", "replicas: 2").replace("image: nginx", "image: changed"))
+    response = post_yaml(deployment, cid, before, after)
+    assert response.status_code == status, response.get_data(as_text=True)
+    answered = partials(response)
+    assert answered[f"{cid}-yaml-message"].startswith("Nothing was applied")
+    problems = html.unescape(answered[f"{cid}-yaml-problems"])
+    assert message in problems and where in problems, problems
+    page = open_page(deployment.client, editor_url(DEPLOYMENTS, "web"))
+    assert "No changes: Save has nothing to send." in page.html
+
+
+def test_a_field_outside_fields_is_refused_at_its_line(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, DEPLOYMENT)
+    page = open_page(client, editor_url(DEPLOYMENTS, "web", field="/spec/replicas"))
+    cid = page.component_ids[0]
+    before = source(page.html, cid)
+    assert "paused" not in before and "status" not in before, "the tab shows the editor's fields only"
+    response = post_yaml(page, cid, before, before.replace("replicas: 2", "replicas: 2\n  paused: true"))
+    assert response.status_code == 403
+    problems = html.unescape(partials(response)[f"{cid}-yaml-problems"])
+    assert "Line 8:" in problems and "/spec/paused is read-only in this editor" in problems
+    assert post_yaml(page, cid, before, before.replace("replicas: 2", "replicas: 3")).status_code == 200
+
+
+def test_yaml_edits_need_the_csrf_token_and_the_page(deployment: PageHandle) -> None:
+    cid = deployment.component_ids[0]
+    before = source(deployment.html, cid)
+    after = before.replace("replicas: 2", "replicas: 5")
+    no_csrf = {k: v for k, v in deployment.headers.items() if "CSRF" not in k.upper()}
+    assert post_yaml(deployment, cid, before, after, headers=no_csrf).status_code in (400, 403)
+    no_page = {k: v for k, v in deployment.headers.items() if k != "X-KRM-Page"}
+    assert post_yaml(deployment, cid, before, after, headers=no_page).status_code == 404
+    missing = deployment.client.post(f"/krm/ui/components/{cid}/yaml", data={"yaml": after}, headers=deployment.headers)
+    assert missing.status_code == 400
+    assert "No changes: Save has nothing to send." in open_page(deployment.client, editor_url(DEPLOYMENTS, "web")).html
+
+
+def test_a_secret_shows_placeholders_and_a_placeholder_never_becomes_a_value(
+    client: FlaskClient, upstream: Upstream
+) -> None:
+    upstream.snapshot(SECRETS, SECRET)
+    page = open_page(client, editor_url(SECRETS, "creds"))
+    cid = page.component_ids[0]
+    before = source(page.html, cid)
+    assert "password: !withheld 'not shown'" in before
+    for value in SECRET_VALUES:
+        assert value not in page.html
+    kept = post_yaml(page, cid, before, before.replace("type: Opaque", "type: Opaque\nimmutable: false"))
+    assert kept.status_code == 403  # immutable is outside the editable regions
+    copied = post_yaml(page, cid, before, before.replace("\ndata:\n", "\ndata:\n  copy: !withheld 'not shown'\n"))
+    assert copied.status_code == 422
+    assert "placeholder of a withheld value is not a value" in html.unescape(partials(copied)[f"{cid}-yaml-problems"])
+    changed = post_yaml(page, cid, before, before.replace("password: !withheld 'not shown'", "password: aGk="))
+    assert changed.status_code == 422
+    added = post_yaml(page, cid, before, before.replace("\ndata:\n", "\ndata:\n  extra: ZXh0cmE=\n"))
+    assert added.status_code == 200
+    again = open_page(client, editor_url(SECRETS, "creds"))
+    changes = html.unescape(re.search(r'id="[^"]+-changes-yaml">(.*?)</pre>', again.html, re.S).group(1))
+    assert load_yaml(changes).value == {"data": {"extra": "ZXh0cmE="}}
+    for value in SECRET_VALUES:
+        assert value not in again.html and value not in added.get_data(as_text=True)
