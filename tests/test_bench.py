@@ -69,6 +69,8 @@ def test_a_quick_workers_run_reports_latency_across_workers_next_to_one_worker_i
     assert line["delivered"] == 1.0 and line["baseline_delivered"] == 1.0, line
     assert line["round_trips_per_edit"] > 0 and line["baseline_round_trips_per_edit"] == 0.0
     assert line["p50_ms"] > 0 and line["baseline_p50_ms"] > 0 and line["ratio"] > 0
+
+
 def test_a_quick_page_run_reports_bytes_and_cpu_per_change_next_to_the_spec_v1_event_and_a_poll() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "page"], cwd=REPO, capture_output=True, text=True, timeout=300

@@ -22,16 +22,16 @@ from .errors import (
     ItemExistsError,
     KeyExistsError,
     MalformedPathError,
-    PathError,
     MissingItemError,
+    PathError,
     PathTypeError,
     ReadOnlyPathError,
     UnknownResourceError,
     UnversionedResourceError,
 )
 from .intents import SaveIntent
-from .journal import Edit, EditRecord
 from .items import Address, address_of, as_address, keyed_items, resolve
+from .journal import Edit, EditRecord
 from .keyed_lists import KeyedLists, Schema, identities
 from .merge import Conflict, flashed_paths, three_way_merge
 from .patch import Change, changes, merge_patch
@@ -533,6 +533,7 @@ class LiveResourceStore:
             for p, c in held.conflicts.items()
             if not json_equal(get_at(held.draft, p), self._server_at(held, held.draft, p))
         ]
+
     # -- list items ------------------------------------------------------------------------------
 
     def list_keys(self, uid: str, path: Sequence[Any]) -> tuple[str, ...] | None:
