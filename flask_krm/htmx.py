@@ -17,9 +17,9 @@ PAGE_HEADER: t.Final = "X-KRM-Page"
 """Request header naming the page of a field edit or an action (set once on the component root)."""
 
 EDITS_HEADER: t.Final = "X-KRM-Edits"
-"""Response header of an accepted field edit: the page's edit count for the editor after it
-(:meth:`flask_krm.ui.page.Page.count_edit`). ``krm.js`` keeps the field as typed until a render
-carrying at least that count has arrived."""
+"""Response header of an accepted field edit: the object's edit sequence after it
+(:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, the same on every worker). ``krm.js``
+keeps the field as typed until a render carrying at least that count has arrived."""
 
 SESSION_ENDED_HEADER: t.Final = "X-KRM-Session-Ended"
 """Response header of a refusal that ends the page's session (signed out, expired page, a CSRF
@@ -43,7 +43,7 @@ def html_response(body: str, status: int = 200) -> Response:
 
 
 def edits_marker(count: int) -> Markup:
-    """The hidden element a live editor render carries: the page's edit count when it was made."""
+    """The hidden element a live editor render carries: the object's edit sequence when it was made."""
     return Markup('<span class="krm-edits" hidden data-krm-edits="{}"></span>').format(count)
 
 

@@ -185,6 +185,21 @@ class SessionDrafts:
             entry.last_used = held.last_used
             return entry.store
 
+    def catch_up(self, scope: Scope, projection: str, *, policy: EditPolicy | None = None) -> None:
+        """Bring the store for ``scope``, ``projection`` and ``policy`` up to what the other workers
+        wrote to the shared draft backend (nothing with the memory backend, or without such a store).
+        While the backend cannot be read the store goes on as it is: no worker can write there then,
+        and this worker's own changes wait to be written (:meth:`DraftSync.flush
+        <flask_krm.drafts.sync.DraftSync.flush>`).
+        """
+        sync = self._registry.sync
+        if sync is None:
+            return
+        try:
+            sync.catch_up(self._key[0], store_id(StoreKey(scope, projection, policy)))
+        except BackendUnavailable:
+            return
+
     def keys(self) -> list[StoreKey]:
         """The keys of every store held, least recently used first."""
         with self._registry.lock:

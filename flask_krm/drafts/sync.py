@@ -126,7 +126,8 @@ class DraftSync:
             for uid in sorted(uids):
                 record = store.edit_record(uid)
                 edit = field_name(EDIT, attached.store_id, uid)
-                value = record.to_json() if record is not None and (record.edits or record.conflicts) else None
+                kept = record is not None and (record.edits or record.conflicts or record.sequence)
+                value = record.to_json() if record is not None and kept else None
                 self._note(attached, records, edit, value)
                 if store.recovery is not None:
                     copy = store.recovery.export(uid) if record is None else None
@@ -197,22 +198,44 @@ class DraftSync:
         for name, value in records.items():
             if not isinstance(name, str) or not name.startswith(EDIT + ":"):
                 continue
-            _, store_id, uid = name.split(":", 2)
             with self._mutex:
-                attached = self._attached.get((tag, store_id))
-                store = attached.store() if attached is not None else None
-                if attached is None or store is None:
-                    continue
-                attached.written[name] = _text(value)
-            try:
-                record = EditRecord.from_json(value) if value is not None else EditRecord(uid, ())
-            except ValueError:
-                continue
-            attached.replaying = True
-            try:
-                store.restore(record)
-            finally:
-                attached.replaying = False
+                attached = self._attached.get((tag, name.split(":", 2)[1]))
+            if attached is not None:
+                self._replay(attached, name, value)
+
+    def catch_up(self, session_id: str, store_id: str) -> None:
+        """Replay what the backend holds for the store ``store_id`` that this worker has not
+        received yet: a request that changes a draft first takes the other workers' changes whose
+        messages may still be on their way, so it never builds on an older draft (and its edit
+        sequence counts on from theirs). Raises :class:`BackendUnavailable`.
+        """
+        with self._mutex:
+            attached = self._attached.get((session_tag(session_id), store_id))
+            if attached is None or session_id in self._pending:  # what waits here is newer
+                return
+            known = [name for name in attached.written if name.startswith(field_name(EDIT, store_id, ""))]
+        records = self.backend.read(session_id)
+        for name in {*known, *(n for n in records if n.startswith(field_name(EDIT, store_id, "")))}:
+            value = records.get(name)
+            if attached.written.get(name, _text(None)) != _text(value):
+                self._replay(attached, name, value)
+
+    def _replay(self, attached: _Attached, name: str, value: Record | None) -> None:
+        store = attached.store()
+        if store is None:
+            return
+        with self._mutex:
+            attached.written[name] = _text(value)
+        uid = name.split(":", 2)[2]
+        try:
+            record = EditRecord.from_json(value) if value is not None else EditRecord(uid, ())
+        except ValueError:
+            return
+        attached.replaying = True
+        try:
+            store.restore(record)
+        finally:
+            attached.replaying = False
 
     def run(self, sleep: Callable[[float], object] = time.sleep) -> None:
         """Receive the other workers' changes until killed (this worker's one subscription); while the

@@ -1,10 +1,11 @@
 """Edit records: what the person did to one object, detached from what the server has.
 
 An :class:`EditRecord` holds each edited value with the server value it was made on (its base),
-and the paths of the conflicts still open. It is what a draft backend keeps between processes:
-replayed onto whatever the server holds then (:meth:`LiveResourceStore.restore
-<flask_krm.store.LiveResourceStore.restore>`), it merges three-way like any server change, so an
-edit whose base moved on becomes a conflict instead of silently overwriting the newer value.
+the paths of the conflicts still open, and how many edits the person has made (its sequence). It
+is what a draft backend keeps between processes: replayed onto whatever the server holds then
+(:meth:`LiveResourceStore.restore <flask_krm.store.LiveResourceStore.restore>`), it merges
+three-way like any server change, so an edit whose base moved on becomes a conflict instead of
+silently overwriting the newer value.
 
 Records are JSON (:meth:`EditRecord.to_json`, :meth:`EditRecord.from_json`); an absent value (a
 removed key, a key the server did not have) is the absence of the ``base`` or ``mine`` member.
@@ -32,11 +33,13 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class EditRecord:
-    """The person's edits of the object ``uid`` and the conflict paths they left open."""
+    """The person's edits of the object ``uid``, the conflict paths they left open, and the
+    store's :meth:`~flask_krm.store.LiveResourceStore.edit_sequence` when it was taken."""
 
     uid: str
     edits: tuple[Edit, ...]
     conflicts: tuple[Path, ...] = ()
+    sequence: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON object."""
@@ -48,7 +51,10 @@ class EditRecord:
             if edit.mine is not MISSING:
                 item["mine"] = json_copy(edit.mine)
             edits.append(item)
-        return {"uid": self.uid, "edits": edits, "conflicts": [list(p) for p in self.conflicts]}
+        record: dict[str, Any] = {"uid": self.uid, "edits": edits, "conflicts": [list(p) for p in self.conflicts]}
+        if self.sequence:
+            record["sequence"] = self.sequence
+        return record
 
     @classmethod
     def from_json(cls, data: Any) -> EditRecord:
@@ -58,6 +64,9 @@ class EditRecord:
         edits_in, conflicts_in = data.get("edits"), data.get("conflicts", [])
         if not isinstance(edits_in, list) or not isinstance(conflicts_in, list):
             raise ValueError("an edit record holds lists of edits and conflicts")
+        sequence = data.get("sequence", 0)
+        if type(sequence) is not int or sequence < 0:
+            raise ValueError("an edit record's sequence is a count")
         edits = []
         for item in edits_in:
             if not isinstance(item, Mapping):
@@ -65,7 +74,7 @@ class EditRecord:
             base = json_copy(item["base"]) if "base" in item else MISSING
             mine = json_copy(item["mine"]) if "mine" in item else MISSING
             edits.append(Edit(_path(item.get("path")), base, mine))
-        return cls(data["uid"], tuple(edits), tuple(_path(p) for p in conflicts_in))
+        return cls(data["uid"], tuple(edits), tuple(_path(p) for p in conflicts_in), sequence)
 
 
 def _path(value: Any) -> Path:

@@ -58,6 +58,8 @@ class _Resource:
     conflicts: dict[Path, Conflict]
     previous: tuple[dict[str, Any], dict[str, Any]] | None
     tick: int
+    sequence: int = 0
+    """Edits the person has made to the object (see :meth:`LiveResourceStore.edit_sequence`)."""
 
 
 def _uid_of(obj: Any) -> str:
@@ -425,6 +427,7 @@ class LiveResourceStore:
             if len(kept) == len(held.conflicts):
                 return
             held.conflicts = kept
+            held.sequence += 1
         self._notify({uid})
 
     def _revert_at(self, held: _Resource, draft: Any, path: Path) -> Any:
@@ -469,6 +472,7 @@ class LiveResourceStore:
             del held.conflicts[p]
         if unchanged and not settled:
             return set()
+        held.sequence += 1
         if self.recovery is not None:
             self.recovery.record(identity_of(held.server), draft, self._patch_of(held))
         return {uid}
@@ -490,7 +494,7 @@ class LiveResourceStore:
                 )
                 for c in changes(held.regions, held.server, held.draft)
             )
-            return EditRecord(uid, edits, tuple(c.path for c in self._open_conflicts(held)))
+            return EditRecord(uid, edits, tuple(c.path for c in self._open_conflicts(held)), held.sequence)
 
     def restore(self, record: EditRecord) -> None:
         """Make ``record`` the person's draft of its object: at once when the object is held,
@@ -498,12 +502,17 @@ class LiveResourceStore:
 
         The record replaces the draft held. Its edits merge three-way into the server object: an
         edit whose base the server has since changed becomes a conflict (or converges), and the
-        conflicts it names stay open while the draft and the server still disagree there.
+        conflicts it names stay open while the draft and the server still disagree there. A record
+        older than the draft held (a lower :meth:`edit_sequence`) changes nothing.
         """
         with self._lock:
             held = self._resources.get(record.uid)
             if held is None:
-                self._restoring[record.uid] = record
+                waiting = self._restoring.get(record.uid)
+                if waiting is None or waiting.sequence <= record.sequence:
+                    self._restoring[record.uid] = record
+                return
+            if record.sequence < held.sequence:
                 return
             changed = self._replay(record.uid, held, record)
         self._notify(changed)
@@ -520,9 +529,13 @@ class LiveResourceStore:
             theirs = get_at(held.server, path)
             opened[path] = Conflict(path, None if theirs is MISSING else theirs, theirs is not MISSING)
         merged = three_way_merge(base, ours, held.server, held.regions, held.lists, opened)
+        sequence = max(held.sequence, record.sequence)
         if json_equal(merged.draft, held.draft) and merged.conflicts == held.conflicts:
-            return set()
-        held.draft, held.conflicts = merged.draft, merged.conflicts
+            if sequence == held.sequence:
+                return set()
+            held.sequence = sequence
+            return {uid}
+        held.draft, held.conflicts, held.sequence = merged.draft, merged.conflicts, sequence
         if self.recovery is not None:
             self.recovery.record(identity_of(held.server), held.draft, self._patch_of(held))
         return {uid}
@@ -714,6 +727,14 @@ class LiveResourceStore:
             if not held.regions.container(where):
                 return False
             return any(_prefix(where, c.path) for c in changes(held.regions, held.server, held.draft))
+
+    def edit_sequence(self, uid: str) -> int:
+        """How many edits the person has made to ``uid`` (0 when it is not held). It only grows, and
+        a draft read after it holds every one of them: a render that reads it first shows them all.
+        """
+        with self._lock:
+            held = self._resources.get(uid)
+            return held.sequence if held is not None else 0
 
     def conflicts(self, uid: str) -> list[Conflict]:
         """The disagreements to resolve, each with the server's value (a copy)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..errors import DraftLimitReached, Unauthenticated
 from ..runtime import KrmRuntime
 from .page import Component, Page, find_page
-from .state import RENDER_HOLD
+from .state import RENDER_HOLD, store_policy
 
 if t.TYPE_CHECKING:
     from ..principal import Principal
@@ -102,4 +102,6 @@ def bind(krm: KrmRuntime, page_id: str | None, component_id: str) -> Binding:
     if drafts.shared and not store.snapshot_complete:
         feed.hold_for(RENDER_HOLD)
         feed.wait_live(CATCH_UP_WAIT)
+    if drafts.shared:
+        drafts.catch_up(component.scope, component.projection, policy=store_policy(component))
     return Binding(principal, drafts, page, component, store, feed)

@@ -10,9 +10,11 @@ reconnection resends everything, since a message may have been lost with the old
 pager that changed.
 Store notifications only set a flag (and, for a list, note the changed uids), so a burst of changes
 costs one render per component.
-An editor's render made after field edits through this page ends with a hidden marker of the
-page's edit count (:meth:`flask_krm.ui.page.Page.count_edit`): it tells ``krm.js`` which edits the
-render already shows, and makes the render after an edit differ from the one before it.
+An editor's render made after the person's edits of its object ends with a hidden marker of the
+object's edit sequence (:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, read before the
+render): it tells ``krm.js`` which edits the render already shows, and makes the render after an
+edit differ from the one before it. The sequence travels with the draft's edit record, so a render
+made by any worker is compared with an edit answered by any other.
 
 The stream never just ends: that would make the browser reconnect twice a second. It sends
 heartbeats while idle and, to stop for good, the named event ``krm-close`` carrying the reason
@@ -41,7 +43,7 @@ from ..sse_response import SSEResponse
 from .binding import Refusal, attach, authorize, page_of, session_of
 from .list_updates import ListUpdates
 from .page import Component, ListSpec, Page
-from .render import StreamStatus, body_partial, render_body
+from .render import StreamStatus, body_partial, edited_object, render_body
 from .state import store_policy
 
 if t.TYPE_CHECKING:
@@ -135,6 +137,12 @@ class Channel:
         uids = self._changed_uids.pop(component.id, set())
         return updates.changes(link.store, link.status, uids)
 
+    def _edit_sequence(self, link: _Link) -> int:
+        if link.store is None:
+            return 0
+        uid = edited_object(link.store, link.component, self.page).uid
+        return link.store.edit_sequence(uid) if uid is not None else 0
+
     def _link_components(self) -> list[Callable[[], None]]:
         undo: list[Callable[[], None]] = []
         for component in self.page.components.values():
@@ -181,7 +189,7 @@ class Channel:
                     if isinstance(link.component.spec, ListSpec):
                         parts.extend(self._list_parts(link))
                         continue
-                    edits = self.page.edits.get(link.component.id, 0)
+                    edits = self._edit_sequence(link)
                     body = render_body(link.component, link.store, link.status, krm.cache, self.page)
                     if edits:  # read before rendering: the render holds at least these edits
                         body = body + edits_marker(edits)

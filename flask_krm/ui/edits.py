@@ -250,7 +250,8 @@ def edit_response(component_id: str) -> Response:
     except UnknownResourceError:
         return _answer(component, None, "The object is no longer here.", 404)
     response = _answer(component, path, extra=extra)
-    response.headers[EDITS_HEADER] = str(binding.page.count_edit(component.id))
+    uid = edited_object(binding.store, component, binding.page).uid
+    response.headers[EDITS_HEADER] = str(binding.store.edit_sequence(uid) if uid is not None else 0)
     return response
 
 

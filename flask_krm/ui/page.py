@@ -16,6 +16,7 @@ that shows it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -371,20 +372,10 @@ class Page:
     """List component id -> the filter, sort and page this page shows it with (from its URL)."""
     shown_lists: dict[str, ShownList] = field(default_factory=dict)
     """List component id -> what the first paint showed of it, row by row."""
-    edits: dict[str, int] = field(default_factory=dict)
-    """Editor component id -> field edits accepted through this page. Every render the channel sends
-    after an edit carries this count, so the page tells a render made before an edit's change from
-    one made after it (:meth:`count_edit`)."""
 
     def add(self, component: Component) -> None:
         """Register ``component`` on the page."""
         self.components[component.id] = component
-
-    def count_edit(self, component_id: str) -> int:
-        """Count an edit the draft has just taken through this page's ``component_id``; returns the
-        new count (the channel's renders from now on carry it)."""
-        count = self.edits[component_id] = self.edits.get(component_id, 0) + 1
-        return count
 
 
 def new_page_id() -> str:
@@ -430,6 +421,7 @@ def page_to_json(page: Page) -> dict[str, t.Any]:
         "components": [_spec_to_json(c.spec) for c in page.components.values()],
         "painted": dict(page.painted),
         "bound": dict(page.bound),
+        "queries": {key: _query_to_json(query) for key, query in page.queries.items()},
     }
 
 
@@ -446,7 +438,30 @@ def page_from_json(data: t.Any) -> Page:
         if not isinstance(held, Mapping) or not all(isinstance(v, str) for v in held.values()):
             raise ValueError(f"a page's {name} maps component ids to strings")
         getattr(page, name).update({str(k): v for k, v in held.items()})
+    queries = data.get("queries", {})
+    if not isinstance(queries, Mapping):
+        raise ValueError("a page's queries map component ids to list views")
+    page.queries.update({str(k): _query_from_json(v) for k, v in queries.items()})
     return page
+
+
+def _query_to_json(query: ListQuery) -> dict[str, t.Any]:
+    return {**dataclasses.asdict(query), "others": [list(pair) for pair in query.others]}
+
+
+def _query_from_json(data: t.Any) -> ListQuery:
+    if not isinstance(data, Mapping):
+        raise ValueError("a list view is an object")
+    sort = data.get("sort")
+    return ListQuery(
+        key=str(data["key"]),
+        text=str(data.get("text", "")),
+        sort=None if sort is None else str(sort),
+        descending=bool(data.get("descending", False)),
+        page=int(data.get("page", 1)),
+        path=str(data.get("path", "")),
+        others=tuple((str(name), str(value)) for name, value in data.get("others", [])),
+    )
 
 
 def _spec_to_json(spec: Spec) -> dict[str, t.Any]:
@@ -455,12 +470,21 @@ def _spec_to_json(spec: Spec) -> dict[str, t.Any]:
         return {
             "kind": "list",
             **common,
-            "columns": [[c.header, list(c.path)] for c in spec.columns],
+            "columns": [[c.header, list(c.path), c.cell] for c in spec.columns],
             "link": spec.link,
             "rowActions": [[a.label, a.endpoint] for a in spec.row_actions],
+            "pageSize": spec.page_size,
+            "urlKey": spec.url_key,
         }
     fields = None if spec.fields is None else [list(p) for p in spec.fields]
-    return {"kind": "editor", **common, "roots": [list(r) for r in spec.policy.roots], "fields": fields}
+    return {
+        "kind": "editor",
+        **common,
+        "roots": [list(r) for r in spec.policy.roots],
+        "fields": fields,
+        "yaml": spec.yaml,
+        "labels": [[list(path), label] for path, label in spec.labels],
+    }
 
 
 def _spec_from_json(data: t.Any) -> Spec:
@@ -474,13 +498,16 @@ def _spec_from_json(data: t.Any) -> Spec:
     if title is not None and not isinstance(title, str):
         raise ValueError("a title is a string")
     if data.get("kind") == "list":
-        columns = tuple(Column(str(header), tuple(path)) for header, path in data["columns"])
+        columns = tuple(Column(str(header), tuple(path), str(cell)) for header, path, cell in data["columns"])
         actions = tuple(RowAction(str(label), str(endpoint)) for label, endpoint in data.get("rowActions", []))
         link = data.get("link")
-        return ListSpec(scope, projection, columns, link if isinstance(link, str) else None, title, actions)
+        link = link if isinstance(link, str) else None
+        page_size, url_key = int(data["pageSize"]), str(data["urlKey"])
+        return ListSpec(scope, projection, columns, link, title, actions, page_size, url_key)
     if data.get("kind") == "editor":
         policy = EditPolicy(tuple(tuple(str(s) for s in root) for root in data["roots"]))
         fields = data.get("fields")
         paths = None if fields is None else tuple(tuple(p) for p in fields)
-        return EditorSpec(scope, projection, policy, paths, title)
+        labels = tuple((tuple(path), str(label)) for path, label in data.get("labels", []))
+        return EditorSpec(scope, projection, policy, paths, title, bool(data.get("yaml", True)), labels)
     raise ValueError("a component is a list or an editor")

@@ -92,6 +92,8 @@ class Roaming:
         self.browsers: dict[int, Browser] = {}
         self.cookie: str | None = None
         self.user = user
+        self.answered: t.Any = None
+        """The headers of the last answer to :meth:`post`."""
         self.on(0).sign_in(user)
         self._keep(self.browsers[0])
 
@@ -119,6 +121,7 @@ class Roaming:
         browser = self.on(index)
         answer = browser.post(url, data, headers)
         self._keep(browser)
+        self.answered = answer.headers
         return answer.status_code, answer.get_data(as_text=True)
 
     def get(self, index: int, url: str) -> int:
@@ -179,6 +182,46 @@ def test_an_edit_on_one_worker_reaches_the_page_stream_another_worker_holds(
     assert edit(roaming, 1, page, "level", "trace-from-worker-1") == 200  # the page is known on worker 1 too
     channel.until_text("trace-from-worker-1", timeout=3.0)
     assert read(kube, NAMESPACE, "configmaps", name)["data"] == {"level": "info"}  # type: ignore[index]
+    roaming.close()
+
+
+def test_edits_on_any_worker_are_counted_in_one_sequence_that_every_workers_renders_carry(
+    kube: KubeSimulator, clean_redis: RedisServer
+) -> None:
+    cluster = Cluster(kube, clean_redis, count=3)
+    try:
+        name = new_configmap(kube)
+        roaming = Roaming(cluster)
+        page = roaming.open(0, editor_url(name))
+        channel = roaming.on(2).stream(t.cast(str, page.channel_url))
+        channel.until_text('data-krm-stream="live"')
+        answered = []
+        for index, value in enumerate(["first", "second", "third"]):
+            assert edit(roaming, index % 2, page, "level", value) == 200
+            answered.append(roaming.answered["X-KRM-Edits"])
+        assert answered == ["1", "2", "3"]
+        channel.until_text('data-krm-edits="3"', timeout=3.0)
+        for message in channel.messages:  # a render carrying a count shows every edit up to it
+            for count in re.findall(r'data-krm-edits="(\d+)"', message.data):
+                assert ["first", "second", "third"][int(count) - 1] in message.data, message.data
+        roaming.close()
+    finally:
+        cluster.stop()
+
+
+def test_an_edit_builds_on_the_edits_another_worker_took_just_before(cluster: Cluster, kube: KubeSimulator) -> None:
+    name = new_configmap(kube, a="", b="", c="", d="")
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    for index, key in enumerate(["a", "b", "c", "d"]):  # straight after the other worker's answer
+        assert edit(roaming, index % 2, page, key, f"{key}-on-{index % 2}") == 200
+    assert save(roaming, 1, page) == "saved"
+    assert read(kube, NAMESPACE, "configmaps", name)["data"] == {  # type: ignore[index]
+        "a": "a-on-0",
+        "b": "b-on-1",
+        "c": "c-on-0",
+        "d": "d-on-1",
+    }
     roaming.close()
 
 

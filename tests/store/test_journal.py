@@ -93,10 +93,11 @@ def test_a_record_replaces_the_draft_held_and_notifies() -> None:
     store.set_value(CM_UID, ("data", "level"), "local")
     seen: list[frozenset[str]] = []
     store.subscribe(seen.append)
-    store.restore(EditRecord(CM_UID, (Edit(("data", "new"), MISSING, "remote"),)))
+    remote = EditRecord(CM_UID, (Edit(("data", "new"), MISSING, "remote"),), (), 2)  # another worker's, newer
+    store.restore(remote)
     assert store.draft(CM_UID)["data"] == {"level": "info", "replicas": "3", "new": "remote"}
     assert seen == [frozenset({CM_UID})]
-    store.restore(EditRecord(CM_UID, (Edit(("data", "new"), MISSING, "remote"),)))
+    store.restore(remote)
     assert seen == [frozenset({CM_UID})]  # the same record again changes nothing
 
 
@@ -149,6 +150,9 @@ def test_an_edit_under_a_value_that_is_no_longer_a_map_yields_to_the_server() ->
         {"uid": "u", "edits": [{"path": ["data", True]}]},
         {"uid": "u", "edits": ["x"]},
         {"uid": "u", "edits": [], "conflicts": [[1.5]]},
+        {"uid": "u", "edits": [], "sequence": -1},
+        {"uid": "u", "edits": [], "sequence": "3"},
+        {"uid": "u", "edits": [], "sequence": True},
     ],
 )
 def test_what_is_not_a_record_is_refused(data: Any) -> None:
@@ -177,3 +181,21 @@ def test_a_replayed_record_gives_the_same_draft_and_patch(edits: list[tuple[str,
     store_with(configmap(**server) if server else configmap(), store=other)
     assert other.draft(CM_UID) == first.draft(CM_UID)
     assert other.patch(CM_UID) == first.patch(CM_UID)
+
+
+def test_every_edit_counts_in_the_sequence_a_record_carries_and_a_replay_never_lowers() -> None:
+    store = store_with(configmap())
+    assert store.edit_sequence(CM_UID) == 0 and store.edit_sequence("nope") == 0
+    store.set_value(CM_UID, ("data", "level"), "debug")
+    store.revert(CM_UID, ("data", "level"))
+    store.keep_mine(CM_UID, ("data", "level"))  # no conflict there: nothing to keep, not an edit
+    assert store.edit_sequence(CM_UID) == 2
+    record = moved(store.edit_record(CM_UID))
+    assert record == EditRecord(CM_UID, (), (), 2)
+    other = store_with(configmap())
+    seen: list[frozenset[str]] = []
+    other.subscribe(seen.append)
+    other.restore(record)
+    assert other.edit_sequence(CM_UID) == 2 and seen == [frozenset({CM_UID})]  # the same draft, a new count
+    other.restore(EditRecord(CM_UID, (), (), 1))
+    assert other.edit_sequence(CM_UID) == 2 and len(seen) == 1

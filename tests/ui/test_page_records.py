@@ -9,6 +9,7 @@ import pytest
 
 from flask_krm import Scope
 from flask_krm.store import EditPolicy
+from flask_krm.ui.list_query import ListQuery
 from flask_krm.ui.page import (
     Column,
     EditorSpec,
@@ -28,10 +29,16 @@ def a_page() -> Page:
     listing = ListSpec(
         CONFIGMAPS,
         "krm-spec/v1",
-        (Column("Name", ("metadata", "name")), Column("Level", ("data", "level"))),
+        (
+            Column("Name", ("metadata", "name")),
+            Column("Level", ("data", "level")),
+            Column("Ready", ("status",), "ready"),
+        ),
         link="/cm/{name}",
         title="Maps",
         row_actions=(RowAction("Delete", "krm_review.delete"),),
+        page_size=20,
+        url_key="maps",
     )
     editor = EditorSpec(
         Scope(target="demo", group="apps", version="v1", resource="deployments", namespace="app", name="web"),
@@ -39,11 +46,14 @@ def a_page() -> Page:
         EditPolicy((("spec", "replicas"),)),
         fields=(("spec", "replicas"),),
         title="Web",
+        yaml=False,
+        labels=((("spec", "replicas"), "Pods"),),
     )
     for spec in (listing, editor):
         page.add(make_component(spec))
     page.painted = {c: f"digest-{c}" for c in page.components}
     page.bound = {next(reversed(page.components)): "uid-web"}
+    page.queries = {next(iter(page.components)): ListQuery("maps", "web", "level", True, 2, "/maps", (("tab", "a"),))}
     return page
 
 
@@ -53,6 +63,7 @@ def test_a_page_comes_back_whole_with_the_same_component_ids() -> None:
     assert again.id == page.id
     assert again.components == page.components
     assert again.painted == page.painted and again.bound == page.bound
+    assert again.queries == page.queries
 
 
 @pytest.mark.parametrize(
@@ -63,6 +74,8 @@ def test_a_page_comes_back_whole_with_the_same_component_ids() -> None:
         lambda d: {**d, "components": [{"kind": "chart", "scope": {}, "projection": "x"}]},
         lambda d: {**d, "components": [{**d["components"][0], "scope": {"target": "demo"}}]},
         lambda d: {**d, "painted": {"x": 1}},
+        lambda d: {**d, "queries": {"x": "maps"}},
+        lambda d: {**d, "queries": []},
     ],
 )
 def test_what_is_not_a_page_is_refused(mangle: t.Callable[[dict[str, t.Any]], t.Any]) -> None:

@@ -40,15 +40,15 @@ def outcome(response: t.Any, component_id: str) -> tuple[str, str]:
     return match.group(1), re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", match.group(2))).strip()
 
 
-def test_an_accepted_edit_answers_the_page_edit_count(client: FlaskClient, page: PageHandle) -> None:
+def test_an_accepted_edit_answers_the_objects_edit_sequence(client: FlaskClient, page: PageHandle) -> None:
     cid = page.component_ids[0]
     assert page.edit(cid, op="set", path=A, value="x").headers[EDITS] == "1"
     assert page.edit(cid, op="revert", path=A).headers[EDITS] == "2"
     refused = page.edit(cid, op="rename_key", path=json.dumps(["data"]), key="a", new_key="")
     assert refused.status_code == 422 and EDITS not in refused.headers
-    other_tab = open_page(client, editor_url())
-    assert other_tab.edit(cid, op="set", path=A, value="y").headers[EDITS] == "1"
-    assert page.edit(cid, op="set", path=A, value="z").headers[EDITS] == "3"
+    other_tab = open_page(client, editor_url())  # the same draft: its edits count too
+    assert other_tab.edit(cid, op="set", path=A, value="y").headers[EDITS] == "3"
+    assert page.edit(cid, op="set", path=A, value="z").headers[EDITS] == "4"
 
 
 def test_renders_after_an_edit_carry_the_count_and_are_always_sent(page: PageHandle) -> None:
