@@ -25,6 +25,7 @@ staged) and again when it is saved, and goes through the save hook as the signed
 
 from __future__ import annotations
 
+import logging
 import typing as t
 from collections.abc import Mapping
 
@@ -37,9 +38,10 @@ from ..errors import CsrfError
 from ..hooks import Verb
 from ..htmx import PAGE_HEADER
 from ..runtime import runtime
+from ..sessions import StoreKey, store_id
 from ..ui.binding import Binding, Refusal, bind
 from ..ui.page import ListSpec
-from .editor import editor_state, settings_of
+from .editor import SAVE_LOCK_TTL, editor_state, settings_of
 from .flow import SaveFlow
 from .fragments import review_fragment
 from .outcomes import Outcome, OutcomeKind
@@ -48,6 +50,8 @@ from .staging import CreatePolicy, CreateRejected, PendingCreate, PendingDelete,
 from .writer import object_scope
 
 STAGING_STATE: t.Final = "krm.staging"
+STAGING_RECORD: t.Final = "staging"
+logger = logging.getLogger("flask_krm.review")
 
 
 def not_permitted(detail: str) -> Outcome:
@@ -161,7 +165,17 @@ class ReviewViews:
                 return editor_state(binding.drafts, component, uid).flow
 
             kind = self._kind(binding)
-            results = save_review(target, binding.store, staging, flow, kind=kind, live=binding.feed.status.writable)
+            shared = self._shared(binding)
+            token = binding.drafts.lock(shared, SAVE_LOCK_TTL) if shared is not None else None
+            if shared is not None and token is None:  # another worker saves this list's changes now
+                return 409, {"": Outcome(OutcomeKind.BUSY)}
+            try:
+                results = save_review(
+                    target, binding.store, staging, flow, kind=kind, live=binding.feed.status.writable
+                )
+            finally:
+                if shared is not None and token is not None:
+                    binding.drafts.unlock(shared, token)
             outcomes = {r.item.key: r.outcome for r in results}
             worst = max((o.status_code for o in outcomes.values()), default=200)
             return worst, outcomes
@@ -189,12 +203,11 @@ class ReviewViews:
         if not isinstance(binding.component.spec, ListSpec):
             return Response("Creating and deleting apply to lists only.", status=400, mimetype="text/plain")
         component = binding.component
-        states = binding.drafts.page_state((STAGING_STATE, component.scope, component.projection))
-        staging = states.get("staging")
-        if not isinstance(staging, Staging):
-            staging = states["staging"] = Staging()
+        staging = self._staging(binding)
         status, outcomes = act(binding, staging)
         staging.forget_missing(binding.store)
+        if write:
+            self._keep(binding, staging)
         settings = settings_of(runtime())
         fragment = review_fragment(
             f"{component.id}-review",
@@ -207,6 +220,35 @@ class ReviewViews:
             saved=sum(1 for key, o in outcomes.items() if key and o.wrote) if summarize else None,
         )
         return Response(fragment, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
+
+    @staticmethod
+    def _shared(binding: Binding) -> str | None:
+        """The record field of the list's pending creates and deletes in a shared draft backend, or
+        ``None``: kept in this process (the memory backend; a list of Secrets, whose staged bodies
+        hold values that never leave it)."""
+        component = binding.component
+        if not binding.drafts.shared or component.scope.resource == "secrets":
+            return None
+        return f"{STAGING_RECORD}:{store_id(StoreKey(component.scope, component.projection, None))}"
+
+    def _staging(self, binding: Binding) -> Staging:
+        component = binding.component
+        states = binding.drafts.page_state((STAGING_STATE, component.scope, component.projection))
+        staging = states.get("staging")
+        if not isinstance(staging, Staging):
+            staging = states["staging"] = Staging()
+        shared = self._shared(binding)
+        if shared is not None:
+            try:
+                staging.adopt(binding.drafts.records().get(shared))
+            except ValueError:
+                logger.warning("ignoring malformed pending creates and deletes in the draft backend")
+        return staging
+
+    def _keep(self, binding: Binding, staging: Staging) -> None:
+        shared = self._shared(binding)
+        if shared is not None:
+            binding.drafts.write_records({shared: staging.to_json()})
 
     def _denied(self, binding: Binding, staging: Staging) -> list[str]:
         """The review items the principal may not write, each asked about the exact scope its write

@@ -287,11 +287,57 @@ class Staging:
                 items.append(ReviewItem("edit", uid, _name(store.server(uid)), changes))
         return items
 
+    def to_json(self) -> dict[str, Any] | None:
+        """What is pending as JSON, for a shared draft backend (``None``: nothing). Outcomes, shown
+        with the answer that made them, are not part of it."""
+        if not self._creates and not self._deletes:
+            return None
+        return {
+            "creates": [{"id": c.draft_id, "body": dict(c.body)} for c in self._creates.values()],
+            "deletes": [
+                {"uid": d.uid, "name": d.name, "namespace": d.namespace, "resourceVersion": d.resource_version}
+                for d in self._deletes.values()
+            ],
+        }
+
+    def adopt(self, data: Any) -> None:
+        """Make what :meth:`to_json` gave (``None``: nothing) what is pending here; an entry still
+        pending keeps the outcome it has here. Raises ``ValueError`` when ``data`` is not that."""
+        if data is None:
+            data = {"creates": [], "deletes": []}
+        try:
+            creates = {
+                str(c["id"]): PendingCreate(str(c["id"]), dict(c["body"]), self._outcome(self._creates, c["id"]))
+                for c in data["creates"]
+            }
+            deletes = {
+                str(d["uid"]): PendingDelete(
+                    str(d["uid"]),
+                    str(d["name"]),
+                    _optional(d.get("namespace")),
+                    _optional(d.get("resourceVersion")),
+                    self._outcome(self._deletes, d["uid"]),
+                )
+                for d in data["deletes"]
+            }
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a list of pending creates and deletes: {exc}") from None
+        self._creates, self._deletes = creates, deletes
+
+    @staticmethod
+    def _outcome(held: Mapping[str, PendingCreate] | Mapping[str, PendingDelete], key: Any) -> Outcome | None:
+        pending = held.get(str(key))
+        return pending.outcome if pending is not None else None
+
     def _create(self, draft_id: str) -> PendingCreate:
         try:
             return self._creates[draft_id]
         except KeyError:
             raise StagingError(f"no pending create {draft_id!r}") from None
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _name(obj: Mapping[str, Any] | None) -> str:

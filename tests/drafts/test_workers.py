@@ -248,6 +248,49 @@ def test_drafts_are_all_back_after_every_worker_restarted(cluster: Cluster, kube
     roaming.close()
 
 
+def list_url(**more: str) -> str:
+    scope = Scope(target=TARGET, version="v1", resource="configmaps", namespace=NAMESPACE)
+    extra = "".join(f"&{k}={v}" for k, v in more.items())
+    return f"/list?scope={quote(scope.canonical_query(), safe='')}&delete=1{extra}"
+
+
+def review(roaming: Roaming, index: int, page: Page, action: str = "", **form: str) -> tuple[int, str]:
+    listing = page.component("list")
+    url = f"/krm/review/{listing}" + (f"/{action}" if action else "")
+    if not action:
+        browser = roaming.on(index)
+        answer = browser.client.get(url, headers=page.headers(listing))
+        return answer.status_code, answer.get_data(as_text=True)
+    return roaming.post(index, url, form, page.headers(listing))
+
+
+def test_staged_creates_and_deletes_are_shared_by_every_worker_and_back_after_a_restart(
+    cluster: Cluster, kube: KubeSimulator
+) -> None:
+    doomed = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, list_url())
+    uid = read(kube, NAMESPACE, "configmaps", doomed)["metadata"]["uid"]  # type: ignore[index]
+    assert review(roaming, 0, page, "delete", uid=uid)[0] == 200
+    fresh = f"cm-{secrets.token_hex(4)}"
+    body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": fresh}, "data": {"k": "v"}})
+    assert review(roaming, 1, page, "create", body=body)[0] == 200
+    status, shown = review(roaming, 0, page)
+    assert status == 200 and doomed in shown and fresh in shown, shown
+    cluster.restart()
+    page = roaming.open(1, list_url())
+    status, shown = review(roaming, 1, page)
+    assert status == 200 and doomed in shown and fresh in shown, shown
+    status, saved = review(roaming, 0, page, "save")
+    assert status == 200, saved
+    assert read(kube, NAMESPACE, "configmaps", doomed) is None
+    assert read(kube, NAMESPACE, "configmaps", fresh)["data"] == {"k": "v"}  # type: ignore[index]
+    assert not [name for name in records(cluster.redis) if name.startswith("staging:")]
+    status, shown = review(roaming, 1, page)
+    assert status == 200 and doomed not in shown and fresh not in shown, shown
+    roaming.close()
+
+
 def test_sign_out_ends_the_draft_session_on_every_worker(cluster: Cluster, kube: KubeSimulator) -> None:
     name = new_configmap(kube)
     roaming = Roaming(cluster)

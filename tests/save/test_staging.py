@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from flask_krm.save.outcomes import Outcome, OutcomeKind
@@ -143,3 +145,23 @@ def test_deletes_are_bound_to_a_uid_and_can_be_discarded() -> None:
     assert not staging.is_pending_delete("uid-1")
     with pytest.raises(StagingError):
         staging.discard("uid-1")
+
+
+def test_what_is_pending_goes_through_json_and_keeps_the_outcomes_shown_here() -> None:
+    policy = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("data",)))
+    here = Staging()
+    create = here.stage_create({"metadata": {"name": "new"}, "data": {"k": "v"}}, policy, namespace="ns")
+    here.stage_delete("uid-1", name="old", namespace="ns", resource_version="7")
+    here.record(create.draft_id, Outcome(OutcomeKind.BUSY))
+    assert Staging().to_json() is None
+    data = json.loads(json.dumps(here.to_json()))
+    there = Staging()
+    there.adopt(data)
+    assert [(c.draft_id, c.body, c.outcome) for c in there.creates()] == [(create.draft_id, create.body, None)]
+    assert [(d.uid, d.name, d.namespace, d.resource_version) for d in there.deletes()] == [("uid-1", "old", "ns", "7")]
+    here.adopt(data)  # the same entries: the outcome shown here stays
+    assert [c.outcome for c in here.creates()] == [Outcome(OutcomeKind.BUSY)]
+    here.adopt(None)
+    assert here.creates() == [] and here.deletes() == []
+    with pytest.raises(ValueError):
+        here.adopt({"creates": [{"body": {}}], "deletes": []})
