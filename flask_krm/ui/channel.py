@@ -43,7 +43,7 @@ from ..sse_response import SSEResponse
 from .binding import Refusal, attach, authorize, page_of, session_of
 from .list_updates import ListUpdates
 from .page import Component, ListSpec, Page
-from .render import StreamStatus, body_partial, edited_object, render_body
+from .render import StreamStatus, body_partial, edited_object, render_body, render_restart_copy_out
 from .state import store_policy
 
 if t.TYPE_CHECKING:
@@ -54,6 +54,8 @@ if t.TYPE_CHECKING:
 
 CLOSE_EVENT: t.Final = "krm-close"
 SHUTDOWN_REASON: t.Final = "The server is restarting: reload the page in a moment."
+RESTART_RETRY: t.Final = b"retry: 1000\n\n"
+"""The last frame of a stream ended by a restart with a shared draft backend: reconnect in a second."""
 RESPONSE_HEADERS: t.Final = (
     ("Content-Type", "text/event-stream"),
     ("Cache-Control", "no-store"),
@@ -137,6 +139,23 @@ class Channel:
         uids = self._changed_uids.pop(component.id, set())
         return updates.changes(link.store, link.status, uids)
 
+    def _shutdown_frames(self) -> Iterator[bytes]:
+        """The end of the stream when the server stops. With a shared draft backend the stream just
+        ends, so the browser reconnects to another (or the next) worker, where the drafts are all
+        there. Otherwise the drafts go with this process: each editor with unsaved changes shows
+        them for copy-out, and the stream closes for good with the reason."""
+        if self.drafts.shared:
+            yield RESTART_RETRY
+            return
+        parts = []
+        for link in self.links:
+            body = render_restart_copy_out(link.component, link.store, link.status, self.page)
+            if body is not None:
+                parts.append(body_partial(link.component, body))
+        if parts:
+            yield from released(message("\n".join(parts)))
+        yield close_frame(self._closing or SHUTDOWN_REASON)
+
     def _edit_sequence(self, link: _Link) -> int:
         if link.store is None:
             return 0
@@ -178,7 +197,7 @@ class Channel:
             yield b": connected\n\n"
             while not self._gone:
                 if self._closing is not None or krm.shut_down:
-                    yield close_frame(self._closing or SHUTDOWN_REASON)
+                    yield from self._shutdown_frames()
                     return
                 self._wake.clear()
                 changed, self._dirty = self._dirty, set()

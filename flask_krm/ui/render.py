@@ -307,10 +307,12 @@ def _identity(obj: Mapping[str, t.Any]) -> Identity:
 
 @dataclass(frozen=True, slots=True)
 class RemovedView:
-    """What an editor shows when the object it edited with unsaved changes is gone."""
+    """What an editor shows when the object it edited with unsaved changes is gone, or when the
+    server stops and its drafts are kept nowhere else (``restarting``)."""
 
     copy_out: CopyOut
     replaced: bool
+    restarting: bool = False
 
 
 def _render_editor(
@@ -371,6 +373,20 @@ def render_editor_body(
         return _render_editor(component, status, state, patch=store.patch(uid))
     key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]))
     return cache.get_or_render(key, lambda: _render_editor(component, status, state))
+
+
+def render_restart_copy_out(
+    component: Component, store: LiveResourceStore | None, status: StreamStatus, page: Page
+) -> Markup | None:
+    """The body of an editor of ``page`` when the server stops while its drafts live in this
+    process only: the person's unsaved changes as a copy-out, or ``None`` when there are none."""
+    if store is None or not isinstance(component.spec, EditorSpec):
+        return None
+    edited = edited_object(store, component, page)
+    copy = recovery_copy(store, edited.uid) if edited.uid is not None else edited.removed
+    if copy is None:
+        return None
+    return _render_editor(component, status, None, RemovedView(copy_out(copy), False, restarting=True))
 
 
 def render_body(

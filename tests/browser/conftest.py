@@ -58,7 +58,7 @@ class Server:
 def serving(traffic: Path, kubeconfig: str | None = None, *, bulk: int = 0) -> Iterator[dict[str, str]]:
     """Runs ``serve.py`` until the block ends: the live UI app with its own simulator (holding
     ``bulk`` ConfigMaps in the namespace ``bulk``), or, given the ``kubeconfig`` of a simulator run
-    here, the saving app. Gives the ``url`` and ``kubeconfig`` it prints."""
+    here, the saving app. Gives the ``url`` and ``kubeconfig`` it prints, and its ``pid``."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.browser.serve", str(traffic), *([kubeconfig] if kubeconfig else [])],
         cwd=ROOT,
@@ -73,7 +73,7 @@ def serving(traffic: Path, kubeconfig: str | None = None, *, bulk: int = 0) -> I
         process.wait(timeout=10)
         raise RuntimeError(f"the browser test server did not start:\n{process.stderr.read() if process.stderr else ''}")
     try:
-        yield json.loads(line)
+        yield {**json.loads(line), "pid": str(process.pid)}
     finally:
         process.send_signal(signal.SIGTERM)
         try:

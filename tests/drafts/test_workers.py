@@ -225,6 +225,25 @@ def test_an_edit_builds_on_the_edits_another_worker_took_just_before(cluster: Cl
     roaming.close()
 
 
+def test_a_worker_that_stops_ends_its_page_streams_for_a_reconnect_that_finds_the_draft(
+    cluster: Cluster, kube: KubeSimulator
+) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    channel = roaming.on(0).stream(t.cast(str, page.channel_url))
+    channel.until_text(": connected")
+    assert edit(roaming, 0, page, "level", "typed-before-the-restart") == 200
+    channel.until_text("typed-before-the-restart")
+    stopping = gevent.spawn(shut_down, cluster.workers[0])
+    channel.until_end()
+    assert channel.text.endswith("retry: 1000\n\n") and "krm-close" not in channel.text
+    stopping.join(timeout=10)
+    again = roaming.on(1).stream(t.cast(str, page.channel_url))  # the browser's reconnect, on another worker
+    again.until_text("typed-before-the-restart")
+    roaming.close()
+
+
 def test_drafts_are_all_back_after_every_worker_restarted(cluster: Cluster, kube: KubeSimulator) -> None:
     name = new_configmap(kube, level="info", keep="me")
     roaming = Roaming(cluster)

@@ -163,6 +163,26 @@ def test_shutdown_closes_the_channel_with_a_reason(app: Flask, client: FlaskClie
     assert stopping.successful()
 
 
+def test_shutdown_offers_unsaved_changes_for_copy_out_before_it_closes(
+    app: Flask, client: FlaskClient, upstream: Upstream
+) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
+    page = open_page(client, editor_url())
+    clean = open_page(client, "/configmaps")
+    reader, clean_reader = connect(page), connect(clean)
+    cid = page.component_ids[0]
+    assert page.edit(cid, op="set", path=json.dumps(["data", "a"]), value="typed-here").status_code == 200
+    assert 'value="typed-here"' in reader.next().data
+    stopping = gevent.spawn(runtime(app).shutdown)
+    copy_out = reader.next()
+    assert "server is restarting" in copy_out.data and "krm-recovery-copy" in copy_out.data
+    assert "typed-here" in copy_out.data and 'value="typed-here"' not in copy_out.data  # text to copy, no form
+    assert reader.next().event == "krm-close"
+    assert clean_reader.next().event == "krm-close", "nothing unsaved there: no copy-out"
+    stopping.join(timeout=5)
+    assert stopping.successful()
+
+
 def test_an_idle_channel_sends_heartbeats(app: Flask, client: FlaskClient, upstream: Upstream) -> None:
     app.config["KRM_HEARTBEAT_INTERVAL"] = 0.05
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))

@@ -306,9 +306,12 @@ def test_drafts_are_back_after_every_worker_restarted(
     while (workers.worker_pids() & before or len(workers.worker_pids()) < WORKERS) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not workers.worker_pids() & before, "the workers were not replaced"
+    wait_live(page)  # the page reconnected by itself, to a new worker
+    more = typed_keys(page, "a", 2, lambda index: None)
+    expect(value_field(page, "a")).not_to_have_attribute("data-krm-unsent", "")
     page.reload()
     wait_live(page)
-    expect(value_field(page, "a")).to_have_value("start-" + typed)
+    expect(value_field(page, "a")).to_have_value("start-" + typed + more)
     expect(page.locator(".krm-dirty-marker")).to_have_count(markers)
 
 
