@@ -31,6 +31,7 @@ from tests.security.hosts import (
     Browser,
     Page,
     Recorder,
+    Stream,
     configmap,
     create,
     make_host,
@@ -169,13 +170,20 @@ def records(redis: RedisServer) -> dict[str, t.Any]:
     return out
 
 
+def watched_editor(cluster: Cluster, kube: KubeSimulator, channel_on: int) -> tuple[Roaming, str, Page, Stream]:
+    """A new ConfigMap's name and editor page, rendered by worker 0, and its channel open on ``channel_on``."""
+    roaming = Roaming(cluster)
+    name = new_configmap(kube)
+    page = roaming.open(0, editor_url(name))
+    channel = roaming.on(channel_on).stream(t.cast(str, page.channel_url))
+    channel.until_text(": connected")
+    return roaming, name, page, channel
+
+
 def test_an_edit_on_one_worker_reaches_the_page_stream_another_worker_holds(
     cluster: Cluster, kube: KubeSimulator
 ) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
-    channel = roaming.on(1).stream(t.cast(str, page.channel_url))
+    roaming, name, page, channel = watched_editor(cluster, kube, channel_on=1)
     channel.until_text('data-krm-stream="live"')
     assert edit(roaming, 0, page, "level", "debug-from-worker-0") == 200
     channel.until_text("debug-from-worker-0", timeout=3.0)
@@ -190,11 +198,7 @@ def test_edits_on_any_worker_are_counted_in_one_sequence_that_every_workers_rend
 ) -> None:
     cluster = Cluster(kube, clean_redis, count=3)
     try:
-        name = new_configmap(kube)
-        roaming = Roaming(cluster)
-        page = roaming.open(0, editor_url(name))
-        channel = roaming.on(2).stream(t.cast(str, page.channel_url))
-        channel.until_text('data-krm-stream="live"')
+        roaming, _, page, channel = watched_editor(cluster, kube, channel_on=2)
         answered = []
         for index, value in enumerate(["first", "second", "third"]):
             assert edit(roaming, index % 2, page, "level", value) == 200
@@ -228,11 +232,7 @@ def test_an_edit_builds_on_the_edits_another_worker_took_just_before(cluster: Cl
 def test_a_worker_that_stops_ends_its_page_streams_for_a_reconnect_that_finds_the_draft(
     cluster: Cluster, kube: KubeSimulator
 ) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
-    channel = roaming.on(0).stream(t.cast(str, page.channel_url))
-    channel.until_text(": connected")
+    roaming, _, page, channel = watched_editor(cluster, kube, channel_on=0)
     assert edit(roaming, 0, page, "level", "typed-before-the-restart") == 200
     channel.until_text("typed-before-the-restart")
     stopping = gevent.spawn(shut_down, cluster.workers[0])
