@@ -6,21 +6,26 @@ else is imported (this module stays unpatched, so other benchmarks run in the sa
 affected):
 
 - ``upstream``: the Kubernetes API simulator holding a 100-object scope (ConfigMaps) and a writer
-  that PATCHes them in turn through the HTTP API, each write stamping ``data.t`` with the clock;
+  that PATCHes them in turn through the HTTP API, each write stamping ``data.a`` with the clock;
 - ``server``: a Flask application with :class:`flask_krm.KrmStream` (a Kubernetes target on the
   simulator, the shared hub, ``KRM_HEARTBEAT_INTERVAL`` = :data:`HEARTBEAT`), served by
-  ``gevent.pywsgi`` on ``/krm/resource-stream/v1``; or, for the baseline, a bare ``pywsgi`` app
-  writing the same kind of frame (one pre-encoded body per tick, coalesced per subscriber through a
-  bounded queue, ``seq`` per subscriber) to every connection;
+  ``gevent.pywsgi`` on ``/krm/resource-stream/v1``; or, for the baseline, a bare ``pywsgi`` app fed
+  by the same upstream: one greenlet reads a raw watch of the scope, encodes each event once
+  (the projection the endpoint serves) and appends it to a log, and every connection follows the
+  log with a cursor and writes what it finds as one chunk of frames (``seq`` per connection);
 - ``clients``: N sockets speaking HTTP/1.1, counting ``modified`` frames and timing each from its
-  ``data.t`` stamp to its arrival.
+  ``data.a`` stamp to its arrival.
 
-Both servers get the same ladder of write rates (:data:`LADDER`, writes per second; each write is
-one delivery per subscriber), :data:`STEP_SECONDS` per step (``FLASK_KRM_BENCH_STEP_SECONDS``
-overrides it). A step *holds* when its writer kept the rate (:data:`HELD_WRITES`), every event
-written was delivered to every subscriber and p99 latency stayed under :data:`HELD_P99_MS`; the
-ladder stops at the first step that does not hold. The baseline's writer runs in its server, so a
-saturated baseline shows as a writer that cannot keep the rate.
+So both servers get the same producer (the upstream writer, through the simulator's watch, with
+O(1) work per event in the server before the fan-out), the same clients and the same ladder of
+write rates (:data:`LADDER`, writes per second; each write is one delivery per subscriber),
+:data:`STEP_SECONDS` per step (``FLASK_KRM_BENCH_STEP_SECONDS`` overrides it). What differs is what
+a subscriber costs between the watch and its socket. A step *holds* when its writer kept the rate
+(:data:`HELD_WRITES`), every event written was delivered to every subscriber and p99 latency stayed
+under :data:`HELD_P99_MS`; the ladder stops at the first step that does not hold.
+``FLASK_KRM_BENCH_RUNS=3`` measures three times (alternating which server goes first) and adds a
+``fanout-N-summary`` line with ``[min, median, max]`` of every number below.
+
 Reported for each, next to the baseline and as a ratio to it:
 
 - ``sustained_deliveries_per_s``: the deliveries per second of the highest step that held;
@@ -35,10 +40,9 @@ Reported for each, next to the baseline and as a ratio to it:
   the longest time until the server released their streams (``None``: not within
   :data:`HEARTBEAT` seconds; the bare loop notices a closed client only at its next write).
 
-Latency counts, for the endpoint, from the writer's PATCH through the simulator and the upstream
-watch to the reader; the baseline stamps its frames in the server itself, so the endpoint's ratio
-carries the upstream's share. Each step's ``first_p50_ms`` (the median over events of the latency
-of an event's earliest arrival at any subscriber) estimates that share. Every process shares the
+Latency counts, for both, from the writer's PATCH through the simulator and the upstream watch to
+the client; each step's ``first_p50_ms`` (the median over events of the latency of an event's
+earliest arrival at any subscriber) estimates the upstream's share. Every process shares the
 machine's cores (``load_average`` says how busy the machine was), so compare ratios, not absolute
 numbers.
 
@@ -135,27 +139,37 @@ def _children(*children: _Child) -> Iterator[None]:
 
 def run(quick: bool) -> Iterable[dict[str, Any]]:
     seconds = float(os.environ.get("FLASK_KRM_BENCH_STEP_SECONDS") or (1.0 if quick else STEP_SECONDS))
-    if quick:
-        yield fanout(subscribers=20, objects=20, ladder=(5, 50), seconds=seconds)
-        yield _snapshot(500)
-    else:
-        yield fanout(subscribers=1_000, objects=OBJECTS, ladder=LADDER, seconds=seconds)
-        yield _snapshot(10_000)
+    runs = max(1, int(os.environ.get("FLASK_KRM_BENCH_RUNS") or 1))
+    subscribers, objects, ladder = (20, 20, (5, 50)) if quick else (1_000, OBJECTS, LADDER)
+    results = []
+    for n in range(runs):
+        result = fanout(subscribers, objects, ladder, seconds, baseline_first=n % 2 == 1)
+        results.append(result)
+        yield result
+    if runs > 1:
+        yield summary(results)
+    yield _snapshot(500 if quick else 10_000)
 
 
-def fanout(subscribers: int, objects: int, ladder: tuple[int, ...], seconds: float) -> dict[str, Any]:
-    """The endpoint and the baseline, one after the other, up the same ladder."""
+def fanout(
+    subscribers: int, objects: int, ladder: tuple[int, ...], seconds: float, *, baseline_first: bool = False
+) -> dict[str, Any]:
+    """The endpoint and the baseline, one after the other, up the same ladder, fed by the same
+    upstream writer."""
     load_before = os.getloadavg()
     upstream = _Child("upstream_main", objects=objects)
     with _children(upstream):
         kubeconfig = upstream.read()["kubeconfig"]
-        endpoint = _climb("endpoint", subscribers, ladder, seconds, kubeconfig=kubeconfig, writer=upstream)
-    baseline = _climb("baseline", subscribers, ladder, seconds)
+        climbs = {}
+        for mode in ("baseline", "endpoint") if baseline_first else ("endpoint", "baseline"):
+            climbs[mode] = _climb(mode, subscribers, ladder, seconds, kubeconfig, upstream)
+    endpoint, baseline = climbs["endpoint"], climbs["baseline"]
     result: dict[str, Any] = {
         "case": f"fanout-{subscribers}",
         "subscribers": subscribers,
         "objects": objects,
         "step_seconds": seconds,
+        "first": "baseline" if baseline_first else "endpoint",
         "load_average": [round(x, 2) for x in load_before + os.getloadavg()],
     }
     for key in REPORTED:
@@ -166,6 +180,17 @@ def fanout(subscribers: int, objects: int, ladder: tuple[int, ...], seconds: flo
     result["steps"] = endpoint["steps"]
     result["baseline_steps"] = baseline["steps"]
     return result
+
+
+def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Minimum, median and maximum over runs of every reported number, its baseline and ratio."""
+    out: dict[str, Any] = {"case": f"{results[0]['case']}-summary", "runs": len(results)}
+    for key in REPORTED:
+        for name in (key, f"baseline_{key}", f"ratio_{key}"):
+            values = sorted(result[name] for result in results if result[name] is not None)
+            out[name] = [values[0], values[len(values) // 2], values[-1]] if values else None
+    out["load_average"] = [result["load_average"] for result in results]
+    return out
 
 
 REPORTED: Final = (
@@ -182,12 +207,7 @@ REPORTED: Final = (
 
 
 def _climb(
-    mode: str,
-    subscribers: int,
-    ladder: tuple[int, ...],
-    seconds: float,
-    kubeconfig: str = "",
-    writer: _Child | None = None,
+    mode: str, subscribers: int, ladder: tuple[int, ...], seconds: float, kubeconfig: str, writer: _Child
 ) -> dict[str, Any]:
     server = _Child("server_main", mode=mode, kubeconfig=kubeconfig)
     clients = _Child("clients_main")
@@ -231,13 +251,12 @@ def _climb(
 
 
 def _step(
-    server: _Child, clients: _Child, writer: _Child | None, rate: int, seconds: float, subscribers: int
+    server: _Child, clients: _Child, writer: _Child, rate: int, seconds: float, subscribers: int
 ) -> dict[str, Any]:
     before = server.ask(command="stats")
     clients.ask(command="reset")
     started = time.time()
-    source = writer if writer is not None else server
-    written = source.ask(command="write", rate=rate, seconds=seconds)["writes"]
+    written = writer.ask(command="write", rate=rate, seconds=seconds)["writes"]
     expected = written * subscribers
     received = clients.ask(command="report", since=started)
     deadline = time.monotonic() + DRAIN_SECONDS
@@ -366,55 +385,74 @@ def _endpoint_app(kubeconfig: str, closed: list[float]) -> Any:
     return app
 
 
-def _baseline_app(closed: list[float]) -> tuple[Any, Any]:
-    """A bare pywsgi app: a bounded queue per connection, drained and coalesced into one write; and
-    the writer that puts one pre-encoded body per tick in every queue."""
-    import gevent.queue
+def _baseline_app(kubeconfig: str, closed: list[float]) -> Any:
+    """A bare pywsgi app fed the way the hub is: one greenlet reads the upstream watch, encodes each
+    event once and appends it to a log (O(1) per event); each connection follows the log with its
+    own cursor and writes what it finds as one chunk, ``seq`` per connection. A connection more
+    than :data:`BASELINE_DEPTH` events behind skips to the oldest one kept."""
+    import gevent
+    import gevent.event
+    from kubernetes.config import new_client_from_config
 
     from flask_krm.events import Upsert, encode_body, frame
     from flask_krm.projection import project
     from flask_krm.sse import HEADERS
+    from flask_krm.upstream.reflector import iter_json_lines
 
-    queues: list[gevent.queue.Queue[bytes]] = []
+    log: list[bytes] = []
+    dropped = [0]  # events no longer in the log
+    wake = [gevent.event.Event()]
+    api = new_client_from_config(config_file=kubeconfig, context="admin")
+    path = f"/api/v1/namespaces/{_NAMESPACE}/configmaps"
+
+    def get(query: list[tuple[str, str]]) -> Any:
+        method, url, headers, _, _ = api.param_serialize(
+            "GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+        )
+        return api.call_api(method, url, header_params=headers, _request_timeout=(5, None)).response
+
+    def pump() -> None:
+        version = json.loads(get([]).data)["metadata"]["resourceVersion"]
+        watch = get([("watch", "true"), ("resourceVersion", version), ("timeoutSeconds", "3600")])
+        for event in iter_json_lines(watch):
+            if event["type"] != "MODIFIED":
+                continue
+            log.append(encode_body(Upsert("modified", project(event["object"], "krm-full/v1").object)))
+            if len(log) >= 2 * BASELINE_DEPTH:
+                del log[:BASELINE_DEPTH]
+                dropped[0] += BASELINE_DEPTH
+            rung, wake[0] = wake[0], gevent.event.Event()
+            rung.set()
 
     def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        queue: gevent.queue.Queue[bytes] = gevent.queue.Queue(256)
-        queues.append(queue)
         start_response("200 OK", list(HEADERS))
 
         def frames() -> Iterator[bytes]:
             seq = 0
+            cursor = dropped[0] + len(log)
             try:
                 yield READY  # the response starts: the client counts this connection as ready
                 while True:
-                    bodies = [queue.get()]
-                    while not queue.empty():
-                        bodies.append(queue.get_nowait())
+                    while cursor >= dropped[0] + len(log):
+                        wake[0].wait()
+                    bodies = log[max(0, cursor - dropped[0]) :]
+                    cursor = dropped[0] + len(log)
                     chunk = []
                     for body in bodies:
                         seq += 1
                         chunk.append(frame(seq, body))
                     yield b"".join(chunk)
             finally:
-                queues.remove(queue)
                 closed.append(time.time())
 
         return frames()
 
-    def write(n: int) -> None:
-        raw = _configmap(f"cm-{n % OBJECTS:03d}", repr(time.time()))
-        raw["metadata"].update(
-            namespace=_NAMESPACE,
-            uid=f"00000000-0000-4000-8000-{n % OBJECTS:012d}",
-            resourceVersion=str(n + 1000),
-            creationTimestamp="2026-12-01T00:00:00Z",
-        )
-        body = encode_body(Upsert("modified", project(raw, "krm-full/v1").object))
-        for queue in list(queues):
-            if not queue.full():
-                queue.put_nowait(body)
+    gevent.spawn(pump)
+    return app
 
-    return app, write
+
+BASELINE_DEPTH: Final = 256
+"""Events the baseline keeps for connections that fall behind (the hub's default queue depth)."""
 
 
 def server_main() -> None:
@@ -437,9 +475,9 @@ def server_main() -> None:
             longest[1] = max(longest[1], time.thread_time() - longest[3])
 
     if arguments["mode"] == "endpoint":
-        app, write = _endpoint_app(arguments["kubeconfig"], closed), None
+        app = _endpoint_app(arguments["kubeconfig"], closed)
     else:
-        app, write = _baseline_app(closed)
+        app = _baseline_app(arguments["kubeconfig"], closed)
     server = WSGIServer(("127.0.0.1", 0), app, log=None, error_log=None, backlog=4096)
     gc.callbacks.append(collected)  # from here on: serving
     server.start()
@@ -451,9 +489,6 @@ def server_main() -> None:
                 "longest_gc_cpu_ms": round(longest[1] * 1000, 1),
             }
             _say({**_usage(), **pauses})
-        elif command["command"] == "write":
-            assert write is not None
-            _say({"writes": _pace(command["rate"], command["seconds"], write)})
         elif command["command"] == "closed":
             _say({"at": [at for at in closed if at >= command["since"]]})
 
