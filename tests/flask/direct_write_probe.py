@@ -1,0 +1,83 @@
+"""Serves the JSON stream endpoint with gevent's pywsgi, over HTTP/1.1 (chunked) and HTTP/1.0 (raw),
+while ConfigMaps change, and records the exact bytes each client received.
+
+Run by ``test_direct_writes.py`` as ``python -m tests.flask.direct_write_probe`` (the hub needs a
+gevent-patched process). Prints one JSON line describing what happened.
+"""
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import json  # noqa: E402
+import socket  # noqa: E402
+import sys  # noqa: E402
+import typing as t  # noqa: E402
+
+import gevent  # noqa: E402
+from gevent.pywsgi import WSGIServer  # noqa: E402
+from kubernetes.client import CoreV1Api  # noqa: E402
+
+import flask_krm.sse_response as sse_response  # noqa: E402
+from flask_krm import KrmStream, Principal  # noqa: E402
+from flask_krm.testing import KubeSimulator  # noqa: E402
+from tests.flask.probes import demo_app  # noqa: E402
+
+URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
+CHANGES = 30
+
+
+def main() -> int:
+    seen: dict[str, t.Any] = {}
+    sends = [0]
+    send = sse_response._send
+
+    def counted(fd: int, data: bytes) -> None:
+        sends[0] += 1
+        send(fd, data)
+
+    sse_response._send = counted  # type: ignore[assignment]
+    with KubeSimulator(demo=True, demo_tick=None) as kube:
+        app = demo_app(kube.kubeconfig_path, KRM_HEARTBEAT_INTERVAL=30.0)
+        krm = KrmStream(
+            app,
+            principal_loader=lambda: Principal("probe"),
+            authorizer=lambda principal, scope, projection, verb: True,
+            client_loader=lambda target, principal: None,
+        )
+        server = WSGIServer(("127.0.0.1", 0), app, log=None)
+        server.start()
+        core = CoreV1Api(kube.api_client("admin"))
+        name = core.list_namespaced_config_map("demo").items[0].metadata.name
+        clients = {}
+        for version in ("HTTP/1.1", "HTTP/1.0"):
+            client = socket.create_connection(("127.0.0.1", server.server_port))
+            client.sendall(f"GET {URL} {version}\r\nHost: probe\r\n\r\n".encode())
+            clients[version] = client
+        received = {version: b"" for version in clients}
+
+        def read(version: str, until: bytes, count: int = 1) -> None:
+            with gevent.Timeout(30):
+                while received[version].count(until) < count:
+                    data = clients[version].recv(65536)
+                    assert data, "the server closed the stream"
+                    received[version] += data
+
+        for version in clients:
+            read(version, b'"type":"synced"')
+        for n in range(CHANGES):
+            core.patch_namespaced_config_map(name, "demo", {"data": {"probe": f"v{n}"}})
+        for version in clients:
+            read(version, b'"type":"modified"', CHANGES)
+            clients[version].close()
+        seen["streams"] = {version: data.decode() for version, data in received.items()}
+        seen["direct_sends"] = sends[0]
+        seen["changes"] = CHANGES
+        krm.shutdown(app)
+        server.stop(timeout=1)
+    print(json.dumps(seen))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
