@@ -27,6 +27,25 @@ URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespa
 CHANGES = 30
 
 
+def _connect(port: int, version: str) -> socket.socket:
+    client = socket.create_connection(("127.0.0.1", port))
+    client.sendall(f"GET {URL} {version}\r\nHost: probe\r\n\r\n".encode())
+    return client
+
+
+def _passthrough(app: t.Any) -> t.Any:
+    """A middleware that iterates the body itself (and could change the chunks)."""
+
+    def middleware(environ: dict[str, t.Any], start_response: t.Any) -> t.Iterator[bytes]:
+        body = app(environ, start_response)
+        try:
+            yield from body
+        finally:
+            body.close()
+
+    return middleware
+
+
 def main() -> int:
     seen: dict[str, t.Any] = {}
     sends = [0]
@@ -47,13 +66,14 @@ def main() -> int:
         )
         server = WSGIServer(("127.0.0.1", 0), app, log=None)
         server.start()
+        wrapped = WSGIServer(("127.0.0.1", 0), _passthrough(app), log=None)
+        wrapped.start()
         core = CoreV1Api(kube.api_client("admin"))
         name = core.list_namespaced_config_map("demo").items[0].metadata.name
         clients = {}
-        for version in ("HTTP/1.1", "HTTP/1.0"):
-            client = socket.create_connection(("127.0.0.1", server.server_port))
-            client.sendall(f"GET {URL} {version}\r\nHost: probe\r\n\r\n".encode())
-            clients[version] = client
+        for version, port in (("HTTP/1.1", server.server_port), ("HTTP/1.0", server.server_port)):
+            clients[version] = _connect(port, version)
+        clients["middleware"] = _connect(wrapped.server_port, "HTTP/1.1")
         received = {version: b"" for version in clients}
 
         def read(version: str, until: bytes, count: int = 1) -> None:
@@ -67,14 +87,19 @@ def main() -> int:
             read(version, b'"type":"synced"')
         for n in range(CHANGES):
             core.patch_namespaced_config_map(name, "demo", {"data": {"probe": f"v{n}"}})
+        direct = 0
         for version in clients:
             read(version, b'"type":"modified"', CHANGES)
             clients[version].close()
+            if version == "HTTP/1.0":
+                direct = sends[0]  # the two streams served by pywsgi itself are complete
         seen["streams"] = {version: data.decode() for version, data in received.items()}
-        seen["direct_sends"] = sends[0]
+        seen["direct_sends"] = direct
+        seen["sends_with_middleware"] = sends[0] - direct
         seen["changes"] = CHANGES
         krm.shutdown(app)
         server.stop(timeout=1)
+        wrapped.stop(timeout=1)
     print(json.dumps(seen))
     return 0
 
