@@ -201,17 +201,19 @@ def _written_directly(chunks: Iterator[bytes], handler: Any) -> Iterator[bytes]:
         yield from chunks
         return
     fd: int = handler.socket.fileno()
+    timeout: float | None = handler.socket.timeout
     framed: bool = handler.response_use_chunked
     for chunk in chunks:
         if chunk:
             data = b"%x\r\n%s\r\n" % (len(chunk), chunk) if framed else chunk
-            _send(fd, data)
+            _send(fd, data, timeout)
             handler.response_length += len(data)
 
 
-def _send(fd: int, data: bytes) -> None:
+def _send(fd: int, data: bytes, timeout: float | None = None) -> None:
     """Write all of ``data`` to the non-blocking socket ``fd``, waiting on the event loop (never
-    blocking the process) while its buffer is full."""
+    blocking the process) while its buffer is full, each time for at most ``timeout`` seconds (the
+    socket's own timeout; ``None``: for as long as it takes), then raising ``TimeoutError``."""
     try:
         sent = os.write(fd, data)
     except BlockingIOError:
@@ -222,7 +224,7 @@ def _send(fd: int, data: bytes) -> None:
 
     view = memoryview(data)[sent:]
     while view:
-        wait_write(fd)
+        wait_write(fd, timeout)
         try:
             view = view[os.write(fd, view) :]
         except BlockingIOError:

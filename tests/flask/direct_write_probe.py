@@ -51,9 +51,9 @@ def main() -> int:
     sends = [0]
     send = sse_response._send
 
-    def counted(fd: int, data: bytes) -> None:
+    def counted(fd: int, data: bytes, timeout: float | None = None) -> None:
         sends[0] += 1
-        send(fd, data)
+        send(fd, data, timeout)
 
     sse_response._send = counted  # type: ignore[assignment]
     with KubeSimulator(demo=True, demo_tick=None) as kube:

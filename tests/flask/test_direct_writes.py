@@ -8,7 +8,10 @@ process (``direct_write_probe.py``).
 
 from __future__ import annotations
 
+import pytest
+
 from flask_krm.sse import decode_events
+from flask_krm.sse_response import _send
 
 from .probes import run_probe
 
@@ -52,3 +55,37 @@ def test_directly_written_chunks_are_what_the_server_would_have_written() -> Non
     assert types[0] == "reset" and types[synced + 1 :] == ["modified"] * changes
     probes = [event["object"]["data"]["probe"] for event in events[synced + 1 :]]
     assert probes == [f"v{n}" for n in range(changes)]
+
+
+def test_a_write_larger_than_the_socket_buffer_waits_for_the_reader_and_sends_everything() -> None:
+    import gevent
+    import gevent.socket
+
+    writer, reader = gevent.socket.socketpair()
+    data = bytes(range(256)) * 20_000  # several socket buffers
+
+    def read_all() -> bytes:
+        received = bytearray()
+        while len(received) < len(data):
+            received += reader.recv(65536)
+        return bytes(received)
+
+    reading = gevent.spawn(read_all)
+    try:
+        _send(writer.fileno(), data)
+        assert reading.get(timeout=30) == data
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_write_the_reader_never_takes_times_out_with_the_sockets_timeout() -> None:
+    import gevent.socket
+
+    writer, reader = gevent.socket.socketpair()
+    try:
+        with pytest.raises(TimeoutError):
+            _send(writer.fileno(), b"x" * 10_000_000, 0.2)
+    finally:
+        writer.close()
+        reader.close()
