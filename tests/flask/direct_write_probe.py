@@ -19,9 +19,8 @@ from gevent.pywsgi import WSGIServer  # noqa: E402
 from kubernetes.client import CoreV1Api  # noqa: E402
 
 import flask_krm.sse_response as sse_response  # noqa: E402
-from flask_krm import KrmStream, Principal  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.flask.probes import demo_app  # noqa: E402
+from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
 
 URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
 CHANGES = 30
@@ -58,12 +57,7 @@ def main() -> int:
     sse_response._send = counted  # type: ignore[assignment]
     with KubeSimulator(demo=True, demo_tick=None) as kube:
         app = demo_app(kube.kubeconfig_path, KRM_HEARTBEAT_INTERVAL=30.0)
-        krm = KrmStream(
-            app,
-            principal_loader=lambda: Principal("probe"),
-            authorizer=lambda principal, scope, projection, verb: True,
-            client_loader=lambda target, principal: None,
-        )
+        krm = allowing_krm(app)
         server = WSGIServer(("127.0.0.1", 0), app, log=None)
         server.start()
         wrapped = WSGIServer(("127.0.0.1", 0), _passthrough(app), log=None)
