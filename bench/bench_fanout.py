@@ -5,22 +5,32 @@ Every measured part runs in a child process of its own, monkey-patched by gevent
 else is imported (this module stays unpatched, so other benchmarks run in the same process are not
 affected):
 
-- ``upstream``: the Kubernetes API simulator holding a 100-object scope (ConfigMaps) and a writer
-  that PATCHes them in turn through the HTTP API, each write stamping ``data.t`` with the clock;
+- ``upstream``: the Kubernetes API simulator holding a 100-object scope (ConfigMaps) twice, in one
+  namespace per server, and a writer that PATCHes one namespace's objects in turn through the HTTP
+  API, each write stamping ``data.a`` with the clock;
 - ``server``: a Flask application with :class:`flask_krm.KrmStream` (a Kubernetes target on the
   simulator, the shared hub, ``KRM_HEARTBEAT_INTERVAL`` = :data:`HEARTBEAT`), served by
-  ``gevent.pywsgi`` on ``/krm/resource-stream/v1``; or, for the baseline, a bare ``pywsgi`` app
-  writing the same kind of frame (one pre-encoded body per tick, coalesced per subscriber through a
-  bounded queue, ``seq`` per subscriber) to every connection;
+  ``gevent.pywsgi`` on ``/krm/resource-stream/v1``; or, for the baseline, a bare ``pywsgi`` app fed
+  by the same upstream: one greenlet reads a raw watch of the scope, encodes each event once
+  (the projection the endpoint serves) and appends it to a log, and every connection follows the
+  log with a cursor and writes what it finds as one chunk of frames (``seq`` per connection);
 - ``clients``: N sockets speaking HTTP/1.1, counting ``modified`` frames and timing each from its
-  ``data.t`` stamp to its arrival.
+  ``data.a`` stamp to its arrival.
 
-Both servers get the same ladder of write rates (:data:`LADDER`, writes per second; each write is
-one delivery per subscriber), :data:`STEP_SECONDS` per step (``FLASK_KRM_BENCH_STEP_SECONDS``
-overrides it). A step *holds* when its writer kept the rate (:data:`HELD_WRITES`), every event
-written was delivered to every subscriber and p99 latency stayed under :data:`HELD_P99_MS`; the
-ladder stops at the first step that does not hold. The baseline's writer runs in its server, so a
-saturated baseline shows as a writer that cannot keep the rate.
+So both servers get the same producer (the upstream writer, through the simulator's watch, with
+O(1) work per event in the server before the fan-out), the same clients and the same ladder of
+write rates (:data:`LADDER`, writes per second; each write is one delivery per subscriber),
+:data:`STEP_SECONDS` per step (``FLASK_KRM_BENCH_STEP_SECONDS`` overrides it). What differs is what
+a subscriber costs between the watch and its socket. Both servers are up, their clients connected,
+for the whole run, and they take the ladder's steps in turn (who goes first alternates from step
+to step and from run to run): on a shared machine whose load changes, both see nearly the same
+load, and the idle one costs nothing, since its namespace is not written. A step *holds* when its
+writer kept the rate
+(:data:`HELD_WRITES`), every event written was delivered to every subscriber and p99 latency stayed
+under :data:`HELD_P99_MS`; the ladder stops at the first step that does not hold.
+``FLASK_KRM_BENCH_RUNS=3`` measures three times (alternating which server goes first) and adds a
+``fanout-N-summary`` line with ``[min, median, max]`` of every number below.
+
 Reported for each, next to the baseline and as a ratio to it:
 
 - ``sustained_deliveries_per_s``: the deliveries per second of the highest step that held;
@@ -35,10 +45,9 @@ Reported for each, next to the baseline and as a ratio to it:
   the longest time until the server released their streams (``None``: not within
   :data:`HEARTBEAT` seconds; the bare loop notices a closed client only at its next write).
 
-Latency counts, for the endpoint, from the writer's PATCH through the simulator and the upstream
-watch to the reader; the baseline stamps its frames in the server itself, so the endpoint's ratio
-carries the upstream's share. Each step's ``first_p50_ms`` (the median over events of the latency
-of an event's earliest arrival at any subscriber) estimates that share. Every process shares the
+Latency counts, for both, from the writer's PATCH through the simulator and the upstream watch to
+the client; each step's ``first_p50_ms`` (the median over events of the latency of an event's
+earliest arrival at any subscriber) estimates the upstream's share. Every process shares the
 machine's cores (``load_average`` says how busy the machine was), so compare ratios, not absolute
 numbers.
 
@@ -65,6 +74,8 @@ from typing import IO, Any, Final
 _PATCHED_MAIN = "from gevent import monkey; monkey.patch_all()\nimport bench.bench_fanout as b\nb.{}()\n"
 _ROOT = Path(__file__).resolve().parent.parent
 _NAMESPACE = "bench"
+_NAMESPACES: Final = {"endpoint": "bench", "baseline": "bench-baseline"}
+"""The namespace each side streams (the same objects in each)."""
 OBJECTS: Final = 100
 """ConfigMaps in the streamed scope."""
 LADDER: Final = (5, 10, 20, 40, 60, 80, 100, 130)
@@ -80,7 +91,7 @@ WRITERS: Final = 16
 """PATCH requests the upstream writer may have in flight at once."""
 DRAIN_SECONDS: Final = 10.0
 """How long the clients may take to receive what a step wrote, after it ends."""
-_URL = f"/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace={_NAMESPACE}"
+_URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace={}"
 
 
 # ------------------------------------------------------------------------- orchestration --
@@ -135,37 +146,67 @@ def _children(*children: _Child) -> Iterator[None]:
 
 def run(quick: bool) -> Iterable[dict[str, Any]]:
     seconds = float(os.environ.get("FLASK_KRM_BENCH_STEP_SECONDS") or (1.0 if quick else STEP_SECONDS))
-    if quick:
-        yield fanout(subscribers=20, objects=20, ladder=(5, 50), seconds=seconds)
-        yield _snapshot(500)
-    else:
-        yield fanout(subscribers=1_000, objects=OBJECTS, ladder=LADDER, seconds=seconds)
-        yield _snapshot(10_000)
+    runs = max(1, int(os.environ.get("FLASK_KRM_BENCH_RUNS") or 1))
+    subscribers, objects, ladder = (20, 20, (5, 50)) if quick else (1_000, OBJECTS, LADDER)
+    results = []
+    for n in range(runs):
+        result = fanout(subscribers, objects, ladder, seconds, baseline_first=n % 2 == 1)
+        results.append(result)
+        yield result
+    if runs > 1:
+        yield summary(results)
+    yield _snapshot(500 if quick else 10_000)
 
 
-def fanout(subscribers: int, objects: int, ladder: tuple[int, ...], seconds: float) -> dict[str, Any]:
-    """The endpoint and the baseline, one after the other, up the same ladder."""
+def fanout(
+    subscribers: int, objects: int, ladder: tuple[int, ...], seconds: float, *, baseline_first: bool = False
+) -> dict[str, Any]:
+    """The endpoint and the baseline up the same ladder, step by step in turn (so that both see
+    the same load on a shared machine), fed by the same upstream writer."""
     load_before = os.getloadavg()
     upstream = _Child("upstream_main", objects=objects)
     with _children(upstream):
         kubeconfig = upstream.read()["kubeconfig"]
-        endpoint = _climb("endpoint", subscribers, ladder, seconds, kubeconfig=kubeconfig, writer=upstream)
-    baseline = _climb("baseline", subscribers, ladder, seconds)
+        with _Side("endpoint", kubeconfig, upstream) as endpoint, _Side("baseline", kubeconfig, upstream) as baseline:
+            sides = [baseline, endpoint] if baseline_first else [endpoint, baseline]
+            for side in sides:
+                side.connect(subscribers)
+            for rate in ladder:
+                climbing = [side for side in sides if side.climbing]
+                if not climbing:
+                    break
+                for side in climbing:
+                    side.step(rate, seconds)
+                sides.reverse()  # who goes first alternates from step to step
+            measured = {side.mode: side.finish() for side in sides}
+    endpoint_result, baseline_result = measured["endpoint"], measured["baseline"]
     result: dict[str, Any] = {
         "case": f"fanout-{subscribers}",
         "subscribers": subscribers,
         "objects": objects,
         "step_seconds": seconds,
+        "first": "baseline" if baseline_first else "endpoint",
         "load_average": [round(x, 2) for x in load_before + os.getloadavg()],
     }
     for key in REPORTED:
-        mine, theirs = endpoint[key], baseline[key]
+        mine, theirs = endpoint_result[key], baseline_result[key]
         result[key] = mine
         result[f"baseline_{key}"] = theirs
         result[f"ratio_{key}"] = round(mine / theirs, 2) if mine is not None and theirs else None
-    result["steps"] = endpoint["steps"]
-    result["baseline_steps"] = baseline["steps"]
+    result["steps"] = endpoint_result["steps"]
+    result["baseline_steps"] = baseline_result["steps"]
     return result
+
+
+def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Minimum, median and maximum over runs of every reported number, its baseline and ratio."""
+    out: dict[str, Any] = {"case": f"{results[0]['case']}-summary", "runs": len(results)}
+    for key in REPORTED:
+        for name in (key, f"baseline_{key}", f"ratio_{key}"):
+            values = sorted(result[name] for result in results if result[name] is not None)
+            out[name] = [values[0], values[len(values) // 2], values[-1]] if values else None
+    out["load_average"] = [result["load_average"] for result in results]
+    return out
 
 
 REPORTED: Final = (
@@ -181,63 +222,78 @@ REPORTED: Final = (
 """The numbers of a fan-out result, each also as ``baseline_<name>`` and ``ratio_<name>``."""
 
 
-def _climb(
-    mode: str,
-    subscribers: int,
-    ladder: tuple[int, ...],
-    seconds: float,
-    kubeconfig: str = "",
-    writer: _Child | None = None,
-) -> dict[str, Any]:
-    server = _Child("server_main", mode=mode, kubeconfig=kubeconfig)
-    clients = _Child("clients_main")
-    with _children(server, clients):
-        port = server.read()["port"]
-        clients.ask(command="connect", port=port, count=1)
-        first = server.ask(command="stats")
-        clients.ask(command="connect", port=port, count=subscribers - 1)
-        connected = server.ask(command="stats")
-        rss_per_idle = (connected["rss_kb"] - first["rss_kb"]) / max(1, subscribers - 1)
-        steps: list[dict[str, Any]] = []
-        for rate in ladder:
-            step = _step(server, clients, writer, rate, seconds, subscribers)
-            steps.append(step)
-            sys.stderr.write(f"fanout {mode}: {json.dumps(step)}\n")  # progress; results go to stdout
-            if not step["held"]:
-                break
-        closed_at = clients.ask(command="close", count=min(CLOSED_CLIENTS, subscribers // 2))["at"]
+class _Side:
+    """One server (``endpoint`` or ``baseline``) streaming a namespace of its own to its own
+    clients, so that the other side's writes cost it nothing."""
+
+    def __init__(self, mode: str, kubeconfig: str, writer: _Child) -> None:
+        self.mode = mode
+        self.namespace = _NAMESPACES[mode]
+        self.writer = writer
+        self.server = _Child("server_main", mode=mode, kubeconfig=kubeconfig, namespace=self.namespace)
+        self.clients = _Child("clients_main", namespace=self.namespace)
+        self.steps: list[dict[str, Any]] = []
+        self.subscribers = 0
+        self.rss_per_idle = 0.0
+        self.climbing = True
+
+    def __enter__(self) -> _Side:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.clients.stop()
+        self.server.stop()
+
+    def connect(self, subscribers: int) -> None:
+        self.subscribers = subscribers
+        port = self.server.read()["port"]
+        self.clients.ask(command="connect", port=port, count=1)
+        first = self.server.ask(command="stats")
+        self.clients.ask(command="connect", port=port, count=subscribers - 1)
+        connected = self.server.ask(command="stats")
+        self.rss_per_idle = (connected["rss_kb"] - first["rss_kb"]) / max(1, subscribers - 1)
+
+    def step(self, rate: int, seconds: float) -> None:
+        step = _step(self.server, self.clients, self.writer, self.namespace, rate, seconds, self.subscribers)
+        self.steps.append(step)
+        sys.stderr.write(f"fanout {self.mode}: {json.dumps(step)}\n")  # progress; results go to stdout
+        self.climbing = step["held"]
+
+    def finish(self) -> dict[str, Any]:
+        """Close some clients and time their release; every number of this side."""
+        leaving = min(CLOSED_CLIENTS, self.subscribers // 2)
+        closed_at = self.clients.ask(command="close", count=leaving)["at"]
         deadline = time.monotonic() + HEARTBEAT
         released: list[float] = []
         while time.monotonic() < deadline:
-            released = server.ask(command="closed", since=closed_at)["at"]
-            if len(released) >= min(CLOSED_CLIENTS, subscribers // 2):
+            released = self.server.ask(command="closed", since=closed_at)["at"]
+            if len(released) >= leaving:
                 break
             time.sleep(0.1)
-        done = server.ask(command="stats")
-    held = [step for step in steps if step["held"]]
-    near_5k = min(steps, key=lambda step: abs(step["rate"] * subscribers - 5_000))
-    complete = len(released) >= min(CLOSED_CLIENTS, subscribers // 2)
-    return {
-        "sustained_deliveries_per_s": max(step["deliveries_per_s"] for step in held) if held else 0,
-        "p50_ms_at_5k": near_5k["p50_ms"],
-        "p99_ms_at_5k": near_5k["p99_ms"],
-        "cpu_ms_per_1000": near_5k["cpu_ms_per_1000"],
-        "rss_kb_per_idle_subscriber": round(rss_per_idle, 1),
-        "longest_gc_pause_ms": done["longest_gc_pause_ms"],
-        "longest_gc_cpu_ms": done["longest_gc_cpu_ms"],
-        "closed_release_s": round(max(released) - closed_at, 3) if complete else None,
-        "steps": steps,
-    }
+        done = self.server.ask(command="stats")
+        steps = self.steps
+        held = [step for step in steps if step["held"]]
+        near_5k = min(steps, key=lambda step: abs(step["rate"] * self.subscribers - 5_000))
+        return {
+            "sustained_deliveries_per_s": max(step["deliveries_per_s"] for step in held) if held else 0,
+            "p50_ms_at_5k": near_5k["p50_ms"],
+            "p99_ms_at_5k": near_5k["p99_ms"],
+            "cpu_ms_per_1000": near_5k["cpu_ms_per_1000"],
+            "rss_kb_per_idle_subscriber": round(self.rss_per_idle, 1),
+            "longest_gc_pause_ms": done["longest_gc_pause_ms"],
+            "longest_gc_cpu_ms": done["longest_gc_cpu_ms"],
+            "closed_release_s": round(max(released) - closed_at, 3) if len(released) >= leaving else None,
+            "steps": steps,
+        }
 
 
 def _step(
-    server: _Child, clients: _Child, writer: _Child | None, rate: int, seconds: float, subscribers: int
+    server: _Child, clients: _Child, writer: _Child, namespace: str, rate: int, seconds: float, subscribers: int
 ) -> dict[str, Any]:
     before = server.ask(command="stats")
     clients.ask(command="reset")
     started = time.time()
-    source = writer if writer is not None else server
-    written = source.ask(command="write", rate=rate, seconds=seconds)["writes"]
+    written = writer.ask(command="write", namespace=namespace, rate=rate, seconds=seconds)["writes"]
     expected = written * subscribers
     received = clients.ask(command="report", since=started)
     deadline = time.monotonic() + DRAIN_SECONDS
@@ -315,28 +371,31 @@ def upstream_main() -> None:
             response.read()  # type: ignore[no-untyped-call]
             assert 200 <= response.status <= 299, response.data
 
-        def patch(n: int) -> None:
+        def patch(namespace: str, n: int) -> None:
             request(
                 "PATCH",
-                f"/api/v1/namespaces/{_NAMESPACE}/configmaps/cm-{n % objects:03d}",
+                f"/api/v1/namespaces/{namespace}/configmaps/cm-{n % objects:03d}",
                 {"data": {"a": repr(time.time())}},
                 "application/merge-patch+json",
             )
 
-        request("POST", "/api/v1/namespaces", {"metadata": {"name": _NAMESPACE}})
         pool = gevent.pool.Pool(8)
-        for n in range(objects):
-            pool.spawn(request, "POST", f"/api/v1/namespaces/{_NAMESPACE}/configmaps", _configmap(f"cm-{n:03d}", "0"))
+        for namespace in _NAMESPACES.values():
+            request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+            for n in range(objects):
+                body = _configmap(f"cm-{n:03d}", "0")
+                pool.spawn(request, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body)
         pool.join(raise_error=True)
         _say({"kubeconfig": kube.kubeconfig_path})
         writers = gevent.pool.Pool(WRITERS)  # a PATCH takes longer than a tick at the higher rates
         for command in _commands():
-            writes = _pace(command["rate"], command["seconds"], lambda n: writers.spawn(patch, n))
+            namespace = command["namespace"]
+            writes = _pace(command["rate"], command["seconds"], lambda n: writers.spawn(patch, namespace, n))
             writers.join(raise_error=True)
             _say({"writes": writes})
 
 
-def _endpoint_app(kubeconfig: str, closed: list[float]) -> Any:
+def _endpoint_app(kubeconfig: str, namespace: str, closed: list[float]) -> Any:
     """The host: Flask, flask-krm on the simulator, every stream allowed to one principal."""
     import tempfile
 
@@ -351,7 +410,7 @@ def _endpoint_app(kubeconfig: str, closed: list[float]) -> Any:
         KRM_SCOPE_POLICY=ScopePolicy(
             targets=frozenset({"sim"}),
             resources=(AllowedResource(group="", resource="configmaps"),),
-            namespaces=frozenset({_NAMESPACE}),
+            namespaces=frozenset({namespace}),
         ),
         KRM_HEARTBEAT_INTERVAL=HEARTBEAT,
     )
@@ -366,55 +425,74 @@ def _endpoint_app(kubeconfig: str, closed: list[float]) -> Any:
     return app
 
 
-def _baseline_app(closed: list[float]) -> tuple[Any, Any]:
-    """A bare pywsgi app: a bounded queue per connection, drained and coalesced into one write; and
-    the writer that puts one pre-encoded body per tick in every queue."""
-    import gevent.queue
+def _baseline_app(kubeconfig: str, namespace: str, closed: list[float]) -> Any:
+    """A bare pywsgi app fed the way the hub is: one greenlet reads the upstream watch, encodes each
+    event once and appends it to a log (O(1) per event); each connection follows the log with its
+    own cursor and writes what it finds as one chunk, ``seq`` per connection. A connection more
+    than :data:`BASELINE_DEPTH` events behind skips to the oldest one kept."""
+    import gevent
+    import gevent.event
+    from kubernetes.config import new_client_from_config
 
     from flask_krm.events import Upsert, encode_body, frame
     from flask_krm.projection import project
     from flask_krm.sse import HEADERS
+    from flask_krm.upstream.reflector import iter_json_lines
 
-    queues: list[gevent.queue.Queue[bytes]] = []
+    log: list[bytes] = []
+    dropped = [0]  # events no longer in the log
+    wake = [gevent.event.Event()]
+    api = new_client_from_config(config_file=kubeconfig, context="admin")  # type: ignore[no-untyped-call]
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+
+    def get(query: list[tuple[str, str]]) -> Any:
+        method, url, headers, _, _ = api.param_serialize(
+            "GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+        )
+        return api.call_api(method, url, header_params=headers, _request_timeout=(5, None)).response
+
+    def pump() -> None:
+        version = json.loads(get([]).data)["metadata"]["resourceVersion"]
+        watch = get([("watch", "true"), ("resourceVersion", version), ("timeoutSeconds", "3600")])
+        for event in iter_json_lines(watch):
+            if event["type"] != "MODIFIED":
+                continue
+            log.append(encode_body(Upsert("modified", project(event["object"], "krm-full/v1").object)))
+            if len(log) >= 2 * BASELINE_DEPTH:
+                del log[:BASELINE_DEPTH]
+                dropped[0] += BASELINE_DEPTH
+            rung, wake[0] = wake[0], gevent.event.Event()
+            rung.set()
 
     def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        queue: gevent.queue.Queue[bytes] = gevent.queue.Queue(256)
-        queues.append(queue)
         start_response("200 OK", list(HEADERS))
 
         def frames() -> Iterator[bytes]:
             seq = 0
+            cursor = dropped[0] + len(log)
             try:
                 yield READY  # the response starts: the client counts this connection as ready
                 while True:
-                    bodies = [queue.get()]
-                    while not queue.empty():
-                        bodies.append(queue.get_nowait())
+                    while cursor >= dropped[0] + len(log):
+                        wake[0].wait()
+                    bodies = log[max(0, cursor - dropped[0]) :]
+                    cursor = dropped[0] + len(log)
                     chunk = []
                     for body in bodies:
                         seq += 1
                         chunk.append(frame(seq, body))
                     yield b"".join(chunk)
             finally:
-                queues.remove(queue)
                 closed.append(time.time())
 
         return frames()
 
-    def write(n: int) -> None:
-        raw = _configmap(f"cm-{n % OBJECTS:03d}", repr(time.time()))
-        raw["metadata"].update(
-            namespace=_NAMESPACE,
-            uid=f"00000000-0000-4000-8000-{n % OBJECTS:012d}",
-            resourceVersion=str(n + 1000),
-            creationTimestamp="2026-12-01T00:00:00Z",
-        )
-        body = encode_body(Upsert("modified", project(raw, "krm-full/v1").object))
-        for queue in list(queues):
-            if not queue.full():
-                queue.put_nowait(body)
+    gevent.spawn(pump)
+    return app
 
-    return app, write
+
+BASELINE_DEPTH: Final = 256
+"""Events the baseline keeps for connections that fall behind (the hub's default queue depth)."""
 
 
 def server_main() -> None:
@@ -437,9 +515,9 @@ def server_main() -> None:
             longest[1] = max(longest[1], time.thread_time() - longest[3])
 
     if arguments["mode"] == "endpoint":
-        app, write = _endpoint_app(arguments["kubeconfig"], closed), None
+        app = _endpoint_app(arguments["kubeconfig"], arguments["namespace"], closed)
     else:
-        app, write = _baseline_app(closed)
+        app = _baseline_app(arguments["kubeconfig"], arguments["namespace"], closed)
     server = WSGIServer(("127.0.0.1", 0), app, log=None, error_log=None, backlog=4096)
     gc.callbacks.append(collected)  # from here on: serving
     server.start()
@@ -451,9 +529,6 @@ def server_main() -> None:
                 "longest_gc_cpu_ms": round(longest[1] * 1000, 1),
             }
             _say({**_usage(), **pauses})
-        elif command["command"] == "write":
-            assert write is not None
-            _say({"writes": _pace(command["rate"], command["seconds"], write)})
         elif command["command"] == "closed":
             _say({"at": [at for at in closed if at >= command["since"]]})
 
@@ -473,6 +548,7 @@ def clients_main() -> None:
     from gevent import socket
 
     _raise_file_limit()
+    url = _URL.format(_arguments()["namespace"])
     stamp = re.compile(_STAMP)
     latencies: list[float] = []
     first: dict[bytes, float] = {}  # per event: the latency of its earliest arrival
@@ -507,7 +583,7 @@ def clients_main() -> None:
 
     def connect(port: int) -> None:
         connection = socket.create_connection(("127.0.0.1", port))
-        connection.sendall(f"GET {_URL} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        connection.sendall(f"GET {url} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
         ready = gevent.event.Event()
         reader = gevent.spawn(read, connection, ready)
         connections.append((connection, reader))

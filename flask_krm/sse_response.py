@@ -5,6 +5,13 @@ werkzeug wrapper per chunk (``direct_passthrough``, and the server iterates the 
 generator), so each coalesced chunk is one write by the server. Headers, ``after_request``
 handlers and cookies work as for any response.
 
+Under gevent's ``pywsgi``, when its handler iterates this very body (no middleware in between),
+the first chunk goes through the server, which sends the headers with it, and each later chunk is
+written to the client's socket by the response itself, framed exactly as the server frames it
+(HTTP/1.1 chunks, or raw for HTTP/1.0): one ``send`` per chunk, where the server's ``sendall``
+adds a ``getsockopt`` system call and timeout bookkeeping to every write. A full socket buffer is
+waited on by the event loop; a failed write ends the response as a failed server write does.
+
 Under gevent it also watches the client's socket for end of file: a client that closes its stream
 is noticed at once, rather than at the next write (up to a heartbeat interval later, or never for a
 stream with nothing to say), and ``on_close`` runs in a greenlet of its own. The socket is
@@ -16,6 +23,9 @@ the response, as before.
 from __future__ import annotations
 
 import _socket
+import os
+import sys
+import types
 import typing as t
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -67,7 +77,10 @@ class _Body:
         self._watch = watch
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._chunks
+        handler = _iterating_pywsgi_handler(sys._getframe(1), self)
+        if handler is None:
+            return self._chunks
+        return _written_directly(self._chunks, handler)
 
     def close(self) -> None:
         if self._watch is not None:
@@ -146,3 +159,73 @@ class _ClientWatch:
             import gevent
 
             gevent.spawn(self._on_closed)
+
+
+# -- writing to the socket under gevent's pywsgi ---------------------------------------------
+
+
+def _iterating_pywsgi_handler(caller: types.FrameType | None, body: _Body) -> Any:
+    """The ``gevent.pywsgi.WSGIHandler`` iterating ``body`` in ``caller``, when it is exactly that:
+    pywsgi's own ``process_result`` and write path, over this body itself (no middleware between
+    them, which could transform the chunks). ``None`` otherwise."""
+    pywsgi = sys.modules.get("gevent.pywsgi")
+    if pywsgi is None or caller is None:
+        return None
+    handler_class = pywsgi.WSGIHandler
+    if caller.f_code is not handler_class.process_result.__code__:
+        return None
+    handler = caller.f_locals.get("self")
+    if not isinstance(handler, handler_class) or getattr(handler, "result", None) is not body:
+        return None
+    cls = type(handler)
+    for name in ("process_result", "write", "_write", "_sendall"):
+        if getattr(cls, name) is not getattr(handler_class, name):
+            return None  # a subclass that writes its own way
+    return handler
+
+
+def _written_directly(chunks: Iterator[bytes], handler: Any) -> Iterator[bytes]:
+    """Hand the first chunk to pywsgi (which sends the headers with it), then write each later one
+    to the socket ourselves: one ``send`` per chunk, framed as pywsgi frames it, where pywsgi's
+    ``sendall`` adds a ``getsockopt`` call and timeout bookkeeping to every write. A socket that
+    cannot take a whole chunk at once is waited on by the event loop, as pywsgi does."""
+    for chunk in chunks:
+        if chunk:
+            yield chunk
+            del chunk
+            yield b""  # pywsgi lets go of the first chunk (often a whole snapshot)
+            break
+    else:
+        return
+    if not handler.headers_sent:  # pragma: no cover - pywsgi sends them with the first chunk
+        yield from chunks
+        return
+    fd: int = handler.socket.fileno()
+    timeout: float | None = handler.socket.timeout
+    framed: bool = handler.response_use_chunked
+    for chunk in chunks:
+        if chunk:
+            data = b"%x\r\n%s\r\n" % (len(chunk), chunk) if framed else chunk
+            _send(fd, data, timeout)
+            handler.response_length += len(data)
+
+
+def _send(fd: int, data: bytes, timeout: float | None = None) -> None:
+    """Write all of ``data`` to the non-blocking socket ``fd``, waiting on the event loop (never
+    blocking the process) while its buffer is full, each time for at most ``timeout`` seconds (the
+    socket's own timeout; ``None``: for as long as it takes), then raising ``TimeoutError``."""
+    try:
+        sent = os.write(fd, data)
+    except BlockingIOError:
+        sent = 0
+    if sent == len(data):
+        return
+    from gevent.socket import wait_write
+
+    view = memoryview(data)[sent:]
+    while view:
+        wait_write(fd, timeout)
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            pass

@@ -20,9 +20,8 @@ import gevent  # noqa: E402
 from flask import render_template_string  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 
-from flask_krm import KrmStream, Principal  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.flask.probes import demo_app  # noqa: E402
+from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
 
 HEARTBEAT = 30.0
 PAGE = (
@@ -44,12 +43,7 @@ def main() -> int:
     with KubeSimulator(demo=True, demo_tick=None) as kube:
         app = demo_app(kube.kubeconfig_path, KRM_HEARTBEAT_INTERVAL=HEARTBEAT)
         app.add_url_rule("/", "page", lambda: render_template_string(PAGE))
-        krm = KrmStream(
-            app,
-            principal_loader=lambda: Principal("probe"),
-            authorizer=lambda principal, scope, projection, verb: True,
-            client_loader=lambda target, principal: None,
-        )
+        krm = allowing_krm(app)
         server = WSGIServer(("127.0.0.1", 0), app, log=None)
         server.start()
         port = server.server_port

@@ -18,9 +18,9 @@ import gevent  # noqa: E402
 import gevent.event  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 
-from flask_krm import KrmStream, Principal, signals  # noqa: E402
+from flask_krm import signals  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.flask.probes import demo_app  # noqa: E402
+from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
 
 HEARTBEAT = 30.0
 URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
@@ -30,12 +30,7 @@ def main() -> int:
     seen: dict[str, t.Any] = {}
     with KubeSimulator(demo=True, demo_tick=None) as kube:
         app = demo_app(kube.kubeconfig_path, KRM_HEARTBEAT_INTERVAL=HEARTBEAT)
-        krm = KrmStream(
-            app,
-            principal_loader=lambda: Principal("probe"),
-            authorizer=lambda principal, scope, projection, verb: True,
-            client_loader=lambda target, principal: None,
-        )
+        krm = allowing_krm(app)
         closed = gevent.event.AsyncResult()
         signals.stream_closed.connect(
             lambda sender, reason, **kw: closed.set((time.monotonic(), reason)), app, weak=False

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from flask_krm import AllowedResource, ScopePolicy
+from flask_krm import AllowedResource, KrmStream, Principal, ScopePolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +32,16 @@ def demo_app(kubeconfig: str, **config: t.Any) -> Flask:
         **config,
     )
     return app
+
+
+def allowing_krm(app: Flask) -> KrmStream:
+    """flask-krm on ``app``: one principal, allowed every stream, acting as the target's identity."""
+    return KrmStream(
+        app,
+        principal_loader=lambda: Principal("probe"),
+        authorizer=lambda principal, scope, projection, verb: True,
+        client_loader=lambda target, principal: None,
+    )
 
 
 def run_probe(module: str, timeout: float) -> dict[str, t.Any]:

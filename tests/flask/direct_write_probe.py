@@ -1,0 +1,102 @@
+"""Serves the JSON stream endpoint with gevent's pywsgi, over HTTP/1.1 (chunked) and HTTP/1.0 (raw),
+while ConfigMaps change, and records the exact bytes each client received.
+
+Run by ``test_direct_writes.py`` as ``python -m tests.flask.direct_write_probe`` (the hub needs a
+gevent-patched process). Prints one JSON line describing what happened.
+"""
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import json  # noqa: E402
+import socket  # noqa: E402
+import sys  # noqa: E402
+import typing as t  # noqa: E402
+
+import gevent  # noqa: E402
+from gevent.pywsgi import WSGIServer  # noqa: E402
+from kubernetes.client import CoreV1Api  # noqa: E402
+
+import flask_krm.sse_response as sse_response  # noqa: E402
+from flask_krm.testing import KubeSimulator  # noqa: E402
+from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
+
+URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
+CHANGES = 30
+
+
+def _connect(port: int, version: str) -> socket.socket:
+    client = socket.create_connection(("127.0.0.1", port))
+    client.sendall(f"GET {URL} {version}\r\nHost: probe\r\n\r\n".encode())
+    return client
+
+
+def _passthrough(app: t.Any) -> t.Any:
+    """A middleware that iterates the body itself (and could change the chunks)."""
+
+    def middleware(environ: dict[str, t.Any], start_response: t.Any) -> t.Iterator[bytes]:
+        body = app(environ, start_response)
+        try:
+            yield from body
+        finally:
+            body.close()
+
+    return middleware
+
+
+def main() -> int:
+    seen: dict[str, t.Any] = {}
+    sends = [0]
+    send = sse_response._send
+
+    def counted(fd: int, data: bytes, timeout: float | None = None) -> None:
+        sends[0] += 1
+        send(fd, data, timeout)
+
+    sse_response._send = counted  # type: ignore[assignment]
+    with KubeSimulator(demo=True, demo_tick=None) as kube:
+        app = demo_app(kube.kubeconfig_path, KRM_HEARTBEAT_INTERVAL=30.0)
+        krm = allowing_krm(app)
+        server = WSGIServer(("127.0.0.1", 0), app, log=None)
+        server.start()
+        wrapped = WSGIServer(("127.0.0.1", 0), _passthrough(app), log=None)
+        wrapped.start()
+        core = CoreV1Api(kube.api_client("admin"))
+        name = core.list_namespaced_config_map("demo").items[0].metadata.name
+        clients = {}
+        for version, port in (("HTTP/1.1", server.server_port), ("HTTP/1.0", server.server_port)):
+            clients[version] = _connect(port, version)
+        clients["middleware"] = _connect(wrapped.server_port, "HTTP/1.1")
+        received = {version: b"" for version in clients}
+
+        def read(version: str, until: bytes, count: int = 1) -> None:
+            with gevent.Timeout(30):
+                while received[version].count(until) < count:
+                    data = clients[version].recv(65536)
+                    assert data, "the server closed the stream"
+                    received[version] += data
+
+        for version in clients:
+            read(version, b'"type":"synced"')
+        for n in range(CHANGES):
+            core.patch_namespaced_config_map(name, "demo", {"data": {"probe": f"v{n}"}})
+        direct = 0
+        for version in clients:
+            read(version, b'"type":"modified"', CHANGES)
+            clients[version].close()
+            if version == "HTTP/1.0":
+                direct = sends[0]  # the two streams served by pywsgi itself are complete
+        seen["streams"] = {version: data.decode() for version, data in received.items()}
+        seen["direct_sends"] = direct
+        seen["sends_with_middleware"] = sends[0] - direct
+        seen["changes"] = CHANGES
+        krm.shutdown(app)
+        server.stop(timeout=1)
+        wrapped.stop(timeout=1)
+    print(json.dumps(seen))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
