@@ -5,7 +5,8 @@ werkzeug wrapper per chunk (``direct_passthrough``, and the server iterates the 
 generator), so each coalesced chunk is one write by the server. Headers, ``after_request``
 handlers and cookies work as for any response.
 
-Under gevent's ``pywsgi``, when its handler iterates this very body (no middleware in between),
+Under gevent's ``pywsgi``, when its handler iterates this very body (no middleware in between)
+over a plain TCP socket (not TLS),
 the first chunk goes through the server, which sends the headers with it, and each later chunk is
 written to the client's socket by the response itself, framed exactly as the server frames it
 (HTTP/1.1 chunks, or raw for HTTP/1.0): one ``send`` per chunk, where the server's ``sendall``
@@ -168,8 +169,8 @@ def _iterating_pywsgi_handler(caller: types.FrameType | None, body: _Body) -> An
     """The ``gevent.pywsgi.WSGIHandler`` iterating ``body`` in ``caller``, when it is exactly that:
     pywsgi's own ``process_result`` and write path, over this body itself (no middleware between
     them, which could transform the chunks). ``None`` otherwise."""
-    pywsgi = sys.modules.get("gevent.pywsgi")
-    if pywsgi is None or caller is None:
+    pywsgi, gevent_socket = sys.modules.get("gevent.pywsgi"), sys.modules.get("gevent.socket")
+    if pywsgi is None or gevent_socket is None or caller is None:
         return None
     handler_class = pywsgi.WSGIHandler
     if caller.f_code is not handler_class.process_result.__code__:
@@ -177,6 +178,8 @@ def _iterating_pywsgi_handler(caller: types.FrameType | None, body: _Body) -> An
     handler = caller.f_locals.get("self")
     if not isinstance(handler, handler_class) or getattr(handler, "result", None) is not body:
         return None
+    if type(handler.socket) is not gevent_socket.socket:
+        return None  # TLS (or any other wrapper) encodes what is written: only it may write
     cls = type(handler)
     for name in ("process_result", "write", "_write", "_sendall"):
         if getattr(cls, name) is not getattr(handler_class, name):

@@ -11,8 +11,11 @@ monkey.patch_all()
 
 import json  # noqa: E402
 import socket  # noqa: E402
+import ssl  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import typing as t  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import gevent  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
@@ -20,16 +23,31 @@ from kubernetes.client import CoreV1Api  # noqa: E402
 
 import flask_krm.sse_response as sse_response  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
+from flask_krm.testing.simulator.tls import issue_serving_certificate  # noqa: E402
 from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
 
 URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
 CHANGES = 30
 
 
-def _connect(port: int, version: str) -> socket.socket:
+def _connect(port: int, version: str, tls: ssl.SSLContext | None = None) -> socket.socket:
     client = socket.create_connection(("127.0.0.1", port))
+    if tls is not None:
+        client = tls.wrap_socket(client, server_hostname="127.0.0.1")
     client.sendall(f"GET {URL} {version}\r\nHost: probe\r\n\r\n".encode())
     return client
+
+
+def _tls_server(app: t.Any, folder: Path) -> tuple[WSGIServer, ssl.SSLContext]:
+    """pywsgi serving ``app`` over TLS, and a client context trusting its certificate."""
+    issued = issue_serving_certificate()
+    (folder / "cert.pem").write_bytes(issued.certificate_pem)
+    (folder / "key.pem").write_bytes(issued.key_pem)
+    server = WSGIServer(
+        ("127.0.0.1", 0), app, log=None, certfile=str(folder / "cert.pem"), keyfile=str(folder / "key.pem")
+    )
+    client = ssl.create_default_context(cadata=issued.ca_pem.decode())
+    return server, client
 
 
 def _passthrough(app: t.Any) -> t.Any:
@@ -62,12 +80,16 @@ def main() -> int:
         server.start()
         wrapped = WSGIServer(("127.0.0.1", 0), _passthrough(app), log=None)
         wrapped.start()
+        folder = tempfile.TemporaryDirectory()
+        secure, trusting = _tls_server(app, Path(folder.name))
+        secure.start()
         core = CoreV1Api(kube.api_client("admin"))
         name = core.list_namespaced_config_map("demo").items[0].metadata.name
         clients = {}
         for version, port in (("HTTP/1.1", server.server_port), ("HTTP/1.0", server.server_port)):
             clients[version] = _connect(port, version)
         clients["middleware"] = _connect(wrapped.server_port, "HTTP/1.1")
+        clients["tls"] = _connect(secure.server_port, "HTTP/1.1", trusting)
         received = {version: b"" for version in clients}
 
         def read(version: str, until: bytes, count: int = 1) -> None:
@@ -89,11 +111,13 @@ def main() -> int:
                 direct = sends[0]  # the two streams served by pywsgi itself are complete
         seen["streams"] = {version: data.decode() for version, data in received.items()}
         seen["direct_sends"] = direct
-        seen["sends_with_middleware"] = sends[0] - direct
+        seen["sends_with_middleware_or_tls"] = sends[0] - direct
         seen["changes"] = CHANGES
         krm.shutdown(app)
         server.stop(timeout=1)
         wrapped.stop(timeout=1)
+        secure.stop(timeout=1)
+        folder.cleanup()
     print(json.dumps(seen))
     return 0
 

@@ -202,10 +202,17 @@ class Session:
 
     name: str
     browser: Browser
+    urls: list[str] = field(default_factory=list)
     pages: list[Page] = field(default_factory=list)
     cookie: str = ""
 
     def __post_init__(self) -> None:
+        self.reopen()
+
+    def reopen(self) -> None:
+        """Open the session's pages (again): the fuzzed requests of earlier routes may have opened so
+        many pages of the session that these expired."""
+        self.pages = [self.browser.open(url) for url in self.urls]
         self.cookie = cookie_header(self.browser)
 
     @property
@@ -482,6 +489,8 @@ def _spelling(rule: Rule, argument: str) -> str:
 
 def fuzz_rule(target: Target, rule: Rule, tracebacks: tuple[Tracebacks, io.StringIO]) -> None:
     handler, printed = tracebacks
+    for session in target.sessions:
+        session.reopen()
     strategy = st.one_of([requests(session, rule, target.path_values) for session in target.sessions])
 
     @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -512,13 +521,12 @@ def host_target(kube: KubeSimulator) -> Target:
     ).canonical_query()
     sessions = [Session("anonymous", Browser(app))]
     for user in ("editor", "viewer"):
-        browser = Browser(app, user)
-        pages = [
-            browser.open(f"/both?scope={quote(scope, safe='')}&name=app-config"),
-            browser.open(f"/list?scope={quote(scope, safe='')}&delete=1"),
-            browser.open(f"/edit?scope={quote(deployments, safe='')}&name=web"),
+        urls = [
+            f"/both?scope={quote(scope, safe='')}&name=app-config",
+            f"/list?scope={quote(scope, safe='')}&delete=1",
+            f"/edit?scope={quote(deployments, safe='')}&name=web",
         ]
-        sessions.append(Session(user, browser, pages))
+        sessions.append(Session(user, Browser(app, user), urls))
     values = [
         "save",
         "krm/krm.js",
@@ -537,13 +545,12 @@ def example_target(kube: KubeSimulator) -> Target:
     app = make_example(kube)
     sessions = [Session("anonymous", Browser(app))]
     for user in ("editor", "viewer"):
-        browser = Browser(app, user)
-        pages = [
-            browser.open(f"/namespaces/{NAMESPACE}/configmaps/app-config"),
-            browser.open(f"/namespaces/{NAMESPACE}"),
-            browser.open(f"/namespaces/{NAMESPACE}/deployments/web"),
+        urls = [
+            f"/namespaces/{NAMESPACE}/configmaps/app-config",
+            f"/namespaces/{NAMESPACE}",
+            f"/namespaces/{NAMESPACE}/deployments/web",
         ]
-        sessions.append(Session(user, browser, pages))
+        sessions.append(Session(user, Browser(app, user), urls))
     values = ["save", "krm/krm.js", "example.css", NAMESPACE, "demo-staging", "app-config", "web", "kube-system"]
     return Target(app, sessions, values)
 
@@ -656,10 +663,10 @@ class SessionMachine(RuleBasedStateMachine):
         response = self.browser.post(f"/krm/review/{component}/{action}", form, page.headers(component))
         self.check(response.status_code, f"review {action} {form!r}")
 
-    @precondition(lambda self: bool(self.pages))
+    @precondition(lambda self: any(page.channel_url is not None for page in self.pages))
     @rule(data=st.data())
     def read_channel(self, data: st.DataObject) -> None:
-        page = pick(data, self.pages)
+        page = pick(data, [page for page in self.pages if page.channel_url is not None])  # signed out: none
         stream = page.channel()
         stream.drain(STREAM_READ)
         stream.close()
