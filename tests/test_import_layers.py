@@ -80,6 +80,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ui.recovery",
             "ui.render",
             "ui.list_updates",
+            "ui.editor_updates",
             "ui.feeds",
             "ui.state",
             "ui.assets",

@@ -2,18 +2,20 @@
 
 ``GET /ui/pages/<page_id>/channel`` (the page's ``hx-sse:connect``). The channel holds the feed of
 each component, listens to its store and its stream state, and sends one unnamed SSE message per
-wake-up with an ``<hx-partial hx-swap="innerMorph">`` for exactly the components whose rendered
-body changed since it last sent one (the first connection starts from what the page painted; a
-reconnection resends everything, since a message may have been lost with the old connection; no
-``id:`` is ever sent, so there is no resume position). A list is followed row by row instead
-(:class:`~flask_krm.ui.list_updates.ListUpdates`): its message carries only the rows, count and
-pager that changed.
+wake-up with ``<hx-partial>`` elements for exactly what changed since it last sent one (the first
+connection starts from what the page painted; a reconnection resends every body whole, since a
+message may have been lost with the old connection; no ``id:`` is ever sent, so there is no resume
+position). A list is followed row by row (:class:`~flask_krm.ui.list_updates.ListUpdates`): its
+message carries only the rows, count and pager that changed. An editor is followed element by
+element (:class:`~flask_krm.ui.editor_updates.EditorUpdates`): its message carries only the
+elements that changed (a field's control, a field with its conflict, the stream state, the YAML
+tab's parts), or the whole body (``innerMorph``) when its structure changed.
 Store notifications only set a flag (and, for a list, note the changed uids), so a burst of changes
 costs one render per component.
-An editor's render made after the person's edits of its object ends with a hidden marker of the
-object's edit sequence (:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, read before the
-render): it tells ``krm.js`` which edits the render already shows, and makes the render after an
-edit differ from the one before it. The sequence travels with the draft's edit record, so a render
+An editor's render made after the person's edits of its object carries the object's edit sequence
+(:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, read before the render): a hidden marker at
+the end of a whole body, an attribute on each element sent alone. It tells ``krm.js`` which edits
+the render already shows, and makes the render after an edit differ from the one before it. The sequence travels with the draft's edit record, so a render
 made by any worker is compared with an edit answered by any other.
 
 The stream never just ends: that would make the browser reconnect twice a second. It sends
@@ -36,11 +38,11 @@ from dataclasses import dataclass, field
 import gevent.event
 from flask import Response, stream_with_context
 
-from ..htmx import edits_marker
 from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import SSEResponse
 from .binding import Refusal, attach, authorize, page_of, session_of
+from .editor_updates import EditorUpdates, shown_editor
 from .list_updates import ListUpdates
 from .page import Component, ListSpec, Page
 from .render import StreamStatus, body_partial, edited_object, render_body, render_restart_copy_out
@@ -106,6 +108,7 @@ class Channel:
     _changed_uids: dict[str, set[str]] = field(default_factory=dict)
     """List component id -> the objects changed since the last message."""
     _lists: dict[str, ListUpdates] = field(default_factory=dict)
+    _editors: dict[str, EditorUpdates] = field(default_factory=dict)
     _closing: str | None = None
     _gone: bool = False
 
@@ -156,6 +159,19 @@ class Channel:
             yield from released(message("\n".join(parts)))
         yield close_frame(self._closing or SHUTDOWN_REASON)
 
+    def _editor_parts(self, link: _Link) -> list[str]:
+        component = link.component
+        edits = self._edit_sequence(link)  # read before rendering: the render holds at least these edits
+        body = render_body(component, link.store, link.status, self.krm.cache, self.page)
+        updates = self._editors.get(component.id)
+        if updates is None:
+            shown = None if self.resend_all else self.page.shown_editors.get(component.id)
+            painted = None if self.resend_all else self.page.painted.get(component.id)
+            if shown is None and not edits and painted == hashlib.sha256(body.encode()).hexdigest():
+                shown = shown_editor(body)  # painted by another worker, and still what the page shows
+            updates = self._editors[component.id] = EditorUpdates(component, shown)
+        return updates.changes(body, edits)
+
     def _edit_sequence(self, link: _Link) -> int:
         if link.store is None:
             return 0
@@ -190,7 +206,6 @@ class Channel:
         undo = self._link_components()
         undo.append(krm.track_stream(self))
         heartbeat = heartbeat_interval(krm.setting("HEARTBEAT_INTERVAL"))
-        sent: dict[str, str] = {} if self.resend_all else dict(self.page.painted)
         self.page.connected_once = True
         self._dirty.update(link.component.id for link in self.links)
         try:
@@ -208,14 +223,7 @@ class Channel:
                     if isinstance(link.component.spec, ListSpec):
                         parts.extend(self._list_parts(link))
                         continue
-                    edits = self._edit_sequence(link)
-                    body = render_body(link.component, link.store, link.status, krm.cache, self.page)
-                    if edits:  # read before rendering: the render holds at least these edits
-                        body = body + edits_marker(edits)
-                    digest = hashlib.sha256(body.encode()).hexdigest()
-                    if sent.get(link.component.id) != digest:
-                        sent[link.component.id] = digest
-                        parts.append(body_partial(link.component, body))
+                    parts.extend(self._editor_parts(link))
                 if parts:
                     yield from released(message("\n".join(parts)))
                 terminal = [link.status for link in self.links if link.status.state == "terminal"]

@@ -23,6 +23,7 @@ from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
+from .editor_updates import shown_editor
 from .list_query import ListQuery, column_keys, parse_list_query
 from .list_updates import paint_list
 from .page import (
@@ -211,6 +212,7 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
     else:
         body = render_body(component, store, feed.status, krm.cache, page)
         page.painted[component.id] = body_digest(body)
+        page.shown_editors[component.id] = shown_editor(body)
     store_page(drafts, page)
     context.update(
         body=body,

@@ -37,6 +37,7 @@ from .widgets import FieldSelectionError, parse_field_roots
 
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
+    from .editor_updates import ShownEditor
     from .list_updates import ShownList
 
 Kind: t.TypeAlias = t.Literal["list", "editor"]
@@ -372,6 +373,8 @@ class Page:
     """List component id -> the filter, sort and page this page shows it with (from its URL)."""
     shown_lists: dict[str, ShownList] = field(default_factory=dict)
     """List component id -> what the first paint showed of it, row by row."""
+    shown_editors: dict[str, ShownEditor] = field(default_factory=dict)
+    """Editor component id -> what the first paint showed of it, element by element."""
 
     def add(self, component: Component) -> None:
         """Register ``component`` on the page."""

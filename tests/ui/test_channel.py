@@ -46,8 +46,9 @@ def test_only_the_component_that_changed_is_sent(client: FlaskClient, upstream: 
     upstream.modified(configmap("demo", {"a": "2"}, rv="2"))
     message = reader.next()
     assert message.event is None
-    assert targets(message.data) == [f"{editor_id}-body"]
-    assert 'value="2"' in message.data
+    assert targets(message.data) == [], "the editor sends the changed field alone, not its body"
+    assert f'<hx-partial hx-target="#{field_id(editor_id, ("data",))}-field" hx-swap="outerMorph">' in message.data
+    assert 'value="2"' in message.data and list_id not in message.data
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "2"}, rv="2"), configmap("zeta", {}))
     message = reader.next()
     assert targets(message.data) == [], "the list sends the new row alone, not its body"
@@ -143,7 +144,9 @@ def test_an_unavailable_upstream_is_shown_as_retrying(client: FlaskClient, upstr
     upstream.fail(CONFIGMAPS, "UPSTREAM_UNAVAILABLE", "connection refused", terminal=False)
     message = reader.next()
     assert 'data-krm-stream="retrying"' in message.data
-    assert 'value="1"' in message.data
+    cid = page.component_ids[0]
+    # the fields keep what they show: only the stream state is replaced
+    assert re.findall(r'hx-target="#([^"]+)"', message.data) == [f"{cid}-stream"]
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
     assert 'data-krm-stream="live"' in reader.next().data
     reader.close()

@@ -69,14 +69,15 @@
 
     const skipped = new WeakMap();  // field -> {edits, value, checked} of the newest render it skipped
 
-    // The edit count a render was made with (0 when it carries no marker): the marker of the
-    // partial the node came in.
+    // The edit count a render was made with (0 when it carries none): the count on the root of
+    // the block the node came in (a block sent alone), else the marker of the body it came in.
     function renderEdits(newNode) {
         let root = newNode;
-        while (root.parentNode && !(root instanceof Element && root.matches("hx-partial, .krm-body"))) {
+        while (root.parentNode && !(root instanceof Element && root.matches("[data-krm-edits], hx-partial, .krm-body"))) {
             root = root.parentNode;
         }
-        const marker = typeof root.querySelector === "function" ? root.querySelector("[data-krm-edits]") : null;
+        const marker = root instanceof Element && root.hasAttribute("data-krm-edits") ? root
+            : typeof root.querySelector === "function" ? root.querySelector("[data-krm-edits]") : null;
         return marker ? Number(marker.getAttribute("data-krm-edits")) || 0 : 0;
     }
 
