@@ -1,18 +1,20 @@
-"""Live updates of one editor on one page, block by block.
+"""Live updates of one editor on one page, element by element.
 
-An editor's body (``krm/editor_body.html``) is cut into *blocks*: the outermost elements with an
-``id`` (each top-level field of ``krm/_fields.html`` with its conflict panel, the stream state, the
-conflict announcement, the YAML tab's source, its conflict list and "Your changes"), found by
-descending through the elements without one (``.krm-fields``...). The rest is the body's
-*skeleton*: the body with each block cut out, so a body is exactly its skeleton and its blocks.
+An editor's body (``krm/editor_body.html``) is cut into *blocks*: its elements with an ``id`` (each
+field of ``krm/_fields.html`` and its group, entry, row, control and conflict panel; the stream
+state; the conflict announcement; the YAML tab's source, its conflict list and "Your changes").
+Blocks nest: a block's *own* markup is its markup with each inner block cut out, leaving a
+placeholder naming it, and the body's *skeleton* is the body with each outermost block cut out.
 
-The page keeps what it shows of each editor (:class:`ShownEditor`: a digest of the skeleton and
-one per block). After a change the page channel renders the body and asks
-:class:`EditorUpdates` what to send: each block whose digest changed, replacing its element by id
-(``outerMorph``, so a focused field in it keeps its value, caret and focus). The whole body is sent
-instead when the skeleton changed (a field added or removed, a new item, a new conflict outside the
-fields, the object gone or the stream ended...), when the body cannot be cut (a host template with
-unbalanced markup), and when only the page's edit count changed.
+The page keeps what it shows of each editor (:class:`ShownEditor`: a digest of the skeleton, and of
+each block's own markup). After a change the page channel renders the body and asks
+:class:`EditorUpdates` what to send: each outermost block whose own markup changed (a block whose own
+markup is unchanged is looked into), replacing its element by id (``outerMorph``, so a focused field
+keeps its value, caret and focus). So a colleague's new value sends that field's control; a new
+conflict, that field with its panel; a new key or item, the map or list it went into. The whole body
+is sent instead when the skeleton changed (a top-level field added or removed, the object gone, the
+stream ended...), when the body cannot be cut (a host template with markup that does not nest), when
+the changed blocks are most of the body, and when only the page's edit count changed.
 
 Every block sent after field edits through the page carries the edit count on its root element
 (``data-krm-edits``), as the whole body carries it in its marker: ``krm.js`` lets a field take a
@@ -44,60 +46,84 @@ _RAW_TEXT: t.Final = frozenset({"script", "style", "textarea", "title"})
 
 
 @dataclass(frozen=True, slots=True)
+class Block:
+    """One element with an id: its markup, its *own* markup (each inner block cut out, leaving a
+    placeholder naming it) and its inner blocks, in document order."""
+
+    id: str
+    markup: str
+    own: str
+    inner: tuple[Block, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Blocks:
-    """A body cut into its skeleton and its blocks (element id, markup), in document order."""
+    """A body cut into its skeleton (each outermost block cut out) and its outermost blocks."""
 
     skeleton: str
-    blocks: tuple[tuple[str, str], ...]
+    blocks: tuple[Block, ...]
+
+
+@dataclass(slots=True)
+class _Open:
+    """A block being read: where it starts, its own markup so far and its inner blocks."""
+
+    id: str
+    start: int
+    copied: int
+    own: list[str]
+    inner: list[Block]
+
+
+def _placeholder(block_id: str) -> str:
+    return f"\x00{block_id}\x00"
 
 
 def cut_blocks(body: str) -> Blocks | None:
-    """``body`` cut into its skeleton and blocks, or ``None`` when its markup does not nest
-    (then it can only be sent whole)."""
-    skeleton: list[str] = []
-    blocks: list[tuple[str, str]] = []
-    stack: list[str] = []
-    block_start = block_depth = -1
-    block_id = ""
-    copied = 0
+    """``body`` cut into blocks, or ``None`` when its markup does not nest (then it can only be sent
+    whole)."""
+    top = _Open("", 0, 0, [], [])
+    frames = [top]
+    elements: list[tuple[str, bool]] = []  # open elements: name, whether it starts a block
     at = 0
-    while True:
-        found = _TAG.search(body, at)
-        if found is None:
-            break
+    while (found := _TAG.search(body, at)) is not None:
         at = found.end()
         name = (found.group(2) or "").lower()
         if not name:  # a comment
             continue
         if found.group(1):  # an end tag
-            if not stack or stack[-1] != name:
+            if not elements or elements[-1][0] != name:
                 return None
-            stack.pop()
-            if len(stack) == block_depth:
-                blocks.append((block_id, body[block_start:at]))
-                skeleton.append(body[copied:block_start] + f"\x00{block_id}\x00")
-                copied, block_start, block_depth = at, -1, -1
+            if elements.pop()[1]:
+                _close(frames, body, at)
             continue
         attributes = found.group(3)
-        id_match = _ID.search(attributes) if block_depth < 0 else None
+        id_match = _ID.search(attributes)
+        if id_match is not None:
+            parent = frames[-1]
+            parent.own.append(body[parent.copied : found.start()] + _placeholder(_value(id_match)))
+            frames.append(_Open(_value(id_match), found.start(), found.start(), [], []))
         if name in _VOID or attributes.rstrip().endswith("/"):  # no content, no end tag
             if id_match is not None:
-                blocks.append((_value(id_match), found.group()))
-                skeleton.append(body[copied : found.start()] + f"\x00{_value(id_match)}\x00")
-                copied = at
+                _close(frames, body, at)
             continue
-        if id_match is not None:
-            block_id, block_start, block_depth = _value(id_match), found.start(), len(stack)
-        stack.append(name)
+        elements.append((name, id_match is not None))
         if name in _RAW_TEXT:  # its text holds no tags: go to its end tag
             end = re.compile(rf"</{name}[\s/>]", re.I).search(body, at)
             if end is None:
                 return None
             at = end.start()
-    if stack:
+    if elements:
         return None
-    skeleton.append(body[copied:])
-    return Blocks("".join(skeleton), tuple(blocks))
+    top.own.append(body[top.copied :])
+    return Blocks("".join(top.own), tuple(top.inner))
+
+
+def _close(frames: list[_Open], body: str, end: int) -> None:
+    frame = frames.pop()
+    frame.own.append(body[frame.copied : end])
+    frames[-1].inner.append(Block(frame.id, body[frame.start : end], "".join(frame.own), tuple(frame.inner)))
+    frames[-1].copied = end
 
 
 def _value(id_match: re.Match[str]) -> str:
@@ -108,13 +134,17 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
+ShownBlock: t.TypeAlias = tuple[str, str, tuple["ShownBlock", ...]]
+"""A block as a page shows it: element id, digest of its own markup, its inner blocks."""
+
+
 @dataclass(frozen=True, slots=True)
 class ShownEditor:
-    """What a page shows of one editor: a digest of its body's skeleton, one per block (element
-    id, digest) in order, and the page's edit count the body was rendered with."""
+    """What a page shows of one editor: a digest of its body's skeleton (or of the whole body, when
+    it cannot be cut), its blocks, and the page's edit count the body was rendered with."""
 
     skeleton: str
-    blocks: tuple[tuple[str, str], ...]
+    blocks: tuple[ShownBlock, ...]
     edits: int
 
 
@@ -123,10 +153,28 @@ def shown_editor(body: str, edits: int = 0) -> ShownEditor:
     return _shown(body, cut_blocks(body), edits)
 
 
+def _shown_blocks(blocks: tuple[Block, ...]) -> tuple[ShownBlock, ...]:
+    return tuple((block.id, _digest(block.own), _shown_blocks(block.inner)) for block in blocks)
+
+
 def _shown(body: str, cut: Blocks | None, edits: int) -> ShownEditor:
     if cut is None:
         return ShownEditor(_digest(body), (), edits)
-    return ShownEditor(_digest(cut.skeleton), tuple((name, _digest(block)) for name, block in cut.blocks), edits)
+    return ShownEditor(_digest(cut.skeleton), _shown_blocks(cut.blocks), edits)
+
+
+def changed_blocks(
+    shown: tuple[ShownBlock, ...], now: tuple[ShownBlock, ...], blocks: tuple[Block, ...]
+) -> list[Block]:
+    """The outermost ``blocks`` whose own markup differs from what the page shows (``shown``;
+    ``now``: the same blocks' digests); a block whose own markup is unchanged is looked into."""
+    changed: list[Block] = []
+    for (old_id, old, old_inner), (_, new, new_inner), block in zip(shown, now, blocks, strict=True):
+        if old_id != block.id or old != new:
+            changed.append(block)
+        elif old_inner != new_inner:
+            changed.extend(changed_blocks(old_inner, new_inner, block.inner))
+    return changed
 
 
 def with_edits(block: str, edits: int) -> Markup:
@@ -151,27 +199,30 @@ class EditorUpdates:
         self.shown = now
         if shown == now:
             return []
-        if (
-            cut is None
-            or shown is None
-            or shown.skeleton != now.skeleton
-            or [name for name, _ in shown.blocks] != [name for name, _ in now.blocks]
-        ):
+        if cut is None or shown is None or shown.skeleton != now.skeleton or len(shown.blocks) != len(now.blocks):
             return [self._whole(body, edits)]
-        changed = [
-            (name, block)
-            for (name, block), (_, old), (_, new) in zip(cut.blocks, shown.blocks, now.blocks, strict=True)
-            if old != new
-        ]
+        changed = changed_blocks(shown.blocks, now.blocks, cut.blocks)
         if not changed:  # only the edit count moved: the whole body lets every field take it
             return [self._whole(body, edits)]
+        if sum(len(block.markup) for block in changed) > len(body) // 2:  # most of it: one morph of the body
+            return [self._whole(body, edits)]
         return [
-            partial(name, with_edits(block, edits) if edits else Markup(block), swap="outerMorph")
-            for name, block in changed
+            partial(block.id, with_edits(block.markup, edits) if edits else Markup(block.markup), swap="outerMorph")
+            for block in changed
         ]
 
     def _whole(self, body: Markup, edits: int) -> str:
         return body_partial(self.component, body + edits_marker(edits) if edits else body)
 
 
-__all__ = ["Blocks", "EditorUpdates", "ShownEditor", "cut_blocks", "shown_editor", "with_edits"]
+__all__ = [
+    "Block",
+    "Blocks",
+    "EditorUpdates",
+    "ShownBlock",
+    "ShownEditor",
+    "changed_blocks",
+    "cut_blocks",
+    "shown_editor",
+    "with_edits",
+]

@@ -47,7 +47,7 @@ def test_only_the_component_that_changed_is_sent(client: FlaskClient, upstream: 
     message = reader.next()
     assert message.event is None
     assert targets(message.data) == [], "the editor sends the changed field alone, not its body"
-    assert f'<hx-partial hx-target="#{field_id(editor_id, ("data",))}-field" hx-swap="outerMorph">' in message.data
+    assert f'<hx-partial hx-target="#{field_id(editor_id, ("data", "a"))}" hx-swap="outerMorph">' in message.data
     assert 'value="2"' in message.data and list_id not in message.data
     upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "2"}, rv="2"), configmap("zeta", {}))
     message = reader.next()
