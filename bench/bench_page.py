@@ -32,6 +32,12 @@ the run waits until every session's channel and the JSON stream delivered it. Re
 
 ``sessions`` says S: 100 for the 500-object list (quick: 5); the 5,000-object list is followed by
 :data:`LARGE_SESSIONS` sessions (each session's store holds its own copy of every object).
+
+A last case (``editor-<K>``) opens ``krm.editor`` of one ConfigMap with K data keys and two labels
+in :data:`EDITOR_SESSIONS` sessions (quick: 3), and changes one data value C times: reported are
+``bytes_per_change`` (one session's page-stream bytes per change, the median), ``whole_body_bytes``
+(the editor's whole body as one partial, what a change cost when every change re-sent it, framing
+included) and ``ratio`` = the first over the second, and ``cpu_ms_per_change`` for all sessions.
 """
 
 from __future__ import annotations
@@ -53,16 +59,22 @@ _PATCHED_MAIN: Final = "from gevent import monkey; monkey.patch_all()\nimport be
 NAMESPACE: Final = "bench"
 PAGE_SIZE: Final = 50
 LARGE_SESSIONS: Final = 20
+EDITOR_SESSIONS: Final = 20
+EDITOR_KEYS: Final = 50
 _SCOPE: Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
 _PAGE: Final = """{% import "krm/_macros.html" as krm %}<!doctype html><html><head>{{ krm_script() }}</head><body>
 {{ krm.list(scope, columns=["/metadata/name", ("Labels", "/metadata/labels"), ("Data", "/data")],
             link="/configmaps/{name}", page_size=page_size) }}</body></html>"""
+_EDITOR_PAGE: Final = """{% import "krm/_macros.html" as krm %}<!doctype html>
+<html><head>{{ krm_script() }}</head><body>
+{{ krm.editor(scope, "edited") }}</body></html>"""
 
 
 def run(quick: bool) -> Iterable[dict[str, Any]]:
     cases = ((100, 5, 5), (1000, 3, 5)) if quick else ((500, 100, 20), (5000, LARGE_SESSIONS, 20))
     for objects, sessions, changes in cases:
         yield _child(objects=objects, sessions=sessions, changes=changes)
+    yield _child(kind="editor", objects=1, sessions=3 if quick else EDITOR_SESSIONS, changes=5 if quick else 20)
 
 
 def _child(**arguments: Any) -> dict[str, Any]:
@@ -116,6 +128,10 @@ def _app(kubeconfig: str) -> Any:
     def page() -> str:
         return render_template_string(_PAGE, scope=_SCOPE, page_size=PAGE_SIZE)
 
+    @app.get("/edit")
+    def editor() -> str:
+        return render_template_string(_EDITOR_PAGE, scope=_SCOPE)
+
     return app
 
 
@@ -150,6 +166,92 @@ class _Reader:
         self.greenlet.kill()
 
 
+def _edited() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "edited", "namespace": NAMESPACE, "labels": {"app": "bench", "tier": "web"}},
+        "data": {f"key-{n:03d}": f"value {n}" for n in range(EDITOR_KEYS)},
+    }
+
+
+def _whole_body_bytes(html: bytes, after: bytes) -> int:
+    """The bytes of a page's component body (the ``krm-body`` element followed by ``after``) sent as
+    one ``innerMorph`` partial, SSE framing included."""
+    body = re.search(rb'<div id="(krm-[0-9a-f]+)-body" class="krm-body">(.*?)</div>\s*' + after, html, re.S)
+    assert body is not None
+    whole = f'<hx-partial hx-target="#{body.group(1).decode()}-body" hx-swap="innerMorph">'.encode()
+    size = len(whole) + len(body.group(2)) + len(b"</hx-partial>")
+    return size + body.group(2).count(b"\n") * len(b"data: ") + len(b"data: \n\n")
+
+
+def editor_main(sessions: int, changes: int) -> None:
+    """The measured child of the editor case: one ConfigMap edited in ``sessions`` sessions, one of
+    its data values changed ``changes`` times."""
+    import gevent.event
+
+    from flask_krm.testing.simulator import KubeSimulator, catalog
+
+    with KubeSimulator() as kube:
+        application = kube.application
+        assert application is not None
+        registry = application.registry
+        kube.create_objects([_edited()])
+        app = _app(kube.kubeconfig_path)
+        wake = gevent.event.Event()
+        readers: list[_Reader] = []
+        html = b""
+        for _ in range(sessions):
+            client = app.test_client()
+            html = client.get("/edit").data
+            page_id = re.search(rb'hx-sse:connect="/krm/ui/pages/([^/"]+)/channel"', html)
+            assert page_id is not None, html[:2000]
+            channel = f"/krm/ui/pages/{page_id.group(1).decode()}/channel"
+            readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
+        gevent.sleep(1.0)
+        per_session: list[int] = []
+        cpu: list[float] = []
+        for change in range(changes):
+            before = [(r.bytes, r.messages) for r in readers]
+            started = time.thread_time()
+            kube.call(
+                lambda change=change: registry.patch(  # type: ignore[misc]
+                    catalog.CONFIGMAPS, NAMESPACE, "edited", {"data": {"key-007": f"changed {change}"}}
+                )
+            )
+            deadline = time.monotonic() + 30
+            while not all(r.messages > b[1] for r, b in zip(readers, before, strict=True)):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("a change was not delivered to every editor within 30 s")
+                wake.clear()
+                wake.wait(0.5)
+            cpu.append(time.thread_time() - started)
+            per_session.extend(r.bytes - b[0] for r, b in zip(readers, before, strict=True))
+            gevent.sleep(0.2)
+        whole_body = _whole_body_bytes(html, rb'<div class="krm-yaml-panel"')
+        for reader in readers:
+            reader.close()
+        bytes_per_change = statistics.median(per_session)
+        cpu_ms = statistics.median(cpu) * 1000
+        result = {
+            "case": f"editor-{EDITOR_KEYS}",
+            "keys": EDITOR_KEYS,
+            "sessions": sessions,
+            "changes": changes,
+            "bytes_per_change": bytes_per_change,
+            "whole_body_bytes": whole_body,
+            "baseline": whole_body,
+            "ratio": round(bytes_per_change / whole_body, 4),
+            "max_bytes_per_change": max(per_session),
+            "cpu_ms_per_change": round(cpu_ms, 2),
+            "cpu_ms_per_change_per_session": round(cpu_ms / sessions, 3),
+            "load_average": list(os.getloadavg()),
+        }
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+        app.extensions["krm"].shutdown(2.0)
+
+
 def page_main() -> None:
     """The measured child: simulator, host, sessions and readers, then the changes."""
     import gevent
@@ -158,6 +260,9 @@ def page_main() -> None:
     from flask_krm.testing.simulator import KubeSimulator, catalog
 
     arguments = json.loads(os.environ["FLASK_KRM_BENCH_ARGS"])
+    if arguments.get("kind") == "editor":
+        editor_main(arguments["sessions"], arguments["changes"])
+        return
     objects, sessions, changes = arguments["objects"], arguments["sessions"], arguments["changes"]
     with KubeSimulator() as kube:
         application = kube.application
@@ -224,11 +329,7 @@ def page_main() -> None:
             started = time.thread_time()
             poll_html = clients[0].get("/list").data
             poll_cpu.append(time.thread_time() - started)
-        body = re.search(rb'<div id="(krm-[0-9a-f]+)-body" class="krm-body">(.*?)</div>\s*</section>', poll_html, re.S)
-        assert body is not None
-        whole = f'<hx-partial hx-target="#{body.group(1).decode()}-body" hx-swap="innerMorph">'.encode()
-        whole_body = len(whole) + len(body.group(2)) + len(b"</hx-partial>")
-        whole_body += body.group(2).count(b"\n") * len(b"data: ") + len(b"data: \n\n")
+        whole_body = _whole_body_bytes(poll_html, rb"</section>")
         for reader in (*page_readers, json_reader):
             reader.close()
         bytes_per_change = statistics.median(per_session)

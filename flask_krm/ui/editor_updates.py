@@ -23,6 +23,7 @@ render only if it was made after the field's last accepted edit.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import typing as t
@@ -43,6 +44,8 @@ _VOID: t.Final = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 )
 _RAW_TEXT: t.Final = frozenset({"script", "style", "textarea", "title"})
+BODIES_KEPT: t.Final = 32
+"""How many bodies :func:`read_body` keeps read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,17 +153,23 @@ class ShownEditor:
 
 def shown_editor(body: str, edits: int = 0) -> ShownEditor:
     """What a page rendered with ``body`` shows (kept on the page, so its channel starts from it)."""
-    return _shown(body, cut_blocks(body), edits)
+    _, skeleton, blocks = read_body(body)
+    return ShownEditor(skeleton, blocks, edits)
 
 
 def _shown_blocks(blocks: tuple[Block, ...]) -> tuple[ShownBlock, ...]:
     return tuple((block.id, _digest(block.own), _shown_blocks(block.inner)) for block in blocks)
 
 
-def _shown(body: str, cut: Blocks | None, edits: int) -> ShownEditor:
+@functools.lru_cache(maxsize=BODIES_KEPT)
+def read_body(body: str) -> tuple[Blocks | None, str, tuple[ShownBlock, ...]]:
+    """``body`` cut into blocks (``None``: it cannot be), the digest of its skeleton (of the whole
+    body when it cannot be cut) and its blocks' digests. The last bodies read are kept: a body
+    without this session's changes is one shared string, read once for every page showing it."""
+    cut = cut_blocks(body)
     if cut is None:
-        return ShownEditor(_digest(body), (), edits)
-    return ShownEditor(_digest(cut.skeleton), _shown_blocks(cut.blocks), edits)
+        return None, _digest(body), ()
+    return cut, _digest(cut.skeleton), _shown_blocks(cut.blocks)
 
 
 def changed_blocks(
@@ -194,8 +203,8 @@ class EditorUpdates:
     def changes(self, body: Markup, edits: int) -> list[str]:
         """The partials bringing the page from what it shows to ``body`` (rendered with the
         page's edit count ``edits``), or ``[]`` when it shows that already."""
-        cut = cut_blocks(body)
-        shown, now = self.shown, _shown(body, cut, edits)
+        cut, skeleton, blocks = read_body(body)
+        shown, now = self.shown, ShownEditor(skeleton, blocks, edits)
         self.shown = now
         if shown == now:
             return []
