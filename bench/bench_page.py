@@ -166,6 +166,23 @@ class _Reader:
         self.greenlet.kill()
 
 
+def _open_pages(app: Any, path: str, sessions: int, wake: Any) -> tuple[list[_Reader], list[Any], bytes]:
+    """``sessions`` sessions (each its own client) having loaded ``path`` and reading its page
+    channel: their readers, their clients and the last page's HTML."""
+    readers: list[_Reader] = []
+    clients = []
+    html = b""
+    for _ in range(sessions):
+        client = app.test_client()
+        html = client.get(path).data
+        page_id = re.search(rb'hx-sse:connect="/krm/ui/pages/([^/"]+)/channel"', html)
+        assert page_id is not None, html[:2000]
+        channel = f"/krm/ui/pages/{page_id.group(1).decode()}/channel"
+        readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
+        clients.append(client)
+    return readers, clients, html
+
+
 def _edited() -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -199,15 +216,7 @@ def editor_main(sessions: int, changes: int) -> None:
         kube.create_objects([_edited()])
         app = _app(kube.kubeconfig_path)
         wake = gevent.event.Event()
-        readers: list[_Reader] = []
-        html = b""
-        for _ in range(sessions):
-            client = app.test_client()
-            html = client.get("/edit").data
-            page_id = re.search(rb'hx-sse:connect="/krm/ui/pages/([^/"]+)/channel"', html)
-            assert page_id is not None, html[:2000]
-            channel = f"/krm/ui/pages/{page_id.group(1).decode()}/channel"
-            readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
+        readers, _, html = _open_pages(app, "/edit", sessions, wake)
         gevent.sleep(1.0)
         per_session: list[int] = []
         cpu: list[float] = []
@@ -271,17 +280,7 @@ def page_main() -> None:
         kube.create_objects([_configmap(n) for n in range(objects)])
         app = _app(kube.kubeconfig_path)
         wake = gevent.event.Event()
-        page_readers: list[_Reader] = []
-        clients = []
-        poll_html = b""
-        for _ in range(sessions):
-            client = app.test_client()
-            poll_html = client.get("/list").data
-            page_id = re.search(rb'hx-sse:connect="/krm/ui/pages/([^/"]+)/channel"', poll_html)
-            assert page_id is not None, poll_html[:2000]
-            channel = f"/krm/ui/pages/{page_id.group(1).decode()}/channel"
-            page_readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
-            clients.append(client)
+        page_readers, clients, poll_html = _open_pages(app, "/list", sessions, wake)
         stream = f"/krm/resource-stream/v1?{_SCOPE}"
         json_reader = _Reader(app.test_client(), stream, lambda chunk: chunk.count(b'"type":"modified"'), wake)
 

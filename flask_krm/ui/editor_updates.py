@@ -39,7 +39,10 @@ _TAG: t.Final = re.compile(
     r"<!--.*?-->|<(/?)([A-Za-z][A-Za-z0-9-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",
     re.S,
 )
-_ID: t.Final = re.compile(r"""\sid\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
+_MAYBE_ID: t.Final = re.compile(r"\sid\s*=", re.I)
+_ATTRIBUTE: t.Final = re.compile(r"""\s*([^\s"'=<>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
+_BLOCK_ID: t.Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+"""The ids that make a block: those a ``#id`` selector names as they are."""
 _VOID: t.Final = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 )
@@ -83,8 +86,11 @@ def _placeholder(block_id: str) -> str:
 
 
 def cut_blocks(body: str) -> Blocks | None:
-    """``body`` cut into blocks, or ``None`` when its markup does not nest (then it can only be sent
-    whole)."""
+    """``body`` cut into blocks, or ``None`` when its markup does not nest or an id is there twice
+    (then it can only be sent whole)."""
+    if "\x00" in body:  # the placeholders' character: a body holding it is never cut
+        return None
+    seen: set[str] = set()
     top = _Open("", 0, 0, [], [])
     frames = [top]
     elements: list[tuple[str, bool]] = []  # open elements: name, whether it starts a block
@@ -101,16 +107,19 @@ def cut_blocks(body: str) -> Blocks | None:
                 _close(frames, body, at)
             continue
         attributes = found.group(3)
-        id_match = _ID.search(attributes)
-        if id_match is not None:
+        block_id = _id_of(attributes)
+        if block_id is not None:
+            if block_id in seen:
+                return None
+            seen.add(block_id)
             parent = frames[-1]
-            parent.own.append(body[parent.copied : found.start()] + _placeholder(_value(id_match)))
-            frames.append(_Open(_value(id_match), found.start(), found.start(), [], []))
+            parent.own.append(body[parent.copied : found.start()] + _placeholder(block_id))
+            frames.append(_Open(block_id, found.start(), found.start(), [], []))
         if name in _VOID or attributes.rstrip().endswith("/"):  # no content, no end tag
-            if id_match is not None:
+            if block_id is not None:
                 _close(frames, body, at)
             continue
-        elements.append((name, id_match is not None))
+        elements.append((name, block_id is not None))
         if name in _RAW_TEXT:  # its text holds no tags: go to its end tag
             end = re.compile(rf"</{name}[\s/>]", re.I).search(body, at)
             if end is None:
@@ -129,8 +138,15 @@ def _close(frames: list[_Open], body: str, end: int) -> None:
     frames[-1].copied = end
 
 
-def _value(id_match: re.Match[str]) -> str:
-    return next(group for group in id_match.groups() if group is not None)
+def _id_of(attributes: str) -> str | None:
+    """The id in a start tag's ``attributes`` if it makes a block (see :data:`_BLOCK_ID`)."""
+    if _MAYBE_ID.search(attributes) is None:
+        return None
+    for attribute in _ATTRIBUTE.finditer(attributes.rstrip("/ \t\n")):
+        if attribute.group(1).lower() == "id":
+            value = next((group for group in attribute.groups()[1:] if group is not None), "")
+            return value if _BLOCK_ID.fullmatch(value) else None
+    return None
 
 
 def _digest(text: str) -> str:

@@ -153,6 +153,20 @@ def test_markup_that_does_not_nest_cannot_be_cut(broken: str) -> None:
     assert cut_blocks(broken) is None
 
 
+@pytest.mark.parametrize("twice", ['<p id="x"></p><div><span id="x"></span></div>', '<p id="x">\x00</p>'])
+def test_a_body_with_an_id_twice_or_a_nul_is_never_cut(twice: str) -> None:
+    assert cut_blocks(twice) is None
+
+
+def test_only_an_id_attribute_a_selector_can_name_makes_a_block() -> None:
+    cut = cut_blocks(
+        '<p title="the id=x" data-id="y">a</p><div id="a.b"><span id="inner">b</span></div><i ID=\'plain\'>c</i>'
+    )
+    assert cut is not None
+    assert [block.id for block in cut.blocks] == ["inner", "plain"]
+    assert cut.skeleton.startswith('<p title="the id=x" data-id="y">a</p><div id="a.b">\x00inner\x00</div>')
+
+
 def test_the_edit_count_goes_on_the_block_root() -> None:
     assert with_edits('<div id="f1" class="x"><p>a</p></div>', 7) == (
         '<div data-krm-edits="7" id="f1" class="x"><p>a</p></div>'
@@ -177,3 +191,9 @@ def test_updates_fall_back_to_the_whole_body() -> None:
     assert swaps("".join(only_count)) == [("krm-000000000000-body", "innerMorph")]
     assert 'data-krm-edits="3"' in only_count[0], "only the count changed: the whole body carries it"
     assert updates.changes(Markup(moved), 3) == []
+    fresh = EditorUpdates(component, shown_editor(BODY))
+    big = BODY.replace("a <b> c", "x" * 400)
+    assert swaps("".join(fresh.changes(Markup(big), 0))) == [("krm-000000000000-body", "innerMorph")], (
+        "most of the body changed: one morph of the body"
+    )
+    assert swaps("".join(fresh.changes(Markup(big.replace(">two<", ">zwei<")), 0))) == [("f2", "outerMorph")]
