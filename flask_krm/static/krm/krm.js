@@ -73,7 +73,8 @@
     // the block the node came in (a block sent alone), else the marker of the body it came in.
     function renderEdits(newNode) {
         let root = newNode;
-        while (root.parentNode && !(root instanceof Element && root.matches("[data-krm-edits], hx-partial, .krm-body"))) {
+        const stop = "[data-krm-edits], hx-partial, .krm-body";
+        while (root.parentNode && !(root instanceof Element && root.matches(stop))) {
             root = root.parentNode;
         }
         const marker = root instanceof Element && root.hasAttribute("data-krm-edits") ? root

@@ -10,6 +10,7 @@ caret.
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 import kubernetes.client
@@ -137,9 +138,15 @@ def test_a_colleagues_change_replaces_that_field_alone_and_shows_its_conflict_th
     assert page.evaluate(UNMARKED, sorted(allowed)) == [], "an element outside the changed field was replaced"
     screenshots(page, "field-update-conflict")
 
-    # the typed text reaches the draft once the person pauses
+    # the typed text reaches the draft once the person pauses, and the YAML tab follows the draft
     expect(farewell).not_to_have_attribute("data-krm-unsent", "")
     expect(farewell).to_have_value("good-ish!bye")
+    page.get_by_role("tab", name="YAML").click()
+    yaml = page.locator(".krm-yaml-text")
+    expect(yaml).to_have_value(re.compile(r"farewell: good-ish!bye\n(.|\n)*greeting: hello there\n"))
+    patch_data(core, name, {"other": "y"})
+    expect(yaml).to_have_value(re.compile(r"other: 'y'\n"))
+    expect(page.locator(".krm-yaml-conflict")).to_contain_text("/data/greeting")
 
 
 def test_a_colleague_scaling_a_deployment_leaves_the_image_being_typed_alone(
