@@ -71,13 +71,16 @@ def test_a_quick_workers_run_reports_latency_across_workers_next_to_one_worker_i
     assert line["p50_ms"] > 0 and line["baseline_p50_ms"] > 0 and line["ratio"] > 0
 
 
-def test_a_quick_page_run_reports_bytes_and_cpu_per_change_next_to_the_spec_v1_event_and_a_poll() -> None:
+def test_a_quick_page_run_reports_bytes_and_cpu_per_change_next_to_the_spec_v1_event_a_poll_and_the_body() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "page"], cwd=REPO, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
-    small, large = [json.loads(line) for line in result.stdout.splitlines()]
-    assert (small["case"], large["case"]) == ("page-100", "page-1000")
+    small, large, editor = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (small["case"], large["case"], editor["case"]) == ("page-100", "page-1000", "editor-50")
+    # an editor's one-field change: a small part of its whole body
+    assert 0 < editor["bytes_per_change"] * 10 < editor["whole_body_bytes"] == editor["baseline"]
+    assert editor["ratio"] > 0 and editor["cpu_ms_per_change"] > 0
     for case in (small, large):
         assert case["baseline_spec_v1_bytes"] > 0 and case["ratio"] > 0 and case["cpu_ms_per_change"] > 0
         assert case["poll_bytes"] > case["poll_gzip_bytes"] > 0 and case["poll_cpu_ms"] > 0
