@@ -238,21 +238,22 @@ def _element_inner(markup: str, element_id: str) -> str:
 
 
 def _swapped(markup: str, target: str, swap: str, content: str) -> str:
-    """``markup`` after the partial swap ``swap`` of ``content`` at the element ``target`` (one
-    that holds no element of its own tag: a list's row, count, pager or rows)."""
-    opening = re.search(rf'<(\w+) id="{re.escape(target)}"[^>]*>', markup)
-    if opening is None:
+    """``markup`` after the partial swap ``swap`` of ``content`` at the element ``target`` (a
+    list's row, count, pager or rows; an editor's field, control or other element sent alone)."""
+    from ..ui.editor_updates import element_span  # not at import: the plugin loads before gevent patches
+
+    span = element_span(markup, target)
+    if span is None:
         return markup
-    closing = markup.find(f"</{opening.group(1)}>", opening.end())
-    end = len(markup) if closing < 0 else closing + len(opening.group(1)) + 3
+    start, end = span
     if swap == "delete":
-        return markup[: opening.start()] + markup[end:]
+        return markup[:start] + markup[end:]
     if swap == "beforebegin":
-        return markup[: opening.start()] + content + markup[opening.start() :]
+        return markup[:start] + content + markup[start:]
     if swap == "beforeend":
-        at = end - len(opening.group(1)) - 3 if closing >= 0 else end
+        at = markup.rfind("</", start, end)
         return markup[:at] + content + markup[at:]
-    return markup[: opening.start()] + content + markup[end:]
+    return markup[:start] + content + markup[end:]
 
 
 def _text(markup: str) -> str:
@@ -335,7 +336,7 @@ class LivePage:
             if target.endswith("-body") and target[: -len("-body")] in self.components:
                 self.bodies[target[: -len("-body")]] = inner
                 continue
-            for component_id, body in self.bodies.items():  # a list's row, count or pager
+            for component_id, body in self.bodies.items():  # a list's row, count or pager; an editor's element
                 if target.startswith(component_id + "-"):
                     self.bodies[component_id] = _swapped(body, target, swap, inner)
 

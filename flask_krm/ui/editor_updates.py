@@ -27,6 +27,7 @@ import functools
 import hashlib
 import re
 import typing as t
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from markupsafe import Markup
@@ -85,6 +86,39 @@ def _placeholder(block_id: str) -> str:
     return f"\x00{block_id}\x00"
 
 
+@dataclass(frozen=True, slots=True)
+class _Tag:
+    """A start or end tag of an element in markup."""
+
+    start: int
+    end: int
+    name: str
+    closing: bool
+    attributes: str
+    empty: bool
+    """A start tag without content or end tag (``<input>``, ``<br/>``)."""
+
+
+def _tags(markup: str) -> Iterator[_Tag]:
+    """The tags of ``markup`` in order (comments and the text of ``<textarea>``, ``<script>``...
+    skipped; such an element's text without its end tag ends the tags there)."""
+    at = 0
+    while (found := _TAG.search(markup, at)) is not None:
+        at = found.end()
+        name = (found.group(2) or "").lower()
+        if not name:  # a comment
+            continue
+        attributes = found.group(3) or ""
+        closing = bool(found.group(1))
+        empty = not closing and (name in _VOID or attributes.rstrip().endswith("/"))
+        yield _Tag(found.start(), at, name, closing, attributes, empty)
+        if name in _RAW_TEXT and not closing:  # its text holds no tags: go to its end tag
+            end = re.compile(rf"</{name}[\s/>]", re.I).search(markup, at)
+            if end is None:
+                return
+            at = end.start()
+
+
 def cut_blocks(body: str) -> Blocks | None:
     """``body`` cut into blocks, or ``None`` when its markup does not nest or an id is there twice
     (then it can only be sent whole)."""
@@ -94,41 +128,50 @@ def cut_blocks(body: str) -> Blocks | None:
     top = _Open("", 0, 0, [], [])
     frames = [top]
     elements: list[tuple[str, bool]] = []  # open elements: name, whether it starts a block
-    at = 0
-    while (found := _TAG.search(body, at)) is not None:
-        at = found.end()
-        name = (found.group(2) or "").lower()
-        if not name:  # a comment
-            continue
-        if found.group(1):  # an end tag
-            if not elements or elements[-1][0] != name:
+    for tag in _tags(body):
+        if tag.closing:
+            if not elements or elements[-1][0] != tag.name:
                 return None
             if elements.pop()[1]:
-                _close(frames, body, at)
+                _close(frames, body, tag.end)
             continue
-        attributes = found.group(3)
-        block_id = _id_of(attributes)
+        block_id = _id_of(tag.attributes)
         if block_id is not None:
             if block_id in seen:
                 return None
             seen.add(block_id)
             parent = frames[-1]
-            parent.own.append(body[parent.copied : found.start()] + _placeholder(block_id))
-            frames.append(_Open(block_id, found.start(), found.start(), [], []))
-        if name in _VOID or attributes.rstrip().endswith("/"):  # no content, no end tag
+            parent.own.append(body[parent.copied : tag.start] + _placeholder(block_id))
+            frames.append(_Open(block_id, tag.start, tag.start, [], []))
+        if tag.empty:
             if block_id is not None:
-                _close(frames, body, at)
+                _close(frames, body, tag.end)
             continue
-        elements.append((name, block_id is not None))
-        if name in _RAW_TEXT:  # its text holds no tags: go to its end tag
-            end = re.compile(rf"</{name}[\s/>]", re.I).search(body, at)
-            if end is None:
-                return None
-            at = end.start()
+        elements.append((tag.name, block_id is not None))
     if elements:
         return None
     top.own.append(body[top.copied :])
     return Blocks("".join(top.own), tuple(top.inner))
+
+
+def element_span(markup: str, element_id: str) -> tuple[int, int] | None:
+    """Where the element ``id="element_id"`` starts and ends (after its end tag) in ``markup``, or
+    ``None`` when there is none (or it does not end)."""
+    start, depth = -1, 0
+    for tag in _tags(markup):
+        if start < 0:
+            if not tag.closing and _id_of(tag.attributes) == element_id:
+                if tag.empty:
+                    return tag.start, tag.end
+                start = tag.start
+            continue
+        if tag.closing:
+            if depth == 0:
+                return start, tag.end
+            depth -= 1
+        elif not tag.empty:
+            depth += 1
+    return None
 
 
 def _close(frames: list[_Open], body: str, end: int) -> None:
@@ -202,11 +245,13 @@ def changed_blocks(
     return changed
 
 
-def with_edits(block: str, edits: int) -> Markup:
-    """``block`` (one element) with the page's edit count on its root element."""
+def with_edits(block: str, edits: int) -> str:
+    """``block`` (one element) with the page's edit count on its root element (none for ``0``)."""
+    if not edits:
+        return block
     name_end = re.match(r"<[A-Za-z][A-Za-z0-9-]*", block)
     assert name_end is not None
-    return Markup(f'{block[: name_end.end()]} data-krm-edits="{edits}"{block[name_end.end() :]}')
+    return f'{block[: name_end.end()]} data-krm-edits="{int(edits)}"{block[name_end.end() :]}'
 
 
 class EditorUpdates:
@@ -231,10 +276,8 @@ class EditorUpdates:
             return [self._whole(body, edits)]
         if sum(len(block.markup) for block in changed) > len(body) // 2:  # most of it: one morph of the body
             return [self._whole(body, edits)]
-        return [
-            partial(block.id, with_edits(block.markup, edits) if edits else Markup(block.markup), swap="outerMorph")
-            for block in changed
-        ]
+        # each block is a slice of the rendered (escaped) body, from one of its tags to its end
+        return [partial(block.id, Markup(with_edits(block.markup, edits)), swap="outerMorph") for block in changed]
 
     def _whole(self, body: Markup, edits: int) -> str:
         return body_partial(self.component, body + edits_marker(edits) if edits else body)
@@ -248,6 +291,7 @@ __all__ = [
     "ShownEditor",
     "changed_blocks",
     "cut_blocks",
+    "element_span",
     "shown_editor",
     "with_edits",
 ]

@@ -11,7 +11,7 @@ import pytest
 from flask.testing import FlaskClient
 from markupsafe import Markup
 
-from flask_krm.ui.editor_updates import Block, EditorUpdates, cut_blocks, shown_editor, with_edits
+from flask_krm.ui.editor_updates import Block, EditorUpdates, cut_blocks, element_span, shown_editor, with_edits
 from flask_krm.ui.page import Component
 from tests.ui.conftest import CONFIGMAPS, ChannelReader, PageHandle, Upstream, configmap, connect, field_id, open_page
 from tests.ui.test_channel import nothing_more
@@ -167,10 +167,24 @@ def test_only_an_id_attribute_a_selector_can_name_makes_a_block() -> None:
     assert cut.skeleton.startswith('<p title="the id=x" data-id="y">a</p><div id="a.b">\x00inner\x00</div>')
 
 
+def test_an_element_is_found_by_its_id_whatever_it_holds() -> None:
+    for element_id, element in (
+        ("f1", '<div id="f1"><input id="i1" value="1"><textarea id="t">a <b> c</textarea></div>'),
+        ("f2", '<div id="f2"><br><p>two</p></div>'),
+        ("i1", '<input id="i1" value="1">'),
+        ("t", '<textarea id="t">a <b> c</textarea>'),
+    ):
+        span = element_span(BODY, element_id)
+        assert span is not None and BODY[span[0] : span[1]] == element
+    assert element_span(BODY, "nowhere") is None
+    assert element_span('<div id="open"><p>', "open") is None
+
+
 def test_the_edit_count_goes_on_the_block_root() -> None:
     assert with_edits('<div id="f1" class="x"><p>a</p></div>', 7) == (
         '<div data-krm-edits="7" id="f1" class="x"><p>a</p></div>'
     )
+    assert with_edits('<input id="i1">', 0) == '<input id="i1">'
 
 
 def test_updates_fall_back_to_the_whole_body() -> None:
