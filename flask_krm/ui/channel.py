@@ -15,8 +15,9 @@ costs one render per component.
 An editor's render made after the person's edits of its object carries the object's edit sequence
 (:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, read before the render): a hidden marker at
 the end of a whole body, an attribute on each element sent alone. It tells ``krm.js`` which edits
-the render already shows, and makes the render after an edit differ from the one before it. The sequence travels with the draft's edit record, so a render
-made by any worker is compared with an edit answered by any other.
+the render already shows, and makes the render after an edit differ from the one before it. The
+sequence travels with the draft's edit record, so a render made by any worker is compared with an
+edit answered by any other.
 
 The stream never just ends: that would make the browser reconnect twice a second. It sends
 heartbeats while idle and, to stop for good, the named event ``krm-close`` carrying the reason
