@@ -166,10 +166,13 @@ class Channel:
         body = render_body(component, link.store, link.status, self.krm.cache, self.page)
         updates = self._editors.get(component.id)
         if updates is None:
-            shown = None if self.resend_all else self.page.shown_editors.get(component.id)
+            # What the first paint showed, element by element, is known only to the worker that painted;
+            # with shared drafts a channel may be this page's second, after one on another worker.
+            first = not self.resend_all and not self.drafts.shared
+            shown = self.page.shown_editors.get(component.id) if first else None
             painted = None if self.resend_all else self.page.painted.get(component.id)
             if shown is None and not edits and painted == hashlib.sha256(body.encode()).hexdigest():
-                shown = shown_editor(body)  # painted by another worker, and still what the page shows
+                shown = shown_editor(body)  # the page still shows what it was painted with
             updates = self._editors[component.id] = EditorUpdates(component, shown)
         return updates.changes(body, edits)
 
