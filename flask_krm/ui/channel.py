@@ -94,6 +94,19 @@ class _Link:
         return self.feed.status
 
 
+def _still_empty(link: _Link) -> bool:
+    """Whether the link's store was just made and holds nothing yet: a worker other than the one
+    that painted the page (a shared draft backend), whose watch has not delivered its snapshot. A
+    render now would replace what the page shows, the field being typed in included, with a
+    placeholder; the store's snapshot (or its stream retrying or ending) wakes the channel."""
+    return (
+        link.store is not None
+        and link.status.state in ("connecting", "syncing")
+        and not link.store.snapshot_complete
+        and not link.store.uids()
+    )
+
+
 @dataclass(eq=False)
 class Channel:
     """One open connection of one page."""
@@ -223,6 +236,9 @@ class Channel:
                 parts = []
                 for link in self.links:
                     if link.component.id not in changed:
+                        continue
+                    if _still_empty(link):  # the page shows more than this store holds yet
+                        self._dirty.add(link.component.id)
                         continue
                     if isinstance(link.component.spec, ListSpec):
                         parts.extend(self._list_parts(link))

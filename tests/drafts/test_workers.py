@@ -184,12 +184,31 @@ def test_an_edit_on_one_worker_reaches_the_page_stream_another_worker_holds(
     cluster: Cluster, kube: KubeSimulator
 ) -> None:
     roaming, name, page, channel = watched_editor(cluster, kube, channel_on=1)
-    channel.until_text('data-krm-stream="live"')
     assert edit(roaming, 0, page, "level", "debug-from-worker-0") == 200
     channel.until_text("debug-from-worker-0", timeout=3.0)
     assert edit(roaming, 1, page, "level", "trace-from-worker-1") == 200  # the page is known on worker 1 too
     channel.until_text("trace-from-worker-1", timeout=3.0)
     assert read(kube, NAMESPACE, "configmaps", name)["data"] == {"level": "info"}  # type: ignore[index]
+    roaming.close()
+
+
+def test_a_channel_on_a_worker_still_loading_the_objects_leaves_the_page_as_it_is_until_they_come(
+    cluster: Cluster, kube: KubeSimulator
+) -> None:
+    name = new_configmap(kube)
+    roaming = Roaming(cluster)
+    page = roaming.open(0, editor_url(name))
+    assert edit(roaming, 0, page, "level", "typed-on-worker-0") == 200
+    kube.faults.set_latency(1.0)  # worker 1's first list of the objects takes a second
+    try:
+        channel = roaming.on(1).stream(t.cast(str, page.channel_url))
+        channel.until_text(": connected")
+        channel.drain(0.6)
+        assert not channel.messages, "a render before the objects came would replace the page with a placeholder"
+    finally:
+        kube.faults.set_latency(0.0)
+    channel.until_text("typed-on-worker-0", timeout=10.0)
+    assert "Loading" not in channel.text
     roaming.close()
 
 
