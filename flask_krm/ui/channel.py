@@ -11,7 +11,9 @@ element (:class:`~flask_krm.ui.editor_updates.EditorUpdates`): its message carri
 elements that changed (a field's control, a field with its conflict, the stream state, the YAML
 tab's parts), or the whole body (``innerMorph``) when its structure changed.
 Store notifications only set a flag (and, for a list, note the changed uids), so a burst of changes
-costs one render per component.
+costs one render per component. A component whose store was just made and holds nothing yet (a
+worker other than the one that painted the page, with a shared draft backend) is not rendered until
+its objects come: a placeholder would replace what the page shows, the field being typed in too.
 An editor's render made after the person's edits of its object carries the object's edit sequence
 (:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, read before the render): a hidden marker at
 the end of a whole body, an attribute on each element sent alone. It tells ``krm.js`` which edits
