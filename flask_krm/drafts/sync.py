@@ -224,13 +224,15 @@ class DraftSync:
         store = attached.store()
         if store is None:
             return
-        with self._mutex:
-            attached.written[name] = _text(value)
         uid = name.split(":", 2)[2]
         try:
             record = EditRecord.from_json(value) if value is not None else EditRecord(uid, ())
         except ValueError:
             return
+        if record.sequence < store.edit_sequence(uid):
+            return  # overtaken by a newer record: what the backend holds is not this one
+        with self._mutex:
+            attached.written[name] = _text(value)
         attached.replaying = True
         try:
             store.restore(record)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import typing as t
+
 import gevent
 import pytest
 
 from flask_krm.drafts.backend import BackendUnavailable, MemoryBackend, backend_from_url, session_tag
 from flask_krm.drafts.redis_backend import RedisBackend
+from flask_krm.drafts.sync import EDIT, DraftSync, field_name
+from flask_krm.store import Edit, EditRecord
 from tests.redis_server import RedisServer, free_port
+from tests.store.objects import CM_UID, configmap, modified, store_with
 
 
 def backend(server: RedisServer) -> RedisBackend:
@@ -130,3 +135,26 @@ def test_the_memory_backend_keeps_nothing_but_its_locks_and_fences() -> None:
 def test_only_redis_urls_name_a_backend(url: str) -> None:
     with pytest.raises(ValueError, match="KRM_DRAFTS_URL"):
         backend_from_url(url)
+
+
+def test_a_message_overtaken_by_a_newer_record_changes_nothing_and_is_never_written_back(
+    clean_redis: RedisServer,
+) -> None:
+    drafts = backend(clean_redis)
+    store = store_with(configmap())
+    sync = DraftSync(drafts, "worker-b")
+    sync.attach("session", "store-1", store, 60.0)
+    name = field_name(EDIT, "store-1", CM_UID)
+
+    def record(value: str, sequence: int) -> dict[str, t.Any]:
+        return EditRecord(CM_UID, (Edit(("data", "level"), "info", value),), (), sequence).to_json()
+
+    drafts.write("session", {name: record("second", 2)}, 60.0)  # another worker's newest
+    for late in (record("second", 2), record("first", 1)):  # its messages, the older one late
+        sync.receive({"worker": "worker-a", "session": session_tag("session"), "records": {name: late}})
+    assert store.draft(CM_UID)["data"]["level"] == "second" and store.edit_sequence(CM_UID) == 2
+    drafts.write("session", {name: record("third", 3)}, 60.0)  # newer still; its message not here yet
+    store.apply(modified(configmap("2", level="info", replicas="4")))  # a server change notifies the store
+    assert drafts.read("session")[name] == record("third", 3), "the newest record was overwritten"
+    sync.catch_up("session", "store-1")
+    assert store.draft(CM_UID)["data"] == {"level": "third", "replicas": "4"}
