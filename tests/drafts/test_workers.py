@@ -238,7 +238,7 @@ def test_an_edit_builds_on_the_edits_another_worker_took_just_before(cluster: Cl
     page = roaming.open(0, editor_url(name))
     for index, key in enumerate(["a", "b", "c", "d"]):  # straight after the other worker's answer
         assert edit(roaming, index % 2, page, key, f"{key}-on-{index % 2}") == 200
-    assert save(roaming, 1, page) == "saved"
+    assert save(roaming, 1, page) in ("saved", "saved-pending")  # the write is made either way
     assert read(kube, NAMESPACE, "configmaps", name)["data"] == {  # type: ignore[index]
         "a": "a-on-0",
         "b": "b-on-1",
