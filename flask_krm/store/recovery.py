@@ -9,6 +9,7 @@ removed; here is what you had typed"), never as a draft to reconcile or save.
 from __future__ import annotations
 
 import time
+import typing as t
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,21 @@ class RecoveryCopies:
             if identity.uid == uid:
                 return self.get(identity)
         return None
+
+    def for_name(self, name: str, namespace: str | None = None) -> RecoveryCopy | None:
+        """The live copy of the most recently removed object named ``name`` (in ``namespace``; any
+        namespace when it is empty), or None. Copies of objects still held are not considered."""
+        self._expire()
+        removed = [
+            copy
+            for identity, copy in self._copies.items()
+            if identity.name == name
+            and (not namespace or identity.namespace == namespace)
+            and copy.removed_at is not None
+        ]
+        if not removed:
+            return None
+        return self.get(max(removed, key=lambda copy: t.cast(float, copy.removed_at)).identity)
 
     def export(self, uid: str) -> dict[str, Any] | None:
         """The copy for ``uid`` as JSON (its age instead of this process's clock), or None."""

@@ -63,6 +63,15 @@ def recovery_copy(store: LiveResourceStore, uid: str) -> RecoveryCopy | None:
     return found if found is not None and found.patch else None
 
 
+def named_recovery_copy(store: LiveResourceStore, name: str, namespace: str | None) -> RecoveryCopy | None:
+    """The retained recovery copy of the most recently removed object named ``name`` with unsaved
+    changes (in ``namespace``, or any when it is empty), or ``None``."""
+    if store.recovery is None:
+        return None
+    found = store.recovery.for_name(name, namespace)
+    return found if found is not None and found.patch else None
+
+
 def copy_out(copy: RecoveryCopy) -> CopyOut:
     """The text and changed fields offered for ``copy``."""
     draft = {key: value for key, value in copy.draft.items() if key != "status"}

@@ -34,7 +34,7 @@ from ..store.paths import MISSING, Path, pointer_to_path, text_path
 from .list_query import ListQuery, column_keys
 from .list_view import ListIndex, Row
 from .page import Component, EditorSpec, ListSpec, Page
-from .recovery import CopyOut, copy_out, recovery_copy
+from .recovery import CopyOut, copy_out, named_recovery_copy, recovery_copy
 from .widgets import EditorView, ObjectState, build_editor
 from .yaml_view import YamlView, build_yaml_view
 
@@ -246,7 +246,10 @@ def edited_object(store: LiveResourceStore, component: Component, page: Page | N
     it: the editor reports the removal (and any replacement under the same name) and edits
     nothing, so the person's changes never land on a replacement; a replacement is opened by
     loading the page again. Without unsaved changes there is nothing to lose, and the page follows
-    whatever object now has the name. Without a page, the newest object with the name is edited.
+    whatever object now has the name. A page opened while no object has the name (a reload after
+    the deletion, on any worker) is bound to the session's recovery copy of the most recently
+    removed one, so its unsaved changes stay offered until the copy's lifetime ends. Without a
+    page, the newest object with the name is edited.
     """
     spec = component.spec
     assert isinstance(spec, EditorSpec)
@@ -261,6 +264,10 @@ def edited_object(store: LiveResourceStore, component: Component, page: Page | N
         if copy is not None:
             return EditedObject(None, copy, current)
     if current is None:
+        copy = named_recovery_copy(store, spec.scope.name, spec.scope.namespace) if bound is None else None
+        if copy is not None:
+            page.bound[component.id] = copy.identity.uid
+            return EditedObject(None, copy)
         page.bound.pop(component.id, None)
     else:
         page.bound[component.id] = current

@@ -249,6 +249,27 @@ def test_a_deleted_object_is_unavailable_with_its_recovery_copy(
     assert kube_object(kube, namespace, "app")["data"] == {"a": "new"}
 
 
+def test_a_reload_after_the_deletion_still_offers_the_recovery_copy_to_its_session_only(
+    app: Flask, kube, namespace, upstream, configmap
+) -> None:
+    client = client_for(app, "editor")
+    page = open_editor(client, upstream, kube, namespace, "app")
+    set_field(page, ["data", "a"], "mine")
+    assert admin_delete(kube, f"/api/v1/namespaces/{namespace}/configmaps/app")
+    upstream.deleted(configmap)
+    url = f"/edit?scope={quote(scope_query(namespace))}&name=app"
+    reloaded = open_page(client, url)
+    assert "This configuration was deleted while you had unsaved changes." in reloaded.html
+    assert "krm-recovery-copy" in reloaded.html and "mine" in reloaded.html
+    assert "krm-recovery-copy" not in open_page(client_for(app, "viewer"), url).html  # another person's session
+    replacement = create(
+        kube, namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "new"}}
+    )
+    upstream.added(replacement)
+    opened = open_page(client, url)  # a page opened after the name was taken again edits the new object
+    assert "krm-recovery-copy" not in opened.html and 'value="new"' in opened.html
+
+
 def test_a_secret_label_saves_and_no_byte_or_log_line_holds_its_value(
     app: Flask, kube, namespace, upstream, caplog
 ) -> None:

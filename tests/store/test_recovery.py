@@ -76,6 +76,24 @@ def test_copies_are_per_identity_and_uid() -> None:
     assert store.recovery.for_uid(CM_UID) is None
 
 
+def test_the_copy_by_name_is_the_most_recently_removed_objects_in_its_namespace() -> None:
+    store, clock = recovering()
+    store.set_value(CM_UID, ("data", "level"), "first")
+    assert store.recovery.for_name("app") is None  # its object is still held
+    store.apply(deleted(configmap()))
+    clock.now += 5
+    store.apply(added(configmap(uid="cm-second")))
+    store.set_value("cm-second", ("data", "level"), "second")
+    store.apply(deleted(configmap(uid="cm-second")))
+    newest = store.recovery.for_name("app", "demo")
+    assert newest is not None and newest.identity.uid == "cm-second" and newest.draft["data"]["level"] == "second"
+    assert store.recovery.for_name("app") == newest  # any namespace
+    assert store.recovery.for_name("app", "elsewhere") is None
+    assert store.recovery.for_name("other") is None
+    clock.now += 60
+    assert store.recovery.for_name("app") is None  # both lifetimes ended
+
+
 def test_a_lifetime_must_be_positive() -> None:
     with pytest.raises(ValueError):
         RecoveryCopies(0)
