@@ -32,6 +32,7 @@ from tests.security.hosts import (
     Page,
     Recorder,
     Stream,
+    admin_writer,
     configmap,
     create,
     make_host,
@@ -283,6 +284,26 @@ def test_drafts_are_all_back_after_every_worker_restarted(cluster: Cluster, kube
         gevent.sleep(0.05)
         deadline -= 0.05
         assert deadline > 0, "the restored draft was not saved"
+    roaming.close()
+
+
+def test_a_recovery_copy_is_back_after_every_worker_restarted(cluster: Cluster, kube: KubeSimulator) -> None:
+    roaming, name, page, channel = watched_editor(cluster, kube, channel_on=1)
+    assert edit(roaming, 0, page, "level", "typed-before-the-deletion") == 200
+    uid = read(kube, NAMESPACE, "configmaps", name)["metadata"]["uid"]  # type: ignore[index]
+    path = f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}"
+    assert admin_writer(kube).request("DELETE", path, body={"preconditions": {"uid": uid}}).ok
+    channel.until_text("deleted while you had unsaved changes", timeout=5.0)  # worker 1 offers the copy
+    deadline = 5.0
+    while not [field for field in records(cluster.redis) if field.startswith("recovery:")]:
+        gevent.sleep(0.05)
+        deadline -= 0.05
+        assert deadline > 0, f"no recovery copy was written: {records(cluster.redis)}"
+    roaming.close()
+    cluster.restart()
+    again = roaming.open(0, editor_url(name))  # a reload, on a new worker that never saw the object
+    assert "deleted while you had unsaved changes" in again.html
+    assert "typed-before-the-deletion" in again.html and "krm-recovery-copy" in again.html
     roaming.close()
 
 
