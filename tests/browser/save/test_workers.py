@@ -26,10 +26,21 @@ from playwright.sync_api import Browser, Page, expect
 
 from flask_krm.testing import KubeSimulator
 from flask_krm.testing.simulator import WriteRequest
-from tests.browser.conftest import ROOT, new_configmap, value_field, wait_live
+from tests.browser.conftest import (
+    ROOT,
+    create_configmap,
+    goto_live,
+    new_configmap,
+    row,
+    type_over,
+    unique,
+    value_field,
+    wait_live,
+)
 from tests.browser.save.conftest import WriteCounter
 from tests.browser.save.test_churn import RECORD_EACH_OUTCOME, click_save
 from tests.browser.save.test_outcomes import data_of, outcome, save
+from tests.browser.save.test_review import names, review, review_item, stage_create
 from tests.redis_server import RedisServer, free_port
 
 pytestmark = pytest.mark.browser
@@ -104,10 +115,15 @@ class Gunicorn:
             time.sleep(0.1)
         raise AssertionError(f"gunicorn did not start {count} workers: {self.error_log.read_text()[-2000:]}")
 
-    def pids_serving(self, path_part: str) -> set[int]:
-        """The workers that answered requests whose path contains ``path_part`` (access log)."""
+    def logged(self) -> int:
+        """The requests logged so far (for :meth:`pids_serving`'s ``after``)."""
+        return len(self.access_log.read_text().splitlines())
+
+    def pids_serving(self, path_part: str, after: int = 0) -> set[int]:
+        """The workers that answered requests whose path contains ``path_part`` (access log), of
+        those logged after the first ``after``."""
         pids = set()
-        for line in self.access_log.read_text().splitlines():
+        for line in self.access_log.read_text().splitlines()[after:]:
             pid, _method, path, _status = (line.split(" ") + ["", "", "", ""])[:4]
             pid = pid.strip("<>")  # gunicorn writes the pid as <1234>
             if path_part in path and pid.isdigit():
@@ -258,6 +274,43 @@ def test_typing_conflicts_saves_and_second_tabs_work_across_workers_without_stic
     expect(value_field(second, "a")).to_have_value("start-" + typed)
 
 
+def test_review_lists_stage_and_save_across_workers_without_stickiness(
+    on_workers: Callable[[str], Page], workers: Gunicorn, kube: KubeSimulator
+) -> None:
+    core = kubernetes.client.CoreV1Api(kube.api_client("admin"))
+    tag = unique("review")
+    doomed, created = f"{tag}-doomed", f"{tag}-created"
+    create_configmap(core, doomed, {"greeting": "bye"})
+    logged = workers.logged()
+    page = on_workers("editor")
+    listed = f"/configmaps?configmaps.q={tag}"
+    goto_live(page, listed)
+    expect(review(page)).to_contain_text("No pending changes.")
+    row(page, doomed).get_by_role("button", name=f"Delete {doomed}").click()
+    expect(review_item(page, "delete", doomed)).to_be_visible()
+    stage_create(page, {"metadata": {"name": created}, "data": {"greeting": "hello"}})
+    expect(review_item(page, "create", created)).to_be_visible()
+    expect(review_item(page, "delete", doomed)).to_be_visible()  # the create's answer lists the delete too
+    second = goto_live(page.context.new_page(), listed)  # a second tab of the same session
+    expect(review_item(second, "delete", doomed)).to_be_visible()
+    expect(review_item(second, "create", created)).to_be_visible()
+    expect(row(second, doomed)).to_have_attribute("data-krm-pending-delete", "")
+    assert names(core) >= {doomed} and created not in names(core), "nothing is written before Save all"
+    review(second).get_by_role("button", name="Save all").click()
+    expect(review(second).locator(".krm-review-saved")).to_have_text("2 changes saved")
+    expect(row(page, created)).to_contain_text("hello")  # the first tab's live list, on its own worker
+    expect(row(page, doomed)).to_have_count(0)
+    assert created in names(core) and doomed not in names(core)
+    for _ in range(10):  # which worker accepts a connection is the kernel's choice: ask until two did
+        page.reload()
+        wait_live(page)
+        expect(review(page)).to_contain_text("No pending changes.")  # on whichever worker answers
+        if len(workers.pids_serving("/krm/review/", after=logged)) >= 2:
+            break
+    served = workers.pids_serving("/krm/review/", after=logged)
+    assert len(served) >= 2, f"every review request reached one worker ({served}): the test proves nothing"
+
+
 def test_kill_9_of_the_streams_worker_while_typing_loses_no_key(
     on_workers: Callable[[str], Page], workers: Gunicorn, kube: KubeSimulator
 ) -> None:
@@ -287,11 +340,13 @@ def test_kill_9_of_the_streams_worker_while_typing_loses_no_key(
     assert workers.stream_holder() not in killed
 
 
-def test_drafts_are_back_after_every_worker_restarted(
+def test_drafts_staged_changes_and_recovery_copies_are_back_after_every_worker_restarted(
     on_workers: Callable[[str], Page], workers: Gunicorn, kube: KubeSimulator
 ) -> None:
     core = kubernetes.client.CoreV1Api(kube.api_client("admin"))
     name = new_configmap(core, "restart", {"a": "start-", "b": "other"})
+    gone = new_configmap(core, "restart-gone", {"a": "start"})
+    doomed = new_configmap(core, "restart-doomed", {"a": "start"})
     page = on_workers("editor")
     page.goto(f"/configmaps/{name}")
     wait_live(page)
@@ -299,6 +354,14 @@ def test_drafts_are_back_after_every_worker_restarted(
     expect(value_field(page, "a")).not_to_have_attribute("data-krm-unsent", "")
     expect(page.locator(".krm-dirty-marker").first).to_be_visible()
     markers = page.locator(".krm-dirty-marker").count()
+    removed = goto_live(page.context.new_page(), f"/configmaps/{gone}")  # edited, then deleted by someone else
+    type_over(value_field(removed, "a"), "typed then deleted")
+    expect(value_field(removed, "a")).not_to_have_attribute("data-krm-unsent", "")
+    core.delete_namespaced_config_map(gone, "demo")
+    expect(removed.locator(".krm-removed")).to_contain_text("deleted while you had unsaved changes")
+    listed = goto_live(page.context.new_page(), f"/configmaps?configmaps.q={doomed}")  # a staged delete
+    row(listed, doomed).get_by_role("button", name=f"Delete {doomed}").click()
+    expect(review_item(listed, "delete", doomed)).to_be_visible()
     before = workers.worker_pids()
     os.kill(workers.process.pid, signal.SIGHUP)  # gunicorn replaces every worker
     expect(page.locator(".krm-connection").first).not_to_have_text("Live", timeout=15_000)
@@ -313,6 +376,17 @@ def test_drafts_are_back_after_every_worker_restarted(
     wait_live(page)
     expect(value_field(page, "a")).to_have_value("start-" + typed + more)
     expect(page.locator(".krm-dirty-marker")).to_have_count(markers)
+    removed.reload()
+    expect(removed.locator(".krm-removed .krm-recovery-copy")).to_contain_text('"a": "typed then deleted"')
+    if os.environ.get("KRM_SCREENSHOTS"):
+        for width in (1280, 390):
+            removed.set_viewport_size({"width": width, "height": 900})
+            removed.screenshot(path=os.path.join(os.environ["KRM_SCREENSHOTS"], f"recovery-after-restart-{width}.png"))
+    listed.reload()
+    wait_live(listed)
+    expect(review_item(listed, "delete", doomed)).to_be_visible()
+    expect(row(listed, doomed)).to_have_attribute("data-krm-pending-delete", "")
+    assert doomed in names(core)
 
 
 def test_a_save_in_flight_when_its_worker_dies_is_never_written_twice(
