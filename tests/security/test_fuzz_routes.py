@@ -2,14 +2,14 @@
 traceback logged.
 
 The routes are read from each application's ``url_map``, so a route added later is fuzzed without
-touching this file. Each route gets :data:`EXAMPLES` random requests (1,000 under ``CI``): a
-random method (mostly the route's own), path arguments drawn from live values (the session's page
-and component ids, object names) or random text or raw bytes, a query string of scope and
-credential parameter names with random values (raw non-UTF-8 bytes and numbers past Python's digit
-limit included), random headers, and a form, JSON or raw body. Requests come from an anonymous
-browser or from a signed-in editor or viewer holding real pages, with or without their CSRF and
-page headers, so a body reaches the code that parses it. Answers to event streams are read for a
-moment, then closed, as a browser that goes away would.
+touching this file. Each route gets :data:`EXAMPLES` random requests (300 under ``CI``; set
+``KRM_FUZZ_EXAMPLES`` for more): a random method (mostly the route's own), path arguments drawn from
+live values (the session's page and component ids, object names) or random text or raw bytes, a
+query string of scope and credential parameter names with random values (raw non-UTF-8 bytes and
+numbers past Python's digit limit included), random headers, and a form, JSON or raw body. Requests
+come from an anonymous browser or from a signed-in editor or viewer holding real pages, with or
+without their CSRF and page headers, so a body reaches the code that parses it. Answers to event
+streams are read for a moment, then closed, as a browser that goes away would.
 
 A stateful machine then drives one signed-in session through sequences of UI requests (open a
 page, edit, stage creates and deletes, save, read the channel) with fuzzed fields.
@@ -51,9 +51,9 @@ from flask_krm.ui.live import PAGE_HEADER
 from .hosts import TARGET, Browser, Page, Recorder, make_example, make_host, shut_down
 
 CI: t.Final = bool(os.environ.get("CI"))
-EXAMPLES: t.Final = 1000 if CI else 60
+EXAMPLES: t.Final = int(os.environ.get("KRM_FUZZ_EXAMPLES") or (300 if CI else 60))
 """Random requests per route."""
-STATEFUL_EXAMPLES: t.Final = 100 if CI else 10
+STATEFUL_EXAMPLES: t.Final = max(10, EXAMPLES // 6)
 NAMESPACE: t.Final = "demo"
 STREAM_READ: t.Final = 0.01
 """Seconds an event stream is read before the fuzzing browser goes away."""

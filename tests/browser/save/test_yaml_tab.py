@@ -4,7 +4,7 @@
   status: Save writes the person's paths, the controller's image stays.
 - A change to the same field by someone else shows as a conflict at its line in the YAML tab and at
   the field in the form, and Take theirs / Keep mine resolve it.
-- Typing in the YAML tab while the controller keeps changing the object (60 s under CI, 15 s
+- Typing in the YAML tab while the controller keeps changing the object (30 s under CI, 15 s
   otherwise) loses no key and keeps the caret where the person types.
 - A Secret's YAML never shows a value; a placeholder left in place never overwrites one, and one
   changed is refused at its line.
@@ -33,7 +33,7 @@ from tests.browser.save.test_outcomes import SAVED, deployment_body, outcome
 
 pytestmark = pytest.mark.browser
 
-TYPING_SECONDS: t.Final = 60.0 if os.environ.get("CI") == "true" else 15.0
+TYPING_SECONDS: t.Final = 30.0 if os.environ.get("CI") else 15.0
 CONTROLLER_EVERY: t.Final = 0.3
 
 
