@@ -16,9 +16,10 @@ _signals = Namespace()
 #: ``scope``, ``projection``.
 stream_opened = _signals.signal("krm-stream-opened")
 
-#: A stream ended. Keyword arguments: ``principal``, ``scope``, ``projection`` and ``reason``:
-#: ``"client-closed"`` (the consumer went away), ``"ended"`` (a terminal error was the last event,
-#: or the source ended) or ``"shutdown"``.
+#: A stream ended: sent when the server closes its response (WSGI servers always do; close a test
+#: client's response, e.g. ``with client.get(...) as response``). Keyword arguments: ``principal``,
+#: ``scope``, ``projection`` and ``reason``: ``"client-closed"`` (the consumer went away),
+#: ``"ended"`` (a terminal error was the last event, or the source ended) or ``"shutdown"``.
 stream_closed = _signals.signal("krm-stream-closed")
 
 #: An upstream watch opened. Keyword arguments: ``target``, ``scope``.

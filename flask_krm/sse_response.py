@@ -3,7 +3,9 @@
 :class:`SSEResponse` is a Flask response whose body iterator reaches the server as it is: no
 werkzeug wrapper per chunk (``direct_passthrough``, and the server iterates the view's own
 generator), so each coalesced chunk is one write by the server. Headers, ``after_request``
-handlers and cookies work as for any response.
+handlers and cookies work as for any response. :func:`sse_response` makes one that is also an
+instance of the application's ``response_class``, which Flask would otherwise convert it to,
+losing all of the below.
 
 Under gevent's ``pywsgi``, when its handler iterates this very body (no middleware in between)
 over a plain TCP socket (not TLS),
@@ -28,15 +30,16 @@ import os
 import sys
 import types
 import typing as t
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from flask import Response
+from flask import Response, current_app
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
-__all__ = ["SSEResponse", "client_socket_fd"]
+__all__ = ["SSEResponse", "client_socket_fd", "sse_response"]
 
 _READ = 1  # the event loop's read event
 _PEEK = _socket.MSG_PEEK | _socket.MSG_DONTWAIT
@@ -67,6 +70,27 @@ class SSEResponse(Response):
         return _Body(self._chunks, self._closing, _ClientWatch.start(environ, self._closing))
 
 
+def sse_response(chunks: Iterator[bytes], headers: list[tuple[str, str]], on_close: Callable[[], None]) -> SSEResponse:
+    """An :class:`SSEResponse` that is also an instance of the application's ``response_class``.
+
+    Flask turns a view's response of another class into its ``response_class`` in place (werkzeug's
+    ``force_type`` reassigns ``__class__``), which would drop the stream's own body handling: a
+    host, or a test plugin, with a response class of its own would get a stream that is never
+    released when its client goes.
+    """
+    base = current_app.response_class
+    if issubclass(SSEResponse, base):
+        return SSEResponse(chunks, headers, on_close)
+    cls = _RESPONSE_CLASSES.get(base)
+    if cls is None:
+        cls = _RESPONSE_CLASSES[base] = t.cast("type[SSEResponse]", types.new_class("SSEResponse", (SSEResponse, base)))
+    return cls(chunks, headers, on_close)
+
+
+_RESPONSE_CLASSES: weakref.WeakKeyDictionary[type[Response], type[SSEResponse]] = weakref.WeakKeyDictionary()
+"""An :class:`SSEResponse` subclass per application response class, for as long as that class lives."""
+
+
 class _Body:
     """What the server iterates (the view's generator itself: nothing runs per chunk) and closes."""
 
@@ -87,10 +111,10 @@ class _Body:
         if self._watch is not None:
             self._watch.stop()
             self._watch = None
+        self._on_close()  # first: it may ask whether the chunks ended by themselves
         close = getattr(self._chunks, "close", None)
         if close is not None:
             close()
-        self._on_close()
 
 
 def client_socket_fd(environ: Mapping[str, Any]) -> int | None:

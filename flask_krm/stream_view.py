@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import typing as t
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from flask import Flask, Response
 
@@ -25,7 +25,7 @@ from .projection import PROJECTIONS
 from .runtime import KrmRuntime, runtime
 from .scope import Scope
 from .sse import HEADERS
-from .sse_response import SSEResponse
+from .sse_response import sse_response
 from .subscriptions import SHUTDOWN_ERROR, Subscription
 
 if t.TYPE_CHECKING:
@@ -73,11 +73,13 @@ def stream_response(scope: Scope | Mapping[str, t.Any] | str, projection: str | 
     subscription = krm.subscribe(principal, scope, projection, decision)
     connection = _Connection(krm, subscription, principal, scope, projection)
     signals.stream_opened.send(krm.app, principal=principal, scope=scope, projection=projection)
-    return SSEResponse(connection.chunks(), list(HEADERS), connection.client_closed)
+    # the subscription's own iterator, with nothing wrapped around it: a layer per stream would
+    # cost every write a resume, and every idle stream the memory of its suspended frame
+    return sse_response(iter(subscription), list(HEADERS), connection.closed)
 
 
 class _Connection:
-    """One open JSON stream: its chunks, and the ``stream_closed`` signal sent exactly once."""
+    """One open JSON stream, and the ``stream_closed`` signal sent exactly once when it closes."""
 
     def __init__(
         self, krm: KrmRuntime, subscription: Subscription, principal: Principal, scope: Scope, projection: str
@@ -90,24 +92,17 @@ class _Connection:
         self._projection = projection
         self._finished = False
 
-    def chunks(self) -> Iterator[bytes]:
-        reason = "client-closed"
-        try:
-            yield from self._subscription
-            krm = self._krm()
-            reason = "shutdown" if krm is not None and krm.shut_down else "ended"
-        finally:
-            self._finish(reason)
-
-    def client_closed(self) -> None:
-        """The WSGI server closed the response (also when the body was never iterated)."""
-        self._finish("client-closed")
-
-    def _finish(self, reason: str) -> None:
+    def closed(self) -> None:
+        """The WSGI server closed the response (also when the body was never iterated), or the
+        client was seen to go. A subscription that had ended by itself ended the stream (``ended``,
+        or ``shutdown``); one still serving was left by its client (``client-closed``)."""
         if self._finished:
             return
         self._finished = True
+        ended = self._subscription.ended
         self._subscription.close()
+        krm = self._krm()
+        reason = ("shutdown" if krm is not None and krm.shut_down else "ended") if ended else "client-closed"
         app = self._app()
         if app is not None:
             signals.stream_closed.send(

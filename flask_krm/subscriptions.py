@@ -50,6 +50,11 @@ class Subscription(t.Protocol):
 
     def __iter__(self) -> Iterator[bytes]: ...
 
+    @property
+    def ended(self) -> bool:
+        """Nothing more will be served: the stream's last event was queued, or it was closed."""
+        ...
+
     def batches(self, timeout: float | None = None) -> Iterator[list[Event]]:
         """Events as they arrive; an empty batch after each idle ``timeout``."""
         ...
@@ -109,6 +114,11 @@ class PluggedSubscription:
                 yield from released(b"".join([sequencer.frame(event) for event in events]))
         finally:
             self.close()
+
+    @property
+    def ended(self) -> bool:
+        """Nothing more will be served: the source's last batch was taken, or it was closed."""
+        return self._ended or self._closed
 
     def batches(self, timeout: float | None = None) -> Iterator[list[Event]]:
         wait = self._heartbeat if timeout is None else timeout
@@ -179,6 +189,11 @@ class Refused:
 
     def __init__(self, error: StreamError) -> None:
         self.error = error
+
+    @property
+    def ended(self) -> bool:
+        """Always: its one event is its last."""
+        return True
 
     def __iter__(self) -> Iterator[bytes]:
         yield FrameSequencer().frame(self.error)

@@ -43,7 +43,7 @@ from flask import Response, stream_with_context
 
 from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
-from ..sse_response import SSEResponse
+from ..sse_response import sse_response
 from .binding import Refusal, attach, authorize, page_of, session_of
 from .editor_updates import EditorUpdates, shown_editor
 from .list_updates import ListUpdates
@@ -76,7 +76,7 @@ def close_frame(reason: str) -> bytes:
 def event_stream(chunks: Iterator[bytes], on_close: Callable[[], None] = lambda: None) -> Response:
     """A page channel's response: ``chunks`` handed to the server as they are (see
     :class:`~flask_krm.sse_response.SSEResponse`), ``on_close`` run when the client goes."""
-    return SSEResponse(chunks, list(RESPONSE_HEADERS), on_close)
+    return sse_response(chunks, list(RESPONSE_HEADERS), on_close)
 
 
 @dataclass(eq=False)

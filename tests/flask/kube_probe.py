@@ -52,8 +52,8 @@ def main() -> int:
         url = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
         admin = app.test_client()
         admin.get("/login/admin")
-        with gevent.Timeout(10):
-            seen["client_failure"] = admin.get(url).get_data(as_text=True)
+        with gevent.Timeout(10), admin.get(url) as refused:  # closed as a WSGI server closes a response
+            seen["client_failure"] = refused.get_data(as_text=True)
         http = app.test_client()
         http.get("/login/editor")
         with gevent.Timeout(10):
@@ -68,6 +68,7 @@ def main() -> int:
             seen["watches_open"] = krm.runtime(app).hub.watch_count  # type: ignore[union-attr]
             krm.shutdown(app)
             rest = decode_events(b"".join(chunks))
+            response.close()
         seen["after_shutdown"] = [(e["type"], e.get("code"), e.get("terminal"), e["seq"]) for e in rest]
         seen["asked"] = asked
         seen["greenlets_left"] = len(krm.runtime(app).group) + len(krm.runtime(app).hub.group)  # type: ignore[union-attr]

@@ -11,13 +11,17 @@ import gevent
 import gevent.queue
 import pytest
 from flask import Flask
+from flask_login import login_user
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy, signals
 from flask_krm.events import StreamError
 from flask_krm.ops import Snapshot, SourceOp
 from flask_krm.sse import HEADERS, HEARTBEAT, decode_events
+from flask_krm.sse_response import SSEResponse
+from flask_krm.stream_view import stream_response
 from flask_krm.upstream.scripted import ScriptedFixture
 from tests import corpus
+from tests.users import User
 
 from .conftest import AuthorizerLog, make_app
 
@@ -162,6 +166,29 @@ def test_client_disconnect_closes_the_subscription(app: Flask, krm: KrmStream) -
     assert not krm.runtime(app).group
 
 
+@pytest.mark.parametrize("host_class", [False, True])
+def test_a_host_response_class_keeps_the_streams_own_body(app: Flask, krm: KrmStream, host_class: bool) -> None:
+    if host_class:
+        app.response_class = type("HostResponse", (Flask.response_class,), {})
+    krm.plug_source("demo", Held(), app)
+    client = app.test_client()
+    client.get("/login/editor")
+    reasons: list[str] = []
+    with signals.stream_closed.connected_to(lambda sender, **kw: reasons.append(kw["reason"]), app):
+        with app.test_request_context():
+            login_user(User("editor"))
+            made = stream_response(QUERY, None)
+            assert isinstance(made, app.response_class) and isinstance(made, SSEResponse)
+            made.close()
+        response = client.get(f"{URL}?{QUERY}")
+        with gevent.Timeout(5):
+            next(response.iter_encoded())
+        response.close()  # the stream's own close: it tells the stream why it ended
+        gevent.sleep(0)
+    assert reasons == ["client-closed", "client-closed"]
+    assert not krm.runtime(app).streams
+
+
 def test_a_response_closed_before_iteration_still_unsubscribes(app: Flask, krm: KrmStream) -> None:
     held = Held()
     krm.plug_source("demo", held, app)
@@ -189,6 +216,7 @@ def test_shutdown_ends_open_streams_with_a_terminal_event(app: Flask, krm: KrmSt
             assert len(decode_events(next(chunks))) == 3
             krm.shutdown(app)
             rest = b"".join(chunks)
+        response.close()  # as a WSGI server does once the body ends
     assert rest == (
         b'data: {"seq":4,"type":"error","code":"INTERNAL","message":"the server is shutting down","terminal":true}\n\n'
     )
