@@ -38,7 +38,6 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -587,6 +586,14 @@ class _Watch:
         self.hub.collector.settle(allocated)  # the first of a projection made every view
 
 
+def _framed(pairs: list[Pair], first: int) -> bytes:
+    """The SSE frames of ``pairs`` as one chunk, ``seq`` from ``first``. Empties ``pairs``, so that a
+    stream idling after a snapshot keeps no list of every object it sent."""
+    chunk = b"".join([frame(n, body) for n, (_, body) in enumerate(pairs, first)])
+    pairs.clear()
+    return chunk
+
+
 class _Doorbell:
     """Wakes the one greenlet that reads a subscriber: what a ``gevent.event.Event`` does for it at
     a third of the cost (one loop callback per ring and no link bookkeeping), which matters when
@@ -643,7 +650,7 @@ class Subscriber:
         self.engine = engine
         self.principal = principal
         self._watch: _Watch | None = None
-        self._queue: deque[Pair] = deque()
+        self._queue: list[Pair] = []  # an empty list holds no slots; a deque keeps a block of 64
         self._cursor: int | None = None
         """The next position of the watch's event log to read (``None``: not following it)."""
         self._awaiting = True
@@ -685,8 +692,8 @@ class Subscriber:
                     return
                 if pairs:
                     # the hub queues nothing after a terminal error, so every pair is framed
-                    yield from released(b"".join([frame(n, body) for n, (_, body) in enumerate(pairs, seq + 1)]))
-                    seq += len(pairs)
+                    first, seq = seq + 1, seq + len(pairs)
+                    yield from released(_framed(pairs, first))
                 else:
                     yield HEARTBEAT
                 self._written_at = time.monotonic()
@@ -726,8 +733,7 @@ class Subscriber:
             if watch is not None and self._cursor is not None and self._cursor < watch.log.end and not self._ending:
                 self._read_log(watch)
             if self._queue:
-                pairs = list(self._queue)
-                self._queue.clear()
+                pairs, self._queue = self._queue, []
                 self._bell.rung = False  # for what was just taken
                 return pairs
             if self._ending:
