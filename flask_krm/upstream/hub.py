@@ -419,10 +419,15 @@ class _Watch:
         try:
             # Readers write what was queued at least every slice: a watch with buffered events would
             # otherwise keep the CPU until every queue overflowed. Within a slice, buffered events
-            # are fanned out back to back, so each reader writes them in one coalesced chunk.
+            # are fanned out back to back, so each reader writes them in one coalesced chunk. A
+            # slice starts when the pump starts reading again after it waited (the event loop's
+            # clock moved on meanwhile), so the events of one read are never split by a wake-up.
             most = max(1, self.hub.queue_depth // 2)
-            started, applied = time.monotonic(), 0
+            loop_time = self._loop.now
+            started, applied, turn = time.monotonic(), 0, loop_time()
             for op in ops:
+                if loop_time() != turn:
+                    started, applied, turn = time.monotonic(), 0, loop_time()
                 self._apply(op)
                 if self.ended:
                     return
