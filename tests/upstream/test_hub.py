@@ -3,19 +3,21 @@ linger, authorization, outages and shutdown."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import gevent
+import gevent.event
 import pytest
 
 from flask_krm.events import Event, StreamError, Upsert
-from flask_krm.ops import Failure
+from flask_krm.ops import Change, Failure, Snapshot, SourceOp
 from flask_krm.principal import Principal
 from flask_krm.scope import Scope
 from flask_krm.sse import HEARTBEAT, RELEASE_AFTER, decode_events
+from flask_krm.upstream import hub as hub_module
 from flask_krm.upstream.authz import ReviewFailed, SubjectAccessReviewAuthorizer
 from flask_krm.upstream.clients import Impersonation
-from flask_krm.upstream.hub import HubClosed, HubObserver, Subscriber
+from flask_krm.upstream.hub import PUMP_SLICE, HubClosed, HubObserver, Subscriber
 
 from .cluster import APP, Cluster, names, types
 from .conftest import live_greenlets
@@ -131,6 +133,38 @@ def test_sse_chunks_coalesce_queued_frames_and_heartbeat_when_idle(make_hub, clu
         assert (added["seq"], added["type"], added["object"]["metadata"]["name"]) == (5, "added", "c")
     chunks.close()  # type: ignore[attr-defined]
     assert hub.watch_count == 0, "closing the iterator closes the subscriber"
+
+
+def test_events_read_together_reach_each_reader_in_one_chunk(make_hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    released = gevent.event.Event()
+
+    def configmap(name: str, version: int) -> dict[str, object]:
+        metadata = {"name": name, "namespace": "app", "uid": f"uid-{name}", "resourceVersion": str(version)}
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": {}}
+
+    class OneRead:
+        """A watch whose three changes come in one read, after the pump waited for them."""
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def ops(self) -> Iterator[SourceOp]:
+            yield Snapshot([configmap("a", 1)])
+            released.wait()  # the pump waits, as for the socket, longer than its time slice
+            gevent.sleep(PUMP_SLICE * 3)
+            for version, name in enumerate(["b", "c", "d"], 2):
+                yield Change("ADDED", configmap(name, version))
+            gevent.sleep(3600)
+
+    monkeypatch.setattr(hub_module, "Reflector", OneRead)
+    hub = make_hub()
+    chunks = iter(hub.subscribe(APP, FULL, Principal("one")))
+    with gevent.Timeout(5):
+        assert [e["type"] for e in decode_events(next(chunks))] == ["reset", "added", "synced"]
+        released.set()
+        chunk = next(chunks)
+    assert [e["object"]["metadata"]["name"] for e in decode_events(chunk)] == ["b", "c", "d"]
+    chunks.close()  # type: ignore[attr-defined]
 
 
 def test_a_large_snapshot_chunk_is_let_go_of_at_once(make_hub, cluster: Cluster) -> None:
