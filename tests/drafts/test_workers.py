@@ -171,11 +171,16 @@ def records(redis: RedisServer) -> dict[str, t.Any]:
     return out
 
 
+def opened_editor(cluster: Cluster, kube: KubeSimulator, **data: str) -> tuple[Roaming, str, Page]:
+    """A new session, a new ConfigMap's name (with ``data``) and its editor page, rendered by worker 0."""
+    name = new_configmap(kube, **data)
+    roaming = Roaming(cluster)
+    return roaming, name, roaming.open(0, editor_url(name))
+
+
 def watched_editor(cluster: Cluster, kube: KubeSimulator, channel_on: int) -> tuple[Roaming, str, Page, Stream]:
     """A new ConfigMap's name and editor page, rendered by worker 0, and its channel open on ``channel_on``."""
-    roaming = Roaming(cluster)
-    name = new_configmap(kube)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube)
     channel = roaming.on(channel_on).stream(t.cast(str, page.channel_url))
     channel.until_text(": connected")
     return roaming, name, page, channel
@@ -196,9 +201,7 @@ def test_an_edit_on_one_worker_reaches_the_page_stream_another_worker_holds(
 def test_a_channel_on_a_worker_still_loading_the_objects_leaves_the_page_as_it_is_until_they_come(
     cluster: Cluster, kube: KubeSimulator
 ) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube)
     assert edit(roaming, 0, page, "level", "typed-on-worker-0") == 200
     kube.faults.set_latency(1.0)  # worker 1's first list of the objects takes a second
     try:
@@ -234,9 +237,7 @@ def test_edits_on_any_worker_are_counted_in_one_sequence_that_every_workers_rend
 
 
 def test_an_edit_builds_on_the_edits_another_worker_took_just_before(cluster: Cluster, kube: KubeSimulator) -> None:
-    name = new_configmap(kube, a="", b="", c="", d="")
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube, a="", b="", c="", d="")
     for index, key in enumerate(["a", "b", "c", "d"]):  # straight after the other worker's answer
         assert edit(roaming, index % 2, page, key, f"{key}-on-{index % 2}") == 200
     assert save(roaming, 1, page) in ("saved", "saved-pending")  # the write is made either way
@@ -265,9 +266,7 @@ def test_a_worker_that_stops_ends_its_page_streams_for_a_reconnect_that_finds_th
 
 
 def test_drafts_are_all_back_after_every_worker_restarted(cluster: Cluster, kube: KubeSimulator) -> None:
-    name = new_configmap(kube, level="info", keep="me")
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube, level="info", keep="me")
     assert edit(roaming, 0, page, "level", "survives-restart") == 200
     assert edit(roaming, 1, page, "keep", "edited-on-1") == 200
     markers = roaming.open(1, editor_url(name)).html.count("krm-dirty-marker")
@@ -351,9 +350,7 @@ def test_staged_creates_and_deletes_are_shared_by_every_worker_and_back_after_a_
 
 
 def test_sign_out_ends_the_draft_session_on_every_worker(cluster: Cluster, kube: KubeSimulator) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube)
     assert edit(roaming, 1, page, "level", "before-sign-out") == 200
     assert any(k.startswith("edit:") for k in records(cluster.redis))
     copied = roaming.cookie
@@ -387,9 +384,7 @@ def writes(kube: KubeSimulator) -> Iterator[list[str]]:
 def test_a_save_whose_answer_was_lost_on_one_worker_is_never_resent_by_another(
     cluster: Cluster, kube: KubeSimulator, writes: list[str]
 ) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube)
     assert edit(roaming, 0, page, "level", "lost-answer") == 200
     kube.faults.lose_next_write_response()
     assert save(roaming, 0, page) == "unknown"
@@ -403,9 +398,7 @@ def test_a_save_whose_answer_was_lost_on_one_worker_is_never_resent_by_another(
 def test_a_save_in_flight_on_a_worker_that_died_is_never_resent(
     cluster: Cluster, kube: KubeSimulator, writes: list[str]
 ) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube)
     assert edit(roaming, 0, page, "level", "in-flight") == 200
     flows_before = {k for k in records(cluster.redis) if k.startswith("flow:")}
     assert flows_before == set()
@@ -441,9 +434,7 @@ def test_a_save_in_flight_on_a_worker_that_died_is_never_resent(
 
 
 def test_one_save_at_a_time_per_editor_across_workers(cluster: Cluster, kube: KubeSimulator, writes: list[str]) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube)
     assert edit(roaming, 0, page, "level", "locked") == 200
     edit_field = next(k for k in records(cluster.redis) if k.startswith("edit:"))
     store_id, uid = edit_field.split(":")[1:]
@@ -467,9 +458,7 @@ def test_one_save_at_a_time_per_editor_across_workers(cluster: Cluster, kube: Ku
 def test_drafts_are_temporarily_unavailable_while_redis_is_down_and_nothing_acknowledged_is_lost(
     cluster: Cluster, kube: KubeSimulator
 ) -> None:
-    name = new_configmap(kube)
-    roaming = Roaming(cluster)
-    page = roaming.open(0, editor_url(name))
+    roaming, name, page = opened_editor(cluster, kube)
     assert edit(roaming, 0, page, "level", "before-outage") == 200
     cluster.redis.stop()
     try:
