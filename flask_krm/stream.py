@@ -208,7 +208,7 @@ class _Object:
         self.rv: Final = metadata.get("resourceVersion")
         self.decimal: Final = is_decimal(self.rv)
         self._views: dict[str, _View] = {}
-        self._steps: dict[tuple[str, str, _Known | None], _Outcome] = {}
+        self._steps: dict[tuple[str, str], dict[_Known | None, _Outcome]] = {}  # by kind, projection; state
         self._bodies = bodies
 
     def view(self, projection: str) -> _View:
@@ -219,10 +219,12 @@ class _Object:
 
     def step(self, projection: str, kind: _UpsertKind, known: _Known | None) -> _Outcome:
         """:meth:`admit` against the state's own high-water mark, computed once per state."""
-        key = (projection, kind, known)
-        outcome = self._steps.get(key)
+        steps = self._steps.get((kind, projection))
+        if steps is None:
+            steps = self._steps[(kind, projection)] = {}
+        outcome = steps.get(known)
         if outcome is None:
-            outcome = self._steps[key] = self.admit(projection, kind, known, known.rv if known else None)
+            outcome = steps[known] = self.admit(projection, kind, known, known.rv if known else None)
         return outcome
 
     def admit(self, projection: str, kind: _UpsertKind, known: _Known | None, high_water: object) -> _Outcome:
@@ -372,6 +374,7 @@ class StreamEngine:
         "_cycles",
         "_awaiting",
         "_carrying",
+        "_strict",
     )
 
     def __init__(
@@ -395,6 +398,7 @@ class StreamEngine:
         self._cycles = 0
         self._awaiting = False
         self._carrying = False  # the current cycle started with revisions carried over
+        self._strict = self.ordering is Ordering.STRICT
 
     # ------------------------------------------------------------------------------- state --
 
@@ -443,17 +447,31 @@ class StreamEngine:
     def feed_change(self, change: SharedChange) -> list[Event]:
         """:meth:`feed` of ``change.op``, with the shared work already done: an engine in a live
         cycle on the same projections only takes its step (memoized per state)."""
-        if self.shared is not change.shared or not self.synced:
+        if self.shared is not change.shared or self.closed or self._awaiting or not self._cycles:
             return self.feed(change.op)  # its own work, or nothing to take (awaiting, closed)
-        out: list[Event] = []
-        if self._in_scope(change.entry.metadata):
+        entry, uid = change.entry, change.uid
+        scope = self.scope
+        if (scope.namespace or scope.name) and not self._in_scope(entry.metadata):
+            return []
+        known = self._known.get(uid)
+        if (known is None or known.rv is None) and uid in self._deleted or not entry.decimal and self._strict:
+            out: list[Event] = []  # a uid deleted in this cycle, or a resourceVersion to refuse
             try:
-                self._step(change.entry, change.uid, change.kind, out)
+                self._step(entry, uid, change.kind, out)
             except _Abandoned:
                 pass
             except Exception as exc:  # as feed does
                 self._failed(change.op, exc, out)
-        return out
+            return out
+        try:
+            after, event = entry.step(self.projection, change.kind, known)
+        except Exception as exc:  # as feed does
+            out = []
+            self._failed(change.op, exc, out)
+            return out
+        if after is not known and after is not None:
+            self._known[uid] = after
+        return [event] if event is not None else []
 
     def _failed(self, op: SourceOp, exc: Exception, out: list[Event]) -> None:
         _log_failure(op, exc)
@@ -538,7 +556,7 @@ class StreamEngine:
 
     def _step(self, entry: _Object, uid: str, kind: _UpsertKind, out: list[Event]) -> None:
         """An upsert of a trusted, in-scope object: ordering, revisions, suppression."""
-        if self.ordering is Ordering.STRICT and not entry.decimal:
+        if self._strict and not entry.decimal:
             self._terminal(out, StreamError("INTERNAL", unorderable_message(entry.rv), terminal=True))
         known = self._known.get(uid)
         if (known is not None and known.rv is not None) or uid not in self._deleted:
@@ -559,7 +577,7 @@ class StreamEngine:
             return
         uid = identity.uid
         rv = metadata.get("resourceVersion")
-        if self.ordering is Ordering.STRICT and not is_decimal(rv):
+        if self._strict and not is_decimal(rv):
             self._terminal(out, StreamError("INTERNAL", unorderable_message(rv), terminal=True))
         known = self._known.get(uid)
         high_water = known.rv if known is not None and known.rv is not None else self._deleted.get(uid)

@@ -284,12 +284,14 @@ class _Entry:
     resolved once for every subscriber) or a non-terminal failure, and the bodies of the other
     events its readers made of it."""
 
-    __slots__ = ("op", "prepared", "position")
+    __slots__ = ("op", "prepared", "position", "recent")
 
     def __init__(self, op: Change | Failure, prepared: SharedChange | None) -> None:
         self.op = op
         self.prepared = prepared
         self.position: list[Pair] = []
+        self.recent: Pair | None = None
+        """The pair a reader made of this entry last."""
 
 
 class _EventLog:
@@ -762,26 +764,32 @@ class Subscriber:
         projection = engine.projection
         pair = watch.bodies.pair
         append = self._queue.append
+        awaiting = self._awaiting
         for entry in log.since(cursor):
-            op = entry.op
-            if self._awaiting:
-                if isinstance(op, Change):
+            prepared = entry.prepared
+            if prepared is not None:
+                if awaiting:
                     continue  # the snapshot to come supersedes it
-                events = engine.feed(op)
-            elif entry.prepared is not None:
-                events = engine.feed_change(entry.prepared)
+                events = engine.feed_change(prepared)
+            elif awaiting and isinstance(entry.op, Change):
+                continue
             else:
-                events = engine.feed(op)
-            if events:
-                for event in events:
-                    append(pair(projection, event, entry.position))
-                if engine.closed:
-                    self._ending = True
-                    self._detach()
-                    self._bell.ring()
-                    return
-                if engine.needs_snapshot:
-                    self._awaiting = True  # the engine refused a live event: a snapshot from the cache follows
+                events = engine.feed(entry.op)
+            for event in events:
+                # readers in the same state make the same event of an entry: look its body up once
+                recent = entry.recent
+                if recent is None or recent[0] is not event:
+                    recent = entry.recent = pair(projection, event, entry.position)
+                append(recent)
+        # An engine that closed or refused a live event makes nothing of later entries (it emitted
+        # the terminal error, or RESYNC_REQUIRED and reset), so its state is looked at once.
+        if engine.closed:
+            self._ending = True
+            self._detach()
+            self._bell.ring()
+            return
+        if engine.needs_snapshot:
+            self._awaiting = True  # a snapshot from the cache follows
         log.move(self, cursor, end)
         self._cursor = end
 
