@@ -213,8 +213,8 @@ def _iterating_pywsgi_handler(caller: types.FrameType | None, body: _Body) -> An
 
 def _written_directly(chunks: Iterator[bytes], handler: Any) -> Iterator[bytes]:
     """Hand the first chunk to pywsgi (which sends the headers with it), then write each later one
-    to the socket ourselves: one ``send`` per chunk, framed as pywsgi frames it, where pywsgi's
-    ``sendall`` adds a ``getsockopt`` call and timeout bookkeeping to every write. A socket that
+    to the socket ourselves: one ``writev`` per chunk, framed as pywsgi frames it, where pywsgi's
+    ``sendall`` adds a ``getsockopt`` call, a copy and timeout bookkeeping to every write. A socket that
     cannot take a whole chunk at once is waited on by the event loop, as pywsgi does."""
     for chunk in chunks:
         if chunk:
@@ -232,27 +232,30 @@ def _written_directly(chunks: Iterator[bytes], handler: Any) -> Iterator[bytes]:
     framed: bool = handler.response_use_chunked
     for chunk in chunks:
         if chunk:
-            data = b"%x\r\n%s\r\n" % (len(chunk), chunk) if framed else chunk
-            _send(fd, data, timeout)
-            handler.response_length += len(data)
+            # an HTTP/1.1 chunk's size line and end are written with it, not copied around it
+            parts = (b"%x\r\n" % len(chunk), chunk, b"\r\n") if framed else (chunk,)
+            handler.response_length += _send(fd, parts, timeout)
 
 
-def _send(fd: int, data: bytes, timeout: float | None = None) -> None:
-    """Write all of ``data`` to the non-blocking socket ``fd``, waiting on the event loop (never
-    blocking the process) while its buffer is full, each time for at most ``timeout`` seconds (the
-    socket's own timeout; ``None``: for as long as it takes), then raising ``TimeoutError``."""
+def _send(fd: int, parts: tuple[bytes, ...], timeout: float | None = None) -> int:
+    """Write ``parts`` in order, all of them, to the non-blocking socket ``fd`` (one system call
+    when its buffer takes them), waiting on the event loop (never blocking the process) while the
+    buffer is full, each time for at most ``timeout`` seconds (the socket's own timeout; ``None``:
+    for as long as it takes), then raising ``TimeoutError``. Returns the bytes written."""
+    size = sum(map(len, parts))
     try:
-        sent = os.write(fd, data)
+        sent = os.writev(fd, parts)
     except BlockingIOError:
         sent = 0
-    if sent == len(data):
-        return
+    if sent == size:
+        return size
     from gevent.socket import wait_write
 
-    view = memoryview(data)[sent:]
+    view = memoryview(b"".join(parts))[sent:]
     while view:
         wait_write(fd, timeout)
         try:
             view = view[os.write(fd, view) :]
         except BlockingIOError:
             pass
+    return size

@@ -68,9 +68,9 @@ def main() -> int:
     sends = [0]
     send = sse_response._send
 
-    def counted(fd: int, data: bytes, timeout: float | None = None) -> None:
+    def counted(fd: int, parts: tuple[bytes, ...], timeout: float | None = None) -> int:
         sends[0] += 1
-        send(fd, data, timeout)
+        return send(fd, parts, timeout)
 
     sse_response._send = counted  # type: ignore[assignment]
     with KubeSimulator(demo=True, demo_tick=None) as kube:

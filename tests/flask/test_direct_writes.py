@@ -62,7 +62,8 @@ def test_a_write_larger_than_the_socket_buffer_waits_for_the_reader_and_sends_ev
     import gevent.socket
 
     writer, reader = gevent.socket.socketpair()
-    data = bytes(range(256)) * 20_000  # several socket buffers
+    parts = (b"head\r\n", bytes(range(256)) * 20_000, b"\r\n")  # several socket buffers
+    data = b"".join(parts)
 
     def read_all() -> bytes:
         received = bytearray()
@@ -72,7 +73,7 @@ def test_a_write_larger_than_the_socket_buffer_waits_for_the_reader_and_sends_ev
 
     reading = gevent.spawn(read_all)
     try:
-        _send(writer.fileno(), data)
+        assert _send(writer.fileno(), parts) == len(data)
         assert reading.get(timeout=30) == data
     finally:
         writer.close()
@@ -85,7 +86,7 @@ def test_a_write_the_reader_never_takes_times_out_with_the_sockets_timeout() -> 
     writer, reader = gevent.socket.socketpair()
     try:
         with pytest.raises(TimeoutError):
-            _send(writer.fileno(), b"x" * 10_000_000, 0.2)
+            _send(writer.fileno(), (b"x" * 10_000_000,), 0.2)
     finally:
         writer.close()
         reader.close()
