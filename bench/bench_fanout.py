@@ -78,7 +78,7 @@ _NAMESPACES: Final = {"endpoint": "bench", "baseline": "bench-baseline"}
 """The namespace each side streams (the same objects in each)."""
 OBJECTS: Final = 100
 """ConfigMaps in the streamed scope."""
-LADDER: Final = (5, 10, 20, 40, 60, 80, 100, 130, 160, 200)
+LADDER: Final = (5, 10, 20, 40, 60, 80, 90, 100, 110, 120, 130, 140, 150, 160, 175, 200)
 """Writes per second, step by step (times the subscribers: deliveries per second)."""
 STEP_SECONDS: Final = 10.0
 HELD_P99_MS: Final = 1000.0
