@@ -167,6 +167,46 @@ def test_events_read_together_reach_each_reader_in_one_chunk(make_hub, monkeypat
     chunks.close()  # type: ignore[attr-defined]
 
 
+def test_a_reader_whose_engine_ends_mid_read_takes_nothing_after_it(make_hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three changes come in one read; the middle one has a resourceVersion a strict engine
+    cannot order. The strict reader ends at it (nothing of the third), the lenient one takes all."""
+    released = gevent.event.Event()
+
+    def configmap(name: str, version: str) -> dict[str, object]:
+        metadata = {"name": name, "namespace": "app", "uid": f"uid-{name}", "resourceVersion": version}
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": {"v": version}}
+
+    class OneRead:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def ops(self) -> Iterator[SourceOp]:
+            yield Snapshot([configmap("a", "1")])
+            released.wait()
+            yield Change("ADDED", configmap("b", "2"))
+            yield Change("MODIFIED", configmap("a", "x3"))
+            yield Change("ADDED", configmap("c", "4"))
+            gevent.sleep(3600)
+
+    monkeypatch.setattr(hub_module, "Reflector", OneRead)
+    hub = make_hub()
+    strict = hub.subscribe(APP, FULL, Principal("strict"))
+    lenient = hub.subscribe(APP, FULL, Principal("lenient"), ordering="lenient")
+    with gevent.Timeout(5):
+        for subscriber in (strict, lenient):
+            assert types(read(subscriber, until_type("synced"))) == ["reset", "added", "synced"]
+        released.set()
+        ended = read(strict, lambda events: False)
+        taken = read(lenient, lambda events: len(events) == 3)
+    assert [(event.type, getattr(event, "code", None)) for event in ended] == [("added", None), ("error", "INTERNAL")]
+    assert strict.take(0) is None, "the strict stream is over"
+    assert [(event.type, event.object["metadata"]["name"]) for event in taken if isinstance(event, Upsert)] == [
+        ("added", "b"),
+        ("modified", "a"),
+        ("added", "c"),
+    ]
+
+
 def test_a_large_snapshot_chunk_is_let_go_of_at_once(make_hub, cluster: Cluster) -> None:
     """A server holds the last chunk it wrote until the next one: after a snapshot, the iterator
     yields an empty chunk at once, so an idle stream does not keep its snapshot in memory."""
