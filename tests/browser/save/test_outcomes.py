@@ -7,6 +7,7 @@ count the writes that reach it. Every wait is a Playwright condition, never a sl
 
 from __future__ import annotations
 
+import os
 import typing as t
 from collections.abc import Callable
 
@@ -243,6 +244,19 @@ def removed_notice(page: Page) -> Locator:
     return page.locator(".krm-removed")
 
 
+def expect_only_the_notice(page: Page) -> None:
+    """An editor whose object is gone offers nothing to act on: no Save, no Discard, no tabs."""
+    for control in (".krm-action-save", ".krm-action-discard", ".krm-tabs", ".krm-yaml-panel"):
+        expect(page.locator(control)).to_have_count(1)
+        expect(page.locator(control)).to_be_hidden()
+    expect(removed_notice(page)).to_be_visible()
+
+
+def save_sent_as_it_went(page: Page) -> None:
+    """A Save clicked as the page learned the object was gone (the button was still there)."""
+    page.locator(".krm-action-save").dispatch_event("click")
+
+
 def test_a_deleted_object_is_unavailable_and_the_draft_is_offered_for_copy_out(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api
 ) -> None:
@@ -256,13 +270,34 @@ def test_a_deleted_object_is_unavailable_and_the_draft_is_offered_for_copy_out(
     expect(copy).to_contain_text('"b": "kept"')
     expect(copy).not_to_contain_text("resourceVersion")
     expect(removed_notice(page).locator(".krm-recovery-changed")).to_have_text("You changed /data/a.")
-    save(page)
+    expect_only_the_notice(page)
+    save_sent_as_it_went(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
     expect(outcome(page).locator(".krm-outcome-message")).to_have_text(UNAVAILABLE)
     expect(outcome(page).locator(".krm-outcome-detail")).to_have_text(
         "Your unsaved changes are shown above, to copy out."
     )
     expect(page.locator(".krm-recovery-copy")).to_have_count(1)
+
+
+def test_a_deletion_seen_on_the_yaml_tab_shows_the_notice_instead_of_the_yaml(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = new_configmap(core, "deleted-yaml", {"a": "one"})
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    edit(page, "a", "mine")
+    page.get_by_role("tab", name="YAML", exact=True).click()
+    text = page.get_by_label(f"{name} as YAML", exact=True)
+    expect(text).to_be_visible()
+    core.delete_namespaced_config_map(name, NAMESPACE)
+    expect(removed_notice(page)).to_contain_text("This configuration was deleted while you had unsaved changes.")
+    expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text('"a": "mine"')
+    expect(text).to_be_hidden()
+    expect_only_the_notice(page)
+    if os.environ.get("KRM_SCREENSHOTS"):
+        for width in (1280, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.screenshot(path=os.path.join(os.environ["KRM_SCREENSHOTS"], f"deleted-on-yaml-tab-{width}.png"))
 
 
 def test_a_replacement_under_the_same_name_is_never_touched(
@@ -278,7 +313,8 @@ def test_a_replacement_under_the_same_name_is_never_touched(
     replacement = configmap_uid(core, name)
     expect(removed_notice(page)).to_contain_text("another object now has its name")
     expect(value_field(page, "a")).to_have_count(0)
-    save(page)
+    expect_only_the_notice(page)
+    save_sent_as_it_went(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "unavailable")
     expect(outcome(page).locator(".krm-outcome-replacement")).to_contain_text(replacement)
     expect(removed_notice(page).locator(".krm-recovery-copy")).to_contain_text(

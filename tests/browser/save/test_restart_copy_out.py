@@ -47,6 +47,8 @@ def test_a_restart_offers_the_unsaved_changes_for_copy_out_and_closes_the_page(
     expect(removed.locator(".krm-recovery-copy")).to_contain_text('"greeting": "typed before the restart"')
     expect(removed.locator(".krm-recovery-changed")).to_contain_text("/data/greeting")
     expect(page.locator(".krm-connection").first).to_contain_text("restarting")
+    for control in (".krm-action-save", ".krm-action-discard", ".krm-tabs"):
+        expect(page.locator(control)).to_be_hidden()  # nothing to save to until the page is reloaded
     page.set_viewport_size({"width": 1280, "height": 900})
     page.screenshot(path=str(tmp_path / "restart-copy-out.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
