@@ -48,7 +48,7 @@ from .binding import Refusal, attach, authorize, page_of, session_of
 from .editor_updates import EditorUpdates, shown_editor
 from .list_updates import ListUpdates
 from .page import Component, ListSpec, Page
-from .render import StreamStatus, body_partial, edited_object, render_body, render_restart_copy_out
+from .render import EditedObject, StreamStatus, body_partial, edited_object, render_editor_body, render_restart_copy_out
 from .state import store_policy
 
 if t.TYPE_CHECKING:
@@ -176,9 +176,11 @@ class Channel:
         yield close_frame(self._closing or SHUTDOWN_REASON)
 
     def _editor_parts(self, link: _Link) -> list[str]:
-        component = link.component
-        edits = self._edit_sequence(link)  # read before rendering: the render holds at least these edits
-        body = render_body(component, link.store, link.status, self.krm.cache, self.page)
+        component, store = link.component, link.store
+        edited = edited_object(store, component, self.page) if store is not None else EditedObject(None)
+        # read before rendering: the render holds at least these edits
+        edits = store.edit_sequence(edited.uid) if store is not None and edited.uid is not None else 0
+        body = render_editor_body(component, store, link.status, self.krm.cache, self.page, edited=edited)
         updates = self._editors.get(component.id)
         if updates is None:
             # What the first paint showed, element by element, is known only to the worker that painted;
@@ -190,12 +192,6 @@ class Channel:
                 shown = shown_editor(body)  # the page still shows what it was painted with
             updates = self._editors[component.id] = EditorUpdates(component, shown)
         return updates.changes(body, edits)
-
-    def _edit_sequence(self, link: _Link) -> int:
-        if link.store is None:
-            return 0
-        uid = edited_object(link.store, link.component, self.page).uid
-        return link.store.edit_sequence(uid) if uid is not None else 0
 
     def _link_components(self) -> list[Callable[[], None]]:
         undo: list[Callable[[], None]] = []

@@ -358,15 +358,19 @@ def render_editor_body(
     status: StreamStatus,
     cache: FragmentCache,
     page: Page | None = None,
+    *,
+    edited: EditedObject | None = None,
 ) -> Markup:
     """The fields of a live editor: shared through ``cache`` while this session has no draft changes.
 
-    On a ``page``, the editor shows the object the page edits (:func:`edited_object`): when that
-    object is gone with unsaved changes, a notice and their copy-out, rendered for this session.
+    On a ``page``, the editor shows the object the page edits (:func:`edited_object`, or ``edited``
+    when the caller has just looked it up): when that object is gone with unsaved changes, a notice
+    and their copy-out, rendered for this session.
     """
     spec = component.spec
     assert isinstance(spec, EditorSpec)
-    edited = edited_object(store, component, page) if store is not None else EditedObject(None)
+    if edited is None:
+        edited = edited_object(store, component, page) if store is not None else EditedObject(None)
     if edited.removed is not None:
         removed = RemovedView(copy_out(edited.removed), edited.replacement is not None)
         return _render_editor(component, status, None, removed)
