@@ -374,6 +374,7 @@ class StreamEngine:
         "_cycles",
         "_awaiting",
         "_carrying",
+        "_strict",
     )
 
     def __init__(
@@ -397,6 +398,7 @@ class StreamEngine:
         self._cycles = 0
         self._awaiting = False
         self._carrying = False  # the current cycle started with revisions carried over
+        self._strict = self.ordering is Ordering.STRICT
 
     # ------------------------------------------------------------------------------- state --
 
@@ -445,17 +447,33 @@ class StreamEngine:
     def feed_change(self, change: SharedChange) -> list[Event]:
         """:meth:`feed` of ``change.op``, with the shared work already done: an engine in a live
         cycle on the same projections only takes its step (memoized per state)."""
-        if self.shared is not change.shared or not self.synced:
+        if self.shared is not change.shared or self.closed or self._awaiting or not self._cycles:
             return self.feed(change.op)  # its own work, or nothing to take (awaiting, closed)
-        out: list[Event] = []
-        if self._in_scope(change.entry.metadata):
+        # the common case of _step inlined (this runs per subscriber and event); the rare ones go
+        # through _step itself
+        entry, uid = change.entry, change.uid
+        scope = self.scope
+        if (scope.namespace or scope.name) and not self._in_scope(entry.metadata):
+            return []
+        known = self._known.get(uid)
+        if (known is None or known.rv is None) and uid in self._deleted or not entry.decimal and self._strict:
+            out: list[Event] = []  # a uid deleted in this cycle, or a resourceVersion to refuse
             try:
-                self._step(change.entry, change.uid, change.kind, out)
+                self._step(entry, uid, change.kind, out)
             except _Abandoned:
                 pass
             except Exception as exc:  # as feed does
                 self._failed(change.op, exc, out)
-        return out
+            return out
+        try:
+            after, event = entry.step(self.projection, change.kind, known)
+        except Exception as exc:  # as feed does
+            out = []
+            self._failed(change.op, exc, out)
+            return out
+        if after is not known and after is not None:
+            self._known[uid] = after
+        return [event] if event is not None else []
 
     def _failed(self, op: SourceOp, exc: Exception, out: list[Event]) -> None:
         _log_failure(op, exc)
@@ -540,7 +558,7 @@ class StreamEngine:
 
     def _step(self, entry: _Object, uid: str, kind: _UpsertKind, out: list[Event]) -> None:
         """An upsert of a trusted, in-scope object: ordering, revisions, suppression."""
-        if self.ordering is Ordering.STRICT and not entry.decimal:
+        if self._strict and not entry.decimal:
             self._terminal(out, StreamError("INTERNAL", unorderable_message(entry.rv), terminal=True))
         known = self._known.get(uid)
         if (known is not None and known.rv is not None) or uid not in self._deleted:
@@ -561,7 +579,7 @@ class StreamEngine:
             return
         uid = identity.uid
         rv = metadata.get("resourceVersion")
-        if self.ordering is Ordering.STRICT and not is_decimal(rv):
+        if self._strict and not is_decimal(rv):
             self._terminal(out, StreamError("INTERNAL", unorderable_message(rv), terminal=True))
         known = self._known.get(uid)
         high_water = known.rv if known is not None and known.rv is not None else self._deleted.get(uid)
