@@ -142,8 +142,10 @@ def assert_first_paint_shows(opener: urllib.request.OpenerDirector, url: str, bo
         body = opener.open(url, timeout=10).read().decode()
 
 
-def test_the_readme_gunicorn_command_serves_the_example_and_shuts_it_down(kube: KubeSimulator, tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_serving_guides_gunicorn_command_serves_the_example_and_shuts_it_down(
+    kube: KubeSimulator, tmp_path: Path
+) -> None:
+    readme = (ROOT / "docs" / "guide" / "serving.md").read_text()
     flags = ["--worker-class", "gevent", "--workers", "1", "--config", "example_app/gunicorn_conf.py"]
     assert "--worker-class gevent --workers 1" in readme and "--config example_app/gunicorn_conf.py" in readme
     assert "'example_app:create_app()'" in readme
