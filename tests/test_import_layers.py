@@ -2,17 +2,24 @@
 
 Every import counts, at module level, under ``TYPE_CHECKING`` and inside a function, since a
 function-local import is still a dependency. The layers, bottom to top, are the ones
-``docs/internals.md`` opens with; a new module must be placed in one here.
+``docs/internals.md`` opens with: its diagram is drawn from :data:`LAYERS` (``python
+tests/test_import_layers.py`` redraws it) and a test fails when it differs. A new module must be
+placed in a layer here.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import textwrap
+from itertools import groupby
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "flask_krm"
+INTERNALS = PACKAGE.parent / "docs" / "internals.md"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -112,6 +119,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("surface", ("__init__", "ui.__init__", "testing.*")),
 )
 
+PURPOSE: dict[str, str] = {
+    "core": "pure: no Flask, no gevent, no network",
+    "services": "the host's seams, access decisions, sessions and drafts, upstream watches, writes",
+    "rendering": "pages, widgets, live lists and editors as HTML, the fragments of the page channel",
+    "runtime": "KrmRuntime: one per app in app.extensions['krm'] (runtime() reads it)",
+    "web": "request handling: one module per route family",
+    "extension": "KrmStream: the hooks and init_app, the one wiring place",
+    "surface": "the public names, loaded lazily; the tools for testing a host",
+}
+"""What each layer holds, as the diagram says it."""
+
 
 def module_name(path: Path) -> str:
     return ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
@@ -194,3 +212,57 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path, module: str, statem
     found = [name for _, name in imported(copy, module)]
     assert target in found
     assert layer_of(as_module(target)) > layer_of(module)
+
+
+DIAGRAM = re.compile(r"(<!-- layers: drawn by tests/test_import_layers.py -->\n```text\n)(.*?)(```)", re.DOTALL)
+
+
+def spelled(members: tuple[str, ...], width: int = 86) -> list[str]:
+    """Module names as paths, a package's modules grouped: ``ui/{labels,status}``, ``store/``."""
+    words = []
+    for package, group in groupby(members, key=lambda member: member.rpartition(".")[0]):
+        names = [member.rpartition(".")[2].replace("*", "") for member in group]
+        if not package:
+            words.extend(names)
+            continue
+        while names:
+            taken = 1
+            while taken < len(names) and len(f"{package}/{{{','.join(names[: taken + 1])}}}") <= width:
+                taken += 1
+            chunk, names = names[:taken], names[taken:]
+            words.append(f"{package}/{chunk[0]}" if len(chunk) == 1 else f"{package}/{{{','.join(chunk)}}}")
+    return words
+
+
+def diagram() -> str:
+    """The layers, top to bottom, with what each holds and its modules."""
+    lines = []
+    for rank, (layer, members) in reversed(list(enumerate(LAYERS))):
+        indent = "    │        " if rank else "             "
+        lines.append(f" {layer:<11} {PURPOSE[layer]}")
+        lines.extend(
+            textwrap.wrap(
+                "  ".join(spelled(members)),
+                100,
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+        )
+        if rank:
+            lines.append("    │")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_diagram_of_the_internals_is_drawn_from_the_layers() -> None:
+    drawn = DIAGRAM.search(INTERNALS.read_text())
+    assert drawn, f"{INTERNALS} has no layer diagram under its marker"
+    assert drawn.group(2) == diagram(), "the layer diagram differs: run python tests/test_import_layers.py to redraw it"
+
+
+if __name__ == "__main__":
+    text = INTERNALS.read_text()
+    if not DIAGRAM.search(text):
+        sys.exit(f"{INTERNALS} has no layer diagram under its marker")
+    INTERNALS.write_text(DIAGRAM.sub(lambda drawn: drawn.group(1) + diagram() + drawn.group(3), text))
