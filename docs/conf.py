@@ -20,7 +20,9 @@ myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
+toc_object_entries_show_parents = "hide"
 autodoc_typehints = "description"
+autodoc_typehints_description_target = "documented"
 autodoc_preserve_defaults = True
 autodoc_default_options = {"members": True}
 

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from blinker import NamedSignal
 
 import flask_krm
+import flask_krm.signals
 
 from .snippets import DOCS
 
@@ -34,6 +36,13 @@ def test_every_public_name_has_an_entry_in_the_api_reference(site: Path) -> None
     api = (site / "api.html").read_text()
     missing = [name for name in flask_krm.__all__ if f'id="flask_krm.{name}"' not in api]
     assert not missing
+
+
+def test_every_signal_has_an_entry_in_the_api_reference(site: Path) -> None:
+    api = (site / "api.html").read_text()
+    signals = [name for name, value in vars(flask_krm.signals).items() if isinstance(value, NamedSignal)]
+    assert signals
+    assert [name for name in signals if f'id="flask_krm.signals.{name}"' not in api] == []
 
 
 def test_every_guide_is_in_the_table_of_contents(site: Path) -> None:
