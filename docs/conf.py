@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from pallets_sphinx_themes import get_version
+
+# autodoc documents this checkout's flask_krm, whatever else is installed
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 project = "flask-krm"
 copyright = "the flask-krm authors"

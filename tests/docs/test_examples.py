@@ -24,7 +24,7 @@ import pytest
 
 from flask_krm import config
 
-from .snippets import DOCS, example_files, pages, unmarked_python
+from .snippets import DOCS, ROOT, example_files, pages, unmarked_python
 
 HARNESS: t.Final = Path(__file__).resolve().parent / "harness"
 CONFIG_ROW: t.Final = re.compile(r"^\| `KRM_([A-Z_]+)` \| `([^`]*)` \| (init|use) \|", re.MULTILINE)
@@ -41,6 +41,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def search_path(project: Path) -> str:
+    """The example project first, then this checkout (its flask_krm, whatever else is installed)."""
+    return os.pathsep.join([str(project), str(ROOT)])
+
+
 def run_pytest(
     project: Path, *args: str, patched: bool = True, timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
@@ -48,7 +53,7 @@ def run_pytest(
     return subprocess.run(
         [sys.executable, *runner, "-q", "-p", "no:cacheprovider", *args],
         cwd=project,
-        env={**os.environ, "PYTHONPATH": str(project)},
+        env={**os.environ, "PYTHONPATH": search_path(project)},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -93,7 +98,7 @@ def test_the_entry_point_serves_the_host(project: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "serve.py"],
         cwd=project,
-        env={**os.environ, "PYTHONPATH": str(project), "PORT": str(port)},
+        env={**os.environ, "PYTHONPATH": search_path(project), "PORT": str(port)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
