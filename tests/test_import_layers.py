@@ -121,8 +121,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 PURPOSE: dict[str, str] = {
     "core": "pure: no Flask, no gevent, no network",
-    "services": "the host's seams, access decisions, sessions and drafts, upstream watches, writes",
-    "rendering": "pages, widgets, live lists and editors as HTML, the fragments of the page channel",
+    "services": "the host's seams, access, sessions and drafts, upstream watches, writes",
+    "rendering": "pages, widgets, live lists and editors as HTML, channel fragments",
     "runtime": "KrmRuntime: one per app in app.extensions['krm'] (runtime() reads it)",
     "web": "request handling: one module per route family",
     "extension": "KrmStream: the hooks and init_app, the one wiring place",
@@ -217,7 +217,7 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path, module: str, statem
 DIAGRAM = re.compile(r"(<!-- layers: drawn by tests/test_import_layers.py -->\n```text\n)(.*?)(```)", re.DOTALL)
 
 
-def spelled(members: tuple[str, ...], width: int = 86) -> list[str]:
+def spelled(members: tuple[str, ...], width: int = 72) -> list[str]:
     """Module names as paths, a package's modules grouped: ``ui/{labels,status}``, ``store/``."""
     words = []
     for package, group in groupby(members, key=lambda member: member.rpartition(".")[0]):
@@ -243,7 +243,7 @@ def diagram() -> str:
         lines.extend(
             textwrap.wrap(
                 "  ".join(spelled(members)),
-                100,
+                86,
                 initial_indent=indent,
                 subsequent_indent=indent,
                 break_on_hyphens=False,
