@@ -11,6 +11,7 @@ from blinker import NamedSignal
 
 import flask_krm
 import flask_krm.signals
+import flask_krm.ui
 
 from .snippets import DOCS
 
@@ -36,6 +37,11 @@ def test_every_public_name_has_an_entry_in_the_api_reference(site: Path) -> None
     api = (site / "api.html").read_text()
     missing = [name for name in flask_krm.__all__ if f'id="flask_krm.{name}"' not in api]
     assert not missing
+
+
+def test_every_name_of_the_ui_package_has_an_entry_in_the_api_reference(site: Path) -> None:
+    api = (site / "api.html").read_text()
+    assert [name for name in flask_krm.ui.__all__ if f'id="flask_krm.ui.{name}"' not in api] == []
 
 
 def test_every_signal_has_an_entry_in_the_api_reference(site: Path) -> None:
