@@ -70,7 +70,10 @@ def test_the_examples_are_the_files_of_one_project() -> None:
 @pytest.mark.parametrize("page", pages(), ids=lambda page: page.name)
 def test_every_python_example_runs(page: Path) -> None:
     lines = unmarked_python(page)
-    assert not lines, f"{page}: a python block without a doc-test marker at lines {lines}"
+    assert not lines, (
+        f"{page}: a python block without a marker at lines {lines}; put <!-- doc-test: FILE --> on the line"
+        " before it, and it becomes the file FILE of the example project (tests/docs/snippets.py)"
+    )
 
 
 def test_the_host_its_tests_and_every_template_run_as_written(project: Path) -> None:
