@@ -219,26 +219,52 @@ FLUNDER_CRD: dict[str, Any] = {
                 "subresources": {"status": {}},
                 "schema": {
                     "openAPIV3Schema": {
+                        "description": "A Flunder names another Flunder and the ports it serves.",
                         "type": "object",
                         "properties": {
                             "spec": {
+                                "description": "What the Flunder should be.",
                                 "type": "object",
                                 "properties": {
-                                    "reference": {"type": "string"},
+                                    "reference": {
+                                        "description": "The name of another Flunder in the same namespace (empty: none).",
+                                        "type": "string",
+                                        "maxLength": 63,
+                                        "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$",
+                                    },
                                     "ports": {
+                                        "description": "The ports the Flunder serves, one per name.",
                                         "type": "array",
                                         "x-kubernetes-list-type": "map",
                                         "x-kubernetes-list-map-keys": ["name"],
                                         "items": {
                                             "type": "object",
                                             "required": ["name"],
-                                            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                                            "properties": {
+                                                "name": {"description": "The port's name.", "type": "string"},
+                                                "port": {
+                                                    "description": "The port number.",
+                                                    "type": "integer",
+                                                    "format": "int32",
+                                                    "minimum": 1,
+                                                    "maximum": 65535,
+                                                },
+                                                "protocol": {
+                                                    "description": "The port's protocol (TCP when absent).",
+                                                    "type": "string",
+                                                    "enum": ["TCP", "UDP", "SCTP"],
+                                                },
+                                            },
                                         },
                                     },
                                 },
                                 "x-kubernetes-preserve-unknown-fields": True,
                             },
-                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                            "status": {
+                                "description": "What the Flunder is.",
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
                         },
                     }
                 },
@@ -247,6 +273,19 @@ FLUNDER_CRD: dict[str, Any] = {
     },
 }
 """The CustomResourceDefinition of ``FLUNDERS``: served (read-only) by the simulator, installable on a real server."""
+
+
+CUSTOM_RESOURCE_DEFINITIONS_SERVED = {FLUNDERS: FLUNDER_CRD}
+"""The definition behind each custom resource type the simulator serves."""
+
+
+def openapi_schema(resource: ResourceType) -> dict[str, Any]:
+    """The ``openAPIV3Schema`` of a custom resource type's served version."""
+    definition = CUSTOM_RESOURCE_DEFINITIONS_SERVED[resource]
+    version = next(item for item in definition["spec"]["versions"] if item["name"] == resource.version)
+    schema = version["schema"]["openAPIV3Schema"]
+    assert isinstance(schema, dict)
+    return schema
 
 
 def established(definition: dict[str, Any], timestamp: str) -> dict[str, Any]:

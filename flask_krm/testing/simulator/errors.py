@@ -27,6 +27,11 @@ class FieldError:
         return cls("FieldValueInvalid", path, detail, value, True)
 
     @classmethod
+    def type_invalid(cls, path: str, value: Any, detail: str) -> FieldError:
+        """``field.TypeInvalid``: a value of the wrong type."""
+        return cls("FieldValueTypeInvalid", path, detail, value, True)
+
+    @classmethod
     def forbidden(cls, path: str, detail: str) -> FieldError:
         """``field.Forbidden``: a value not allowed here."""
         return cls("FieldValueForbidden", path, detail)
@@ -56,11 +61,13 @@ class FieldError:
         """The message without the field path (``ErrorBody``)."""
         label = {
             "FieldValueInvalid": "Invalid value",
+            "FieldValueTypeInvalid": "Invalid value",
             "FieldValueForbidden": "Forbidden",
             "FieldValueRequired": "Required value",
             "FieldValueNotSupported": "Unsupported value",
             "FieldValueTooLong": "Too long",
             "FieldValueDuplicate": "Duplicate value",
+            "FieldValueTooMany": "Too many",
         }[self.type]
         text = f"{label}: {go_value(self.value)}" if self.has_value else label
         return f"{text}: {self.detail}" if self.detail else text

@@ -11,7 +11,7 @@ import copy
 import re
 from typing import Any
 
-from . import catalog, go_base64, object_meta
+from . import catalog, go_base64, object_meta, structural_schema
 from .catalog import ResourceType
 from .errors import FieldError
 from .scale import SCALE
@@ -652,6 +652,8 @@ def validate(resource: ResourceType, obj: Object) -> list[FieldError]:
         errors += _validate_deployment(obj)
     elif resource in (catalog.ROLE_BINDINGS, catalog.CLUSTER_ROLE_BINDINGS):
         errors += _validate_binding(obj)
+    elif resource.custom:
+        errors += structural_schema.validate(catalog.openapi_schema(resource), obj)
     return errors
 
 
@@ -682,6 +684,8 @@ def _update_errors(resource: ResourceType, new: Object, old: Object, subresource
         return common + metadata_update + _validate_deployment(new) + immutable
     if resource.group == catalog.RBAC_GROUP:
         return common + validate(resource, new) + metadata_update
+    if resource.custom:
+        return common + metadata_update + structural_schema.validate(catalog.openapi_schema(resource), new)
     return common + metadata_update
 
 
