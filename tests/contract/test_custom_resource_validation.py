@@ -42,7 +42,11 @@ def _invalid(name: str, causes: list[tuple[str, str, str]]) -> dict[str, Any]:
 SINGLE_ERRORS = [
     pytest.param(
         {"ports": [{"name": "http", "port": "80"}]},
-        ("FieldValueTypeInvalid", "spec.ports[0].port", 'Invalid value: "string": spec.ports[0].port in body must be of type integer: "string"'),
+        (
+            "FieldValueTypeInvalid",
+            "spec.ports[0].port",
+            'Invalid value: "string": spec.ports[0].port in body must be of type integer: "string"',
+        ),
         id="type",
     ),
     pytest.param(
@@ -52,17 +56,29 @@ SINGLE_ERRORS = [
     ),
     pytest.param(
         {"ports": {"name": "http"}},
-        ("FieldValueTypeInvalid", "spec.ports", 'Invalid value: "object": spec.ports in body must be of type array: "object"'),
+        (
+            "FieldValueTypeInvalid",
+            "spec.ports",
+            'Invalid value: "object": spec.ports in body must be of type array: "object"',
+        ),
         id="type-of-a-list",
     ),
     pytest.param(
         {"ports": [{"name": "http", "protocol": "FTP"}]},
-        ("FieldValueNotSupported", "spec.ports[0].protocol", 'Unsupported value: "FTP": supported values: "TCP", "UDP", "SCTP"'),
+        (
+            "FieldValueNotSupported",
+            "spec.ports[0].protocol",
+            'Unsupported value: "FTP": supported values: "TCP", "UDP", "SCTP"',
+        ),
         id="enum",
     ),
     pytest.param(
         {"reference": "Not_A_Name"},
-        ("FieldValueInvalid", "spec.reference", f"Invalid value: \"Not_A_Name\": spec.reference in body should match '{PATTERN}'"),
+        (
+            "FieldValueInvalid",
+            "spec.reference",
+            f"Invalid value: \"Not_A_Name\": spec.reference in body should match '{PATTERN}'",
+        ),
         id="pattern",
     ),
     pytest.param(
@@ -72,12 +88,20 @@ SINGLE_ERRORS = [
     ),
     pytest.param(
         {"ports": [{"name": "http", "port": 70000}]},
-        ("FieldValueInvalid", "spec.ports[0].port", "Invalid value: 70000: spec.ports[0].port in body should be less than or equal to 65535"),
+        (
+            "FieldValueInvalid",
+            "spec.ports[0].port",
+            "Invalid value: 70000: spec.ports[0].port in body should be less than or equal to 65535",
+        ),
         id="maximum",
     ),
     pytest.param(
         {"ports": [{"name": "http", "port": 0}]},
-        ("FieldValueInvalid", "spec.ports[0].port", "Invalid value: 0: spec.ports[0].port in body should be greater than or equal to 1"),
+        (
+            "FieldValueInvalid",
+            "spec.ports[0].port",
+            "Invalid value: 0: spec.ports[0].port in body should be greater than or equal to 1",
+        ),
         id="minimum",
     ),
     pytest.param(
@@ -106,7 +130,9 @@ def test_a_create_against_the_schema_is_refused(
 
 def test_missing_keys_are_required_and_duplicate(admin: kubernetes.client.ApiClient, namespace: str) -> None:
     """Two items without their key: each is missing it, and the second repeats the first's empty key."""
-    reply = request(admin, "POST", FLUNDERS.format(namespace), body=_flunder("f", {"ports": [{"port": 80}, {"port": 81}]}))
+    reply = request(
+        admin, "POST", FLUNDERS.format(namespace), body=_flunder("f", {"ports": [{"port": 80}, {"port": 81}]})
+    )
     assert reply.body == _invalid(
         "f",
         [
@@ -123,8 +149,16 @@ def test_schema_errors_come_before_list_key_errors(admin: kubernetes.client.ApiC
     assert reply.body == _invalid(
         "f",
         [
-            ("FieldValueTypeInvalid", "spec.ports[1].port", 'Invalid value: "string": spec.ports[1].port in body must be of type integer: "string"'),
-            ("FieldValueNotSupported", "spec.ports[2].protocol", 'Unsupported value: "FTP": supported values: "TCP", "UDP", "SCTP"'),
+            (
+                "FieldValueTypeInvalid",
+                "spec.ports[1].port",
+                'Invalid value: "string": spec.ports[1].port in body must be of type integer: "string"',
+            ),
+            (
+                "FieldValueNotSupported",
+                "spec.ports[2].protocol",
+                'Unsupported value: "FTP": supported values: "TCP", "UDP", "SCTP"',
+            ),
             ("FieldValueDuplicate", "spec.ports[1]", 'Duplicate value: {"name":"a"}'),
         ],
     )
@@ -154,7 +188,11 @@ def test_updates_are_checked_too(admin: kubernetes.client.ApiClient, namespace: 
     assert reply.body == _invalid(
         "f",
         [
-            ("FieldValueInvalid", "spec.ports[1].port", "Invalid value: -1: spec.ports[1].port in body should be greater than or equal to 1"),
+            (
+                "FieldValueInvalid",
+                "spec.ports[1].port",
+                "Invalid value: -1: spec.ports[1].port in body should be greater than or equal to 1",
+            ),
             ("FieldValueDuplicate", "spec.ports[1]", 'Duplicate value: {"name":"http"}'),
         ],
     )

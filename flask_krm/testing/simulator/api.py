@@ -16,6 +16,7 @@ import gevent.socket
 import yaml
 
 from . import catalog as types
+from . import openapi
 from .authentication import Authenticator, Identity
 from .catalog import Catalog, ResourceType
 from .discovery import discovery_document
@@ -40,7 +41,7 @@ from .listing import LIST_OPTIONS_KIND, ListOptions, list_body
 from .managed_fields import manager_from_user_agent
 from .negotiation import JSON, PARTIAL_LIST, TABLE, YAML, Representation, error_media_type, negotiate, transform
 from .options import APPLY_PATCH_TYPES, DeleteOptions, Query, delete_options, write_options
-from .patches import accepted_patch_types, applied_patch_types, decode_body
+from .patches import APPLY_PATCH, accepted_patch_types, applied_patch_types, decode_apply_body, decode_body
 from .rbac import Attributes, RbacAuthorizer, require
 from .registry import Registry
 from .reviews import review
@@ -122,6 +123,13 @@ class ApiServer:
         wanted = parse_impersonation(environ.get(HEADER_LINES, []))
         query_lists = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         query = {key: values[0] for key, values in query_lists.items()}
+        if path == openapi.PREFIX or path.startswith(openapi.PREFIX + "/"):
+            require(self.authorizer, Attributes(requester, "get", resource_request=False, path=path))
+            reply = openapi.serve(path, query, environ.get("HTTP_ACCEPT", ""), environ.get("HTTP_IF_NONE_MATCH", ""))
+            if reply is not None:
+                length = [] if reply.status == 304 else [("Content-Length", str(len(reply.body)))]
+                start_response(f"{reply.status} {HTTPStatus(reply.status).phrase}", reply.headers + length)
+                return [reply.body]
         document = discovery_document(self.catalog, path, self.address)
         request: ResourceRequest | None = None
         if document is not None:
@@ -260,7 +268,22 @@ class ApiServer:
             written = write_options("PatchOptions", query_lists, patch_type)
             validation.directive = written.field_validation
             if patch_type in APPLY_PATCH_TYPES:
-                raise unsupported_media_type(applied_patch_types(resource))  # server-side apply is not simulated
+                if patch_type != APPLY_PATCH or request.subresource:
+                    raise unsupported_media_type(applied_patch_types(resource))  # see docs/real-kubernetes.md
+                applied = decode_apply_body(environ["wsgi.input"].read())
+                result, created = self.registry.apply(
+                    resource,
+                    scope,
+                    name,
+                    applied,
+                    written.field_manager,
+                    force=written.force,
+                    dry_run=written.dry_run,
+                    validation=validation,
+                )
+                if self.faults.take_lost_write_response():
+                    raise ConnectionDropped()
+                return respond(201 if created else 200, result)
             patch = decode_body(environ["wsgi.input"].read())
             result = self.registry.patch(
                 resource,

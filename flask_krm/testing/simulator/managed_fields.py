@@ -4,13 +4,16 @@ Every create, update and patch records the fields it set under its manager (``fi
 the client's user agent), takes them away from other managers and drops fields that were removed.
 Unlike kube-apiserver, lists are owned as a whole (no ``k:`` or ``v:`` keys), and ``.`` (owning a
 map itself) is given to whoever creates a map of labels, annotations or data, or any object inside
-a custom resource, and taken away when a key of it is removed.
+a custom resource, and taken away when a key of it is removed. Server-side apply's entries
+(``server_side_apply``) hold exact field sets; an update takes from them every field it changes,
+and the whole of a list it changes. Entries are sorted as kube-apiserver sorts them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import field_sets
 from .catalog import ResourceType
 
 Object = dict[str, Any]
@@ -120,6 +123,12 @@ def record_write(
     entries: list[dict[str, Any]] = []
     mine: dict[str, Any] | None = None
     for entry in (old or {}).get("metadata", {}).get("managedFields") or []:
+        if entry.get("operation") == "Apply":
+            applied = field_sets.from_fields_v1(entry.get("fieldsV1") or {})
+            left = {path for path in applied if not _overlaps(_field_names(path), touched)}
+            if left:
+                entries.append({**entry, "fieldsV1": field_sets.to_fields_v1(left)})
+            continue
         owned: set[FieldPath] = set()
         _from_tree(entry.get("fieldsV1") or {}, (), owned)
         kept = {path for path in owned if not _overlaps(path, touched)}
@@ -146,4 +155,28 @@ def record_write(
         if subresource:
             entry["subresource"] = subresource
         entries.append(entry)
-    return entries
+    return sorted_entries(entries)
+
+
+def sorted_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``sortEncodedManagedFields``: by operation, time, manager, API version, subresource."""
+    return sorted(
+        entries,
+        key=lambda e: (
+            e["operation"],
+            e.get("time", ""),
+            e["manager"],
+            e.get("apiVersion", ""),
+            e.get("subresource", ""),
+        ),
+    )
+
+
+def _field_names(path: field_sets.Path) -> FieldPath:
+    """An exact path as this module's approximation sees it: its field names up to the first list item."""
+    names: list[str] = []
+    for element in path:
+        if not element.startswith("f:"):
+            break
+        names.append(element[2:])
+    return tuple(names)

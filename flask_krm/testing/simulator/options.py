@@ -29,6 +29,7 @@ class WriteOptions:
     dry_run: bool = False
     field_manager: str = ""
     field_validation: str = ""
+    force: bool = False
 
 
 def options_kind(kind: str) -> GroupKind:
@@ -84,7 +85,7 @@ def write_options(kind: str, query: Query, patch_type: str = "") -> WriteOptions
         )
     if errors:
         raise invalid(options_kind(kind), "", errors)
-    return WriteOptions(dry_run=bool(dry_run), field_manager=manager, field_validation=validation)
+    return WriteOptions(dry_run=bool(dry_run), field_manager=manager, field_validation=validation, force=bool(force))
 
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")

@@ -1,4 +1,4 @@
-"""PATCH bodies by content type: merge patch, JSON patch, strategic merge patch; apply is refused.
+"""PATCH bodies by content type: merge patch, JSON patch, strategic merge patch; apply bodies decoded.
 
 ``patched_object`` turns the stored object and a patch into the object to validate and store,
 failing exactly where kube-apiserver's patch handler fails (the content type, decoding the body,
@@ -11,6 +11,8 @@ import copy
 import json
 from collections.abc import Callable
 from typing import Any
+
+import yaml
 
 from . import strategies
 from .catalog import GroupKind, ResourceType
@@ -37,8 +39,19 @@ def accepted_patch_types(resource: ResourceType) -> list[str]:
 
 
 def applied_patch_types(resource: ResourceType) -> list[str]:
-    """The patch content types the simulator applies (server-side apply is not implemented)."""
+    """The patch content types the simulator applies to every endpoint (apply only to the main resource, as YAML)."""
     return [patch_type for patch_type in accepted_patch_types(resource) if patch_type != APPLY_PATCH]
+
+
+def decode_apply_body(raw: bytes) -> Any:
+    """An apply patch: a YAML (or JSON) object, else 400 as kube-apiserver's apply decoder answers."""
+    try:
+        applied = yaml.safe_load(raw)
+    except yaml.YAMLError as error:
+        raise bad_request(f"error decoding YAML: {error}") from None
+    if not isinstance(applied, dict):
+        raise bad_request("error decoding YAML: the apply patch is not an object")
+    return applied
 
 
 def decode_body(raw: bytes) -> Any:

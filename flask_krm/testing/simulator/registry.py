@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from . import catalog, object_meta, strategies
+from . import catalog, object_meta, server_side_apply, strategies
 from .catalog import ResourceType
 from .errors import (
     OPTIMISTIC_LOCK_MESSAGE,
@@ -98,10 +98,12 @@ class Registry:
         *,
         dry_run: bool = False,
         validation: FieldValidation | None = None,
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> Object:
         """POST to a collection as field manager ``manager``; returns the stored object.
 
         ``dry_run``: validate and return the object that would be stored (no resourceVersion), storing nothing.
+        ``managed_fields``: the new object's entries (server-side apply's), instead of an ``Update`` entry.
         """
         obj = self._decode(resource, body, validation)
         metadata = obj["metadata"]
@@ -141,7 +143,9 @@ class Registry:
             name = metadata["name"] = _generated_name(metadata["generateName"])
         if self.store.get(resource, key_namespace, name) is not None:
             raise already_exists(resource.group_resource, name)
-        obj["metadata"]["managedFields"] = record_write(resource, None, obj, manager, "", metadata["creationTimestamp"])
+        if managed_fields is None:
+            managed_fields = record_write(resource, None, obj, manager, "", metadata["creationTimestamp"])
+        obj["metadata"]["managedFields"] = managed_fields
         if dry_run:
             return strategies.canonical(resource, obj)
         return self._commit(resource, obj, "ADDED")
@@ -201,6 +205,37 @@ class Registry:
         new = strategies.canonical(resource, patched_object(resource, existing, patch_type, patch, validation))
         return self._update(resource, namespace, name, existing, new, subresource, "patch", manager, dry_run)
 
+    def apply(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        manager: str,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        validation: FieldValidation | None = None,
+    ) -> tuple[Object, bool]:
+        """Server-side apply of the configuration ``body`` as ``manager``; returns the object and whether it was created.
+
+        An absent object is created from the configuration. Conflicts with other managers' fields
+        are a 409 unless ``force`` (see ``server_side_apply``).
+        """
+        applied = self._decode(resource, body, validation)
+        _check_identity(resource, namespace, name, applied["metadata"])
+        existing = self.store.get(resource, namespace if resource.namespaced else "", name)
+        merged, entries = server_side_apply.apply(resource, existing, applied, manager, force, now())
+        if existing is None:
+            created = self.create(
+                resource, namespace, merged, manager, dry_run=dry_run, validation=validation, managed_fields=entries
+            )
+            return created, True
+        return (
+            self._update(resource, namespace, name, existing, merged, "", "patch", manager, dry_run, entries),
+            False,
+        )
+
     def scale(self, resource: ResourceType, namespace: str, name: str) -> Object:
         """GET ``<name>/scale``: the object's ``Scale``."""
         return scale_of(self.get(resource, namespace, name))
@@ -243,6 +278,7 @@ class Registry:
         verb: str,
         manager: str,
         dry_run: bool,
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> Object:
         metadata = new["metadata"]
         _check_identity(resource, namespace, name, metadata)
@@ -265,6 +301,8 @@ class Registry:
         strategies.prepare_for_update(resource, new, existing, subresource)
         self._validate(resource, name, strategies.validate_update(resource, new, existing, subresource))
         new = strategies.canonical(resource, new)
+        if managed_fields is not None:
+            new["metadata"]["managedFields"] = managed_fields
         if (
             resource != catalog.NAMESPACES
             and new["metadata"].get("deletionTimestamp")
@@ -277,7 +315,8 @@ class Registry:
             return new
         if _without_version(new) == _without_version(existing):
             return existing
-        new["metadata"]["managedFields"] = record_write(resource, existing, new, manager, subresource, now())
+        if managed_fields is None:
+            new["metadata"]["managedFields"] = record_write(resource, existing, new, manager, subresource, now())
         if dry_run:
             new["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
             return strategies.canonical(resource, new)
