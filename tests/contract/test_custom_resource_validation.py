@@ -197,3 +197,25 @@ def test_updates_are_checked_too(admin: kubernetes.client.ApiClient, namespace: 
         ],
     )
     assert request(admin, "GET", f"{path}/f").body["spec"] == {"ports": [{"name": "http", "port": 80}]}
+
+
+def test_fields_the_schema_neither_declares_nor_preserves_are_pruned(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
+    spec = {"ports": [{"name": "http", "port": 80, "colour": "blue"}]}
+    reply = request(admin, "POST", FLUNDERS.format(namespace), body=_flunder("f", spec))
+    assert reply.status == 201, reply.body
+    assert reply.body["spec"] == {"ports": [{"name": "http", "port": 80}]}
+    assert reply.headers.getlist("Warning") == ['299 - "unknown field \\"spec.ports[0].colour\\""']
+    strict = request(
+        admin,
+        "POST",
+        FLUNDERS.format(namespace),
+        body=_flunder("g", spec),
+        query=[("fieldValidation", "Strict")],
+    )
+    assert strict.status == 400
+    assert strict.body["message"] == (
+        'Flunder in version "v1alpha1" cannot be handled as a Flunder: '
+        'strict decoding error: unknown field "spec.ports[0].colour"'
+    )

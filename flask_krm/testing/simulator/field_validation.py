@@ -5,8 +5,8 @@ default) it names each one in a ``Warning`` header, with ``Ignore`` it says noth
 ``Strict`` it refuses the write: 400 for a create or update, 422 on ``patch`` for a patch (whose
 result is what was decoded). The fields each built-in kind declares come from the real server's
 OpenAPI documents (``field_schemas.json``, written by ``scripts/simulator-schemas``); a custom
-resource's schema here preserves unknown fields below ``spec`` and ``status``, so only its top
-level and metadata are checked.
+resource's top level and metadata are checked as any kind's, ``spec`` and ``status`` against its
+CRD's structural schema (what it neither declares nor preserves is unknown, and pruned).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from . import catalog, structural_schema
 from .catalog import ResourceType
 
 IGNORE, WARN, STRICT = "Ignore", "Warn", "Strict"
@@ -58,12 +59,23 @@ def unknown_fields(resource: ResourceType, obj: Any) -> list[str]:
     """Paths of the fields in ``obj`` that ``resource``'s kind does not declare, in document order."""
     found: list[str] = []
     _walk(obj, _kind_fields(resource), "", found, prune=False)
+    _walk_custom(resource, obj, found, prune=False)
     return found
 
 
 def drop_unknown_fields(resource: ResourceType, obj: Any) -> None:
     """Remove, in place, every field of ``obj`` that ``resource``'s kind does not declare (decoding drops them)."""
     _walk(obj, _kind_fields(resource), "", [], prune=True)
+    _walk_custom(resource, obj, [], prune=True)
+
+
+def _walk_custom(resource: ResourceType, obj: Any, found: list[str], *, prune: bool) -> None:
+    if not resource.custom or not isinstance(obj, dict):
+        return
+    properties = catalog.openapi_schema(resource).get("properties") or {}
+    for key in ("spec", "status"):
+        if key in obj and key in properties:
+            structural_schema.unknown_fields(properties[key], obj[key], key, found, prune=prune)
 
 
 def _kind_fields(resource: ResourceType) -> dict[str, str] | None:

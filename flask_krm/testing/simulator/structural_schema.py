@@ -190,3 +190,32 @@ def _list_map_errors(keys: list[str], items: list[Any], path: str) -> list[Field
             return [FieldError.invalid(f"{path}[{index}]", item, "must be an object for an array of list-type map")]
     key_values = [{key: item[key] for key in keys if key in item} if isinstance(item, dict) else {} for item in items]
     return [FieldError.duplicate(f"{path}[{index}]", key_values[index]) for index in _repeated(key_values)]
+
+
+def unknown_fields(schema: Schema, value: Any, path: str, found: list[str], *, prune: bool) -> None:
+    """Record (and with ``prune`` remove) the fields below ``value`` that ``schema`` neither declares nor preserves.
+
+    kube-apiserver prunes them when it decodes a custom resource (``structuralpruning``) and reports
+    them as unknown fields (``fieldValidation``).
+    """
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for index, item in enumerate(value):
+                unknown_fields(items, item, f"{path}[{index}]", found, prune=prune)
+        return
+    if not isinstance(value, dict):
+        return
+    properties: dict[str, Schema] = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    preserved = bool(schema.get("x-kubernetes-preserve-unknown-fields")) or additional is True
+    for key, item in list(value.items()):
+        child = f"{path}.{key}" if path else key
+        if key in properties:
+            unknown_fields(properties[key], item, child, found, prune=prune)
+        elif isinstance(additional, dict):
+            unknown_fields(additional, item, f"{path}[{key}]", found, prune=prune)
+        elif not preserved:
+            found.append(child)
+            if prune:
+                del value[key]
