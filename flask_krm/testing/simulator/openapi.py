@@ -1,11 +1,12 @@
 """``/openapi/v3``: the OpenAPI v3 discovery document and one document per served group version.
 
-Served as kube-openapi's ``handler3`` serves them: the discovery document maps each group version
-(``api/v1``, ``apis/apps/v1``, ...) to ``/openapi/v3/<group version>?hash=<ETag>``, where the ETag
-is the upper-case hex SHA-512 of the document's bytes. A group version's document is JSON with
+Served as kube-apiserver serves them: the discovery document maps each path (``api/v1``,
+``apis/apps/v1``, ``apis/apps``, ``version``, ...) to ``/openapi/v3/<path>?hash=<ETag>``, where the
+ETag is the upper-case hex SHA-512 of the document's bytes; the discovery document itself goes out
+as ``text/plain`` without an ETag, as the real server sends it. A path's document is JSON with
 ``Vary: Accept`` and its quoted ``Etag``; with the right ``hash`` it is cacheable for a year
 (``Cache-Control: public, immutable``), with a stale one it is a 301 to the current URL, and a
-matching ``If-None-Match`` is answered 304 (Go's ``http.ServeContent``). The built-in documents
+matching ``If-None-Match`` is answered 304 (Go's ``http.ServeContent``); an unknown path is an empty 404. The built-in documents
 are the pinned release's, cut to what the simulator serves (``openapi_v3.json``, written by
 ``scripts/simulator-schemas``); a custom resource's is built from its CRD (``crd_openapi``).
 """
@@ -76,6 +77,8 @@ class Reply:
     body: bytes
 
 
+NO_CACHE = "no-cache, private"
+"""kube-apiserver's default ``Cache-Control`` (``WithCacheControl``)."""
 STARTED = formatdate(usegmt=True)
 """``Last-Modified`` of every document: when the simulator's documents were built (its start)."""
 
@@ -83,34 +86,32 @@ STARTED = formatdate(usegmt=True)
 def serve(path: str, query: dict[str, str], accept: str, if_none_match: str) -> Reply | None:
     """The reply to ``GET path`` below ``/openapi/v3``; ``None`` when ``path`` is not there."""
     if path == PREFIX:
-        return _content(discovery(), [], if_none_match)
+        # kube-apiserver serves the discovery document without a type (Go sniffs text) and without an ETag
+        headers = [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", NO_CACHE)]
+        return Reply(200, headers + [("Last-Modified", STARTED), ("Accept-Ranges", "bytes")], discovery().data)
     if not path.startswith(PREFIX + "/"):
         return None
     group_version = path[len(PREFIX) + 1 :]
-    headers = [("Vary", "Accept")]
-    if not _accepts_json(accept or "*/*"):
-        return Reply(406, headers, b"")
     document = documents().get(group_version)
     if document is None:
-        return Reply(200, headers, b"")  # handler3 writes nothing for an unknown group version
+        return Reply(404, [("Cache-Control", NO_CACHE)], b"")
+    headers = [("Vary", "Accept")]
+    if not _accepts_json(accept or "*/*"):
+        return Reply(406, headers + [("Cache-Control", NO_CACHE)], b"")
     headers += [("Content-Type", "application/json"), ("Etag", json.dumps(document.etag))]
     wanted = query.get("hash", "")
     if wanted and wanted != document.etag:
+        # http.Redirect after the Content-Type was set: no HTML body
         location = f"{PREFIX}/{group_version}?hash={document.etag}"
-        body = f'<a href="{location}">Moved Permanently</a>.\n\n'.encode()
-        moved = [("Location", location), ("Content-Type", "text/html; charset=utf-8")]
-        return Reply(301, [header for header in headers if header[0] != "Content-Type"] + moved, body)
+        return Reply(301, headers + [("Cache-Control", NO_CACHE), ("Location", location)], b"")
     if wanted:
         headers += [("Cache-Control", "public, immutable"), ("Expires", _a_year_from_now())]
-    return _content(document, headers, if_none_match)
-
-
-def _content(document: Document, headers: list[tuple[str, str]], if_none_match: str) -> Reply:
-    if not any(name == "Content-Type" for name, _ in headers):
-        headers = headers + [("Content-Type", "application/json"), ("Etag", json.dumps(document.etag))]
-    headers = headers + [("Last-Modified", STARTED)]
+    else:
+        headers += [("Cache-Control", NO_CACHE)]
+    headers += [("Last-Modified", STARTED)]
     if _matches(if_none_match, json.dumps(document.etag)):
-        return Reply(304, [header for header in headers if header[0] not in ("Content-Type",)], b"")
+        # writeNotModified: no Content-Type, and no Last-Modified beside an ETag
+        return Reply(304, [header for header in headers if header[0] not in ("Content-Type", "Last-Modified")], b"")
     return Reply(200, headers + [("Accept-Ranges", "bytes")], document.data)
 
 

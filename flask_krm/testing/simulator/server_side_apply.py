@@ -9,7 +9,9 @@ A faithful subset of structured-merge-diff's apply as kube-apiserver runs it:
   the field to the applier; the same value applied by two managers is owned by both;
 - a field the manager applied before and no longer applies is removed, unless another manager
   owns it too;
-- entries are sorted as kube-apiserver sorts them (operation, time, manager).
+- the applier's entry gets the time only when the apply changed the object (an entry that only
+  shares fields has no time); entries are sorted as kube-apiserver sorts them (operation, time,
+  manager).
 """
 
 from __future__ import annotations
@@ -74,19 +76,21 @@ def apply(
         for path in sorted(previous - applied_set, key=len, reverse=True):
             if path not in still_owned:
                 _remove(schema, merged, path)
-    new_entry = {
-        "manager": manager,
-        "operation": APPLY,
-        "apiVersion": resource.api_version,
-        "time": timestamp,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": field_sets.to_fields_v1(applied_set),
-    }
-    if mine is not None and entry_set(mine) == applied_set and mine.get("apiVersion") == resource.api_version:
+    new_entry: dict[str, Any] = {"manager": manager, "operation": APPLY, "apiVersion": resource.api_version}
+    if live is None or _content(merged) != _content(live):
+        new_entry["time"] = timestamp  # the apply changed the object
+    elif mine is not None and "time" in mine:
         new_entry["time"] = mine["time"]
+    new_entry.update(fieldsType="FieldsV1", fieldsV1=field_sets.to_fields_v1(applied_set))
     kept = [entry for entry in others if entry_set(entry)]
     result = kept + ([new_entry] if applied_set else [])
     return merged, sorted_entries(result)
+
+
+def _content(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` without its managedFields (what an apply's change is judged by)."""
+    metadata = {key: value for key, value in obj.get("metadata", {}).items() if key != "managedFields"}
+    return {**obj, "metadata": metadata}
 
 
 def _overlapping(owned: set[Path], changed: set[Path]) -> set[Path]:
