@@ -52,7 +52,7 @@ def kind_schema(definition: dict[str, Any], version: str) -> dict[str, Any]:
     """The component schema of ``definition``'s kind at ``version`` (``buildKubeNative``)."""
     spec = definition["spec"]
     served = next(item for item in spec["versions"] if item["name"] == version)
-    schema = copy.deepcopy(served["schema"]["openAPIV3Schema"])
+    schema: dict[str, Any] = copy.deepcopy(served["schema"]["openAPIV3Schema"])
     properties = schema.setdefault("properties", {})
     properties.update(apiVersion=dict(API_VERSION), kind=dict(KIND), metadata=copy.deepcopy(METADATA))
     schema["x-kubernetes-group-version-kind"] = [
@@ -64,8 +64,7 @@ def kind_schema(definition: dict[str, Any], version: str) -> dict[str, Any]:
 def crd_document(definition: dict[str, Any], version: str) -> dict[str, Any]:
     """The document served at ``/openapi/v3/apis/<group>/<version>`` for ``definition``'s ``version``."""
     spec = definition["spec"]
-    document = copy.deepcopy(_captured()[f"apis/{spec['group']}/{version}"])
+    document: dict[str, Any] = copy.deepcopy(_captured()[f"apis/{spec['group']}/{version}"])
     name = model_name(spec["group"], version, spec["names"]["kind"])
     document["components"]["schemas"][name] = kind_schema(definition, version)
-    assert isinstance(document, dict)
     return document
