@@ -61,3 +61,9 @@ def test_the_field_tables_come_from_the_pinned_release() -> None:
         "ClusterRole",
         "ClusterRoleBinding",
     }
+
+
+def test_the_openapi_documents_come_from_the_pinned_server() -> None:
+    bundle = json.loads(resources.files("flask_krm.testing.simulator").joinpath("openapi_v3.json").read_text())
+    assert bundle["source"] == f"kube-apiserver {pinned_kubernetes_version()} /openapi/v3"
+    assert set(bundle["crd_documents"]) == {"apis/wardle.example.com/v1alpha1"}
