@@ -176,3 +176,26 @@ def test_a_dry_run_apply_stores_nothing(admin: kubernetes.client.ApiClient, name
     reply = _apply(admin, path, _configmap({"a": "1"}), "alice", ("dryRun", "All"))
     assert reply.status == 201 and reply.body["data"] == {"a": "1"}
     assert request(admin, "GET", path).status == 404
+
+
+def test_a_configuration_that_is_no_object_of_the_kind_is_a_bad_request(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps/cm"
+
+    def applied(text: str) -> Any:
+        return request(admin, "PATCH", path, body=text, content_type=APPLY, query=[("fieldManager", "alice")])
+
+    not_a_map = applied("- 1\n- 2\n")
+    assert (not_a_map.status, not_a_map.body["message"]) == (
+        400,
+        "error decoding patch: error unmarshaling JSON: while decoding JSON: "
+        "json: cannot unmarshal array into Go value of type map[string]interface {}",
+    )
+    untyped = applied("metadata:\n  name: cm\ndata:\n  a: '1'\n")
+    assert (untyped.status, untyped.body["message"]) == (400, "invalid object type: /, Kind=")
+    other_kind = applied("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cm\n")
+    assert (other_kind.status, other_kind.body["message"]) == (400, "invalid object type: /v1, Kind=Secret")
+    unparsable = applied("a: [")
+    assert unparsable.status == 400 and unparsable.body["message"].startswith("error encoding patch: yaml: line 1: ")
+    assert request(admin, "GET", path).status == 404

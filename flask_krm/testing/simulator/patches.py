@@ -44,13 +44,22 @@ def applied_patch_types(resource: ResourceType) -> list[str]:
 
 
 def decode_apply_body(raw: bytes) -> Any:
-    """An apply patch: a YAML (or JSON) object, else 400 as kube-apiserver's apply decoder answers."""
+    """An apply patch: a YAML (or JSON) object, else 400 as kube-apiserver's apply handler words it.
+
+    YAML syntax errors carry PyYAML's description of the problem where Go's YAML library has its own.
+    """
     try:
         applied = yaml.safe_load(raw)
     except yaml.YAMLError as error:
-        raise bad_request(f"error decoding YAML: {error}") from None
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise bad_request(f"error encoding patch: yaml: {where}{problem}") from None
     if not isinstance(applied, dict):
-        raise bad_request("error decoding YAML: the apply patch is not an object")
+        raise bad_request(
+            "error decoding patch: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal "
+            f"{strategies.json_type(applied)} into Go value of type map[string]interface {{}}"
+        )
     return applied
 
 

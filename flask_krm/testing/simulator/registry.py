@@ -222,6 +222,10 @@ class Registry:
         An absent object is created from the configuration. Conflicts with other managers' fields
         are a 409 unless ``force`` (see ``server_side_apply``).
         """
+        api_version, kind = str(body.get("apiVersion") or ""), str(body.get("kind") or "")
+        if (api_version, kind) != (resource.api_version, resource.kind):
+            group, _, version = api_version.rpartition("/")
+            raise bad_request(f"invalid object type: {group}/{version}, Kind={kind}")
         applied = self._decode(resource, body, validation)
         _check_identity(resource, namespace, name, applied["metadata"])
         existing = self.store.get(resource, namespace if resource.namespaced else "", name)
