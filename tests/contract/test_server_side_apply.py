@@ -199,3 +199,63 @@ def test_a_configuration_that_is_no_object_of_the_kind_is_a_bad_request(
     unparsable = applied("a: [")
     assert unparsable.status == 400 and unparsable.body["message"].startswith("error encoding patch: yaml: line 1: ")
     assert request(admin, "GET", path).status == 404
+
+
+def test_deployments_merge_containers_by_name_and_ports_by_their_defaulted_key(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/d"
+    container = {"name": "app", "image": "i:1", "ports": [{"containerPort": 80}], "env": [{"name": "A", "value": "1"}]}
+    deployment: dict[str, Any] = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [container]}},
+        },
+    }
+    created = _apply(admin, path, deployment, "alice")
+    assert created.status == 201, created.body
+    app_fields = {
+        ".": {},
+        "f:env": {'k:{"name":"A"}': {".": {}, "f:name": {}, "f:value": {}}},
+        "f:image": {},
+        "f:name": {},
+        "f:ports": {'k:{"containerPort":80,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}},
+    }
+    template_fields = {
+        "f:metadata": {"f:labels": {"f:app": {}}},
+        "f:spec": {"f:containers": {'k:{"name":"app"}': app_fields}},
+    }
+    assert _fields(created.body) == [
+        ("alice", "Apply", {"f:spec": {"f:replicas": {}, "f:selector": {}, "f:template": template_fields}})
+    ]
+
+    side = {"name": "side", "image": "s:1"}
+    with_side = {
+        **deployment,
+        "spec": {
+            **deployment["spec"],
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [container, side]}},
+        },
+    }
+    del with_side["spec"]["replicas"]
+    added = _apply(admin, path, with_side, "bob")
+    assert added.status == 200, added.body
+    assert [item["name"] for item in added.body["spec"]["template"]["spec"]["containers"]] == ["app", "side"]
+    assert added.body["spec"]["replicas"] == 2
+
+    changed = {
+        **deployment,
+        "spec": {
+            **deployment["spec"],
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{**container, "image": "i:2"}]}},
+        },
+    }
+    refused = _apply(admin, path, changed, "bob")
+    assert refused.status == 409
+    assert refused.body["message"] == (
+        'Apply failed with 1 conflict: conflict with "alice": .spec.template.spec.containers[name="app"].image'
+    )

@@ -99,9 +99,18 @@ def is_atomic_map(schema: Schema | None) -> bool:
 
 
 def item_key(schema: Schema | None, item: Any) -> str:
-    """The ``k:`` element of a keyed list's item (key fields sorted by name, as structured-merge-diff writes them)."""
+    """The ``k:`` element of a keyed list's item (key fields sorted by name, as structured-merge-diff writes them).
+
+    A key field the item leaves out takes its schema default (a container port's ``protocol: TCP``).
+    """
     keys = (schema or {}).get("x-kubernetes-list-map-keys") or []
-    present = {key: item[key] for key in sorted(keys) if isinstance(item, dict) and key in item}
+    fields = (items(schema) or {}).get("properties") or {}
+    present: dict[str, Any] = {}
+    for key in sorted(keys):
+        if isinstance(item, dict) and key in item:
+            present[key] = item[key]
+        elif "default" in (fields.get(key) or {}):
+            present[key] = fields[key]["default"]
     return "k:" + json.dumps(present, separators=(",", ":"), ensure_ascii=False)
 
 
