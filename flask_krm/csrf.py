@@ -2,8 +2,9 @@
 
 The token is a random value kept in the host's signed session cookie. A state-changing request
 (POST, PUT, PATCH, DELETE) must echo it in the ``X-KRM-CSRF`` header (htmx sends it through
-``hx-headers``) or in the ``krm_csrf_token`` form field; otherwise it is refused with
-:class:`~flask_krm.errors.CsrfError` (400) before the view runs.
+``hx-headers``) or in the ``krm_csrf_token`` form field; otherwise it is refused
+(:func:`validate_csrf`, which every flask-krm blueprint runs before its views through
+:func:`flask_krm.guards.check_csrf`, and a host runs in its own form views).
 
 The token belongs to the principal it was issued to: when another principal signs in on the same
 browser (an anonymous visitor signing in included), the session calls :func:`revoke`
@@ -69,9 +70,3 @@ def revoke() -> None:
     later in this same request is refused as carrying a token issued before the sign-in."""
     if session.pop(SESSION_KEY, None):
         request.environ[REVOKED_KEY] = True
-
-
-def protect() -> None:
-    """``before_request`` hook: validate the token on every state-changing request."""
-    if request.method in UNSAFE_METHODS:
-        validate_csrf()

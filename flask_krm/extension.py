@@ -151,10 +151,10 @@ class KrmStream:
         """The ``krm`` blueprint: request guards, the JSON stream endpoint, the live UI's routes,
         templates and static files."""
         bp = Blueprint("krm", __name__, template_folder="templates", static_folder="static")
-        guards.install(bp, guards.krm_answer, scope_checked={guards.STREAM_ENDPOINT})
-        bp.before_request(guards.protect_csrf)
+        guards.install(bp)
 
         @bp.get("/resource-stream/v1")
+        @guards.refuses_as(stream_view.refusal_form, checks_parameters=True, sessionless=True)
         def resource_stream() -> Response:
             return stream_view.stream_response(request.args, request.args.get("projection") or None)
 

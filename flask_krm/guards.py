@@ -11,10 +11,13 @@ would send:
   never supplies one, so such a request is a probe: refused, not ignored.
 
 Then :func:`bind_session` binds the browser session's flask-krm state to the signed-in principal,
-once per request, before the CSRF check (:func:`flask_krm.csrf.protect`) looks at the token.
+once per request, and :func:`check_csrf` (the one CSRF check of every flask-krm route,
+:func:`flask_krm.csrf.validate_csrf`) looks at the token of a state-changing request.
 
-:func:`install` adds them all to a blueprint with the blueprint's own way of answering (plain
-text, a Kubernetes ``Status``, a terminal stream event: :func:`krm_answer`). A host whose own views
+A refusal is worded in the form its client reads (a :data:`RefusalForm`): each view declares its
+own where it is registered, with :func:`refuses_as`; otherwise the blueprint's, given to
+:func:`install`; otherwise plain text, and a CSRF refusal raises
+:class:`~flask_krm.errors.CsrfError` (400) for the host's error handlers. A host whose own views
 read ``request.args`` can refuse undecodable requests application-wide the same way::
 
     app.before_request(flask_krm.guards.refuse_malformed_request)
@@ -24,30 +27,30 @@ from __future__ import annotations
 
 import logging
 import typing as t
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from . import csrf
 from .errors import CsrfError
-from .htmx import refusal_response
 from .runtime import runtime
 from .scope import is_refused_parameter
-from .stream_view import refusal
-from .ui.channel import close_frame, event_stream
-from .ui.page import is_component_id
 
 logger = logging.getLogger("flask_krm")
 
-Answer: t.TypeAlias = Callable[[int, str], Response]
-"""How a blueprint words a refusal: ``answer(status, message) -> Response``."""
+RefusalKind: t.TypeAlias = t.Literal["refused", "too-large", "csrf"]
+"""What a guard refuses: a bad request (400), a body too large (413), a CSRF token (400)."""
 
-STREAM_ENDPOINT: t.Final = "krm.resource_stream"
-CHANNEL_ENDPOINT: t.Final = "krm.ui_channel"
-UI_ENDPOINTS: t.Final = frozenset({"krm.ui_edit", "krm.ui_action"})
-TOO_LARGE: t.Final = "This change is too large to send. Your other changes are still here."
-CSRF_REFUSED: t.Final = "This page can no longer make changes (its session ended or changed): reload the page."
+RefusalForm: t.TypeAlias = Callable[[int, str, RefusalKind], "Response | None"]
+"""How a route words a refusal: ``form(status, message, kind) -> Response``, or ``None`` when it
+has no answer of its own for this request (then the next form down answers)."""
+
+View = t.TypeVar("View", bound=Callable[..., t.Any])
+
+DECLARATION: t.Final = "krm_refusals"
+"""The attribute of a view function holding its :class:`Declaration`."""
 
 MALFORMED_QUERY: t.Final = "The query string is not UTF-8 text."
 MALFORMED_PATH: t.Final = "The URL path is not UTF-8 text."
@@ -58,51 +61,58 @@ CREDENTIAL_PARAMETER_MESSAGE: t.Final = (
 FORM_TYPE: t.Final = "application/x-www-form-urlencoded"
 
 
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """What a view declares to the guards (:func:`refuses_as`).
+
+    :param form: how its refusals are worded.
+    :param checks_parameters: it refuses credential parameters itself, as part of its scope.
+    :param sessionless: it keeps no browser-session state (no session binding, no CSRF token).
+    """
+
+    form: RefusalForm
+    checks_parameters: bool = False
+    sessionless: bool = False
+
+
+def refuses_as(
+    form: RefusalForm, *, checks_parameters: bool = False, sessionless: bool = False
+) -> Callable[[View], View]:
+    """Decorator for a view, where it is registered: the guards word its refusals in ``form``
+    (see :class:`Declaration` for the other flags). Returns the view unchanged."""
+    declaration = Declaration(form, checks_parameters, sessionless)
+
+    def declare(view: View) -> View:
+        setattr(view, DECLARATION, declaration)
+        return view
+
+    return declare
+
+
+def declared() -> Declaration | None:
+    """What the view of the current request declared, or ``None``."""
+    view = current_app.view_functions.get(request.endpoint or "")
+    found = getattr(view, DECLARATION, None)
+    return found if isinstance(found, Declaration) else None
+
+
 def plain_answer(status: int, message: str) -> Response:
     """A refusal as ``text/plain``, never cached."""
     return Response(message, status=status, mimetype="text/plain", headers={"Cache-Control": "no-store"})
 
 
-def ui_outcome_id() -> str | None:
-    """The outcome region of the component a field edit or an editor action names, or ``None``
-    (another endpoint, or a URL naming no component)."""
-    if request.endpoint not in UI_ENDPOINTS:
-        return None
-    component_id = (request.view_args or {}).get("component_id")
-    return f"{component_id}-outcome" if is_component_id(component_id) else None
-
-
-def krm_answer(status: int, message: str) -> Response:
-    """A refusal on the ``krm`` blueprint in the form the endpoint's client reads: a terminal
-    ``SCOPE_INVALID`` event on the JSON stream, the close event on a page channel (its answers are
-    always event streams), an outcome at the editor for a field edit or an editor action, plain
-    text elsewhere."""
-    if request.endpoint == STREAM_ENDPOINT:
-        return refusal("SCOPE_INVALID", message)
-    if request.endpoint == CHANNEL_ENDPOINT:
-        return event_stream(iter([close_frame(message)]))
-    outcome_id = ui_outcome_id()
-    if outcome_id is not None and status == 413:
-        return refusal_response(outcome_id, status, TOO_LARGE, kind="too-large", detail=message)
-    if outcome_id is not None:
-        return refusal_response(outcome_id, status, message)
+def plain_form(status: int, message: str, kind: RefusalKind) -> Response:
+    """The :data:`RefusalForm` of plain text, for every kind of refusal."""
     return plain_answer(status, message)
 
 
-def protect_csrf() -> Response | None:
-    """``before_request`` hook of the ``krm`` blueprint: :func:`flask_krm.csrf.protect`. A field
-    edit or an editor action it refuses is answered at the editor, where the refusal also ends the
-    page's session (its token is no longer the session's); any other refusal propagates as
-    :class:`~flask_krm.errors.CsrfError` (400), for the host's error handlers."""
-    try:
-        csrf.protect()
-    except CsrfError as error:
-        outcome_id = ui_outcome_id()
-        if outcome_id is None:
-            raise
-        return refusal_response(
-            outcome_id, 400, CSRF_REFUSED, kind="session-ended", detail=str(error.description), session_ended=True
-        )
+def _answer(blueprint_form: RefusalForm | None, status: int, message: str, kind: RefusalKind) -> Response | None:
+    """The refusal in the view's form, else the blueprint's, else ``None``."""
+    declaration = declared()
+    for form in (declaration.form if declaration else None, blueprint_form):
+        answered = form(status, message, kind) if form is not None else None
+        if answered is not None:
+            return answered
     return None
 
 
@@ -171,10 +181,11 @@ def bind_session() -> None:
     """Bind the browser session to the signed-in principal (:meth:`KrmRuntime.follow_principal
     <flask_krm.runtime.KrmRuntime.follow_principal>`).
 
-    The JSON stream endpoint keeps no session state and is left alone. A principal loader that
-    fails is left to the view, which answers it in its own way.
+    A sessionless view (the JSON stream) is left alone. A principal loader that fails is left to
+    the view, which answers it in its own way.
     """
-    if request.endpoint == STREAM_ENDPOINT:
+    declaration = declared()
+    if declaration is not None and declaration.sessionless:
         return
     try:
         runtime().follow_principal()
@@ -182,23 +193,48 @@ def bind_session() -> None:
         logger.debug("the principal loader failed while binding the session; the view answers it")
 
 
-def install(blueprint: Blueprint, answer: Answer = plain_answer, *, scope_checked: Collection[str] = ()) -> None:
-    """Add the guards to ``blueprint``, in order: body size, decoding, credential parameters, then
-    the session binding.
+def check_csrf(blueprint_form: RefusalForm | None = None) -> Response | None:
+    """Refuse a state-changing request without the session's CSRF token
+    (:func:`flask_krm.csrf.validate_csrf`), in the view's or ``blueprint_form``'s form; with
+    neither, :class:`~flask_krm.errors.CsrfError` (400) propagates for the host's error
+    handlers."""
+    if request.method not in csrf.UNSAFE_METHODS:
+        return None
+    try:
+        csrf.validate_csrf()
+    except CsrfError as error:
+        answered = _answer(blueprint_form, 400, str(error.description), "csrf")
+        if answered is None:
+            raise
+        return answered
+    return None
 
-    :param answer: how the blueprint words a refusal.
-    :param scope_checked: endpoints that refuse credential parameters themselves, as part of
-        their scope (the JSON stream answers them with a terminal ``SCOPE_INVALID`` after
-        authentication).
+
+def install(blueprint: Blueprint, form: RefusalForm | None = None) -> None:
+    """Add the guards to ``blueprint``, in order: body size, decoding, credential parameters, the
+    session binding, then the CSRF check.
+
+    :param form: how the blueprint's views that declare no form of their own (:func:`refuses_as`)
+        word a refusal; by default plain text, and a CSRF refusal raises
+        :class:`~flask_krm.errors.CsrfError`.
     """
+
+    def refuse(status: int, message: str, kind: RefusalKind) -> Response:
+        return _answer(form, status, message, kind) or plain_answer(status, message)
 
     def guard() -> Response | None:
         limit_request_size()
         problem = malformed_request(request.environ)
-        if problem is None and request.endpoint not in scope_checked and credential_parameter() is not None:
+        declaration = declared()
+        checks_parameters = declaration is not None and declaration.checks_parameters
+        if problem is None and not checks_parameters and credential_parameter() is not None:
             problem = CREDENTIAL_PARAMETER_MESSAGE
-        return answer(400, problem) if problem else None
+        return refuse(400, problem, "refused") if problem else None
+
+    def session_and_token() -> Response | None:
+        bind_session()
+        return check_csrf(form)
 
     blueprint.before_request(guard)
-    blueprint.before_request(bind_session)
-    blueprint.register_error_handler(RequestEntityTooLarge, lambda error: answer(413, too_large_message()))
+    blueprint.before_request(session_and_token)
+    blueprint.register_error_handler(RequestEntityTooLarge, lambda error: refuse(413, too_large_message(), "too-large"))

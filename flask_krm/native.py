@@ -24,7 +24,6 @@ from kubernetes.client.exceptions import ApiException
 
 from . import guards
 from .bodies import JsonRefused, load_json
-from .csrf import validate_csrf
 from .hooks import Verb
 from .principal import Principal
 from .runtime import runtime
@@ -115,7 +114,7 @@ class NativeProxy:
     def blueprint(self, name: str = "krm_native") -> Blueprint:
         """The proxy's blueprint: ``GET`` and ``PATCH`` on ``<base>/<api path>``; other methods get 405."""
         bp = Blueprint(name, __name__, url_prefix=self.base)
-        guards.install(bp, lambda status, message: _status(status, _REASONS[status], message))
+        guards.install(bp, lambda status, message, kind: _status(status, _REASONS[status], message))
         bp.add_url_rule("/<path:api_path>", "read", self._read, methods=["GET"])
         bp.add_url_rule("/<path:api_path>", "patch", self._patch, methods=["PATCH"])
         return bp
@@ -195,7 +194,6 @@ class NativeProxy:
     def _patch(self, api_path: str) -> Response:
         krm = runtime()
         principal = krm.require_principal()
-        validate_csrf()
         if request.mimetype != MERGE_PATCH:
             return _status(415, "UnsupportedMediaType", f"only {MERGE_PATCH} is accepted")
         if request.args:

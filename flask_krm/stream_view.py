@@ -43,6 +43,12 @@ def refusal(code: ErrorCode, message: str) -> Response:
     return Response(body, status=200, headers=list(HEADERS))
 
 
+def refusal_form(status: int, message: str, kind: str) -> Response:
+    """How the stream endpoint's guards refuse (:func:`flask_krm.guards.refuses_as`): a terminal
+    ``SCOPE_INVALID`` event, the one answer its clients read."""
+    return refusal("SCOPE_INVALID", message)
+
+
 def stream_response(scope: Scope | Mapping[str, t.Any] | str, projection: str | None) -> Response:
     """Authenticate, validate and authorize a stream request, then stream it (see the module doc).
 

@@ -33,8 +33,6 @@ from flask import Blueprint, Response, request, url_for
 
 from .. import guards
 from ..bodies import JsonRefused, NotFinite, TooLong, load_json
-from ..csrf import validate_csrf
-from ..errors import CsrfError
 from ..hooks import Verb
 from ..htmx import PAGE_HEADER
 from ..runtime import runtime
@@ -78,7 +76,7 @@ class ReviewViews:
 
     def blueprint(self, name: str = "krm_review") -> Blueprint:
         bp = Blueprint(name, __name__, url_prefix=self.url_prefix)
-        guards.install(bp)
+        guards.install(bp, guards.plain_form)
         bp.add_url_rule("/<component_id>", "show", self._show, methods=["GET"])
         bp.add_url_rule("/<component_id>/create", "create", self._create, methods=["POST"])
         bp.add_url_rule("/<component_id>/delete", "delete", self._delete, methods=["POST"])
@@ -193,11 +191,7 @@ class ReviewViews:
         summarize: bool = False,
     ) -> Response:
         try:
-            if write:
-                validate_csrf()
             binding = bind(runtime(), request.headers.get(PAGE_HEADER), component_id)
-        except CsrfError as error:
-            return Response(str(error.description), status=400, mimetype="text/plain")
         except Refusal as refusal:
             return Response(refusal.message, status=refusal.status, mimetype="text/plain")
         if not isinstance(binding.component.spec, ListSpec):

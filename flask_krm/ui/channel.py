@@ -73,6 +73,12 @@ def close_frame(reason: str) -> bytes:
     return message(reason, event=CLOSE_EVENT)
 
 
+def refusal_form(status: int, message: str, kind: str) -> Response:
+    """How a page channel's guards refuse (:func:`flask_krm.guards.refuses_as`): its close event,
+    since its answers are always event streams."""
+    return event_stream(iter([close_frame(message)]))
+
+
 def event_stream(chunks: Iterator[bytes], on_close: Callable[[], None] = lambda: None) -> Response:
     """A page channel's response: ``chunks`` handed to the server as they are (see
     :class:`~flask_krm.sse_response.SSEResponse`), ``on_close`` run when the client goes."""

@@ -10,6 +10,7 @@ accident of the dummy URL).
 
 from __future__ import annotations
 
+import json
 import re
 import typing as t
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from werkzeug.routing import Rule
 from flask_krm.csrf import FIELD, HEADER
 from flask_krm.testing.simulator import KubeSimulator
 
-from .hosts import Browser, Recorder, make_host, merge_patch, scope_query, shut_down
+from .hosts import Browser, Recorder, make_host, merge_patch, read, scope_query, shut_down
 
 SAFE_METHODS: t.Final = frozenset({"GET", "HEAD", "OPTIONS"})
 DUMMY_VALUES: t.Final = {"path": "api/v1/namespaces/demo/configmaps/app-config"}
@@ -107,6 +108,66 @@ def test_a_session_that_never_received_a_token_is_refused(which: str, example: F
         response = send(browser, method, url, headers={HEADER: "guessed"})
         assert refused_by_csrf(response), f"{method} {url} ({rule.endpoint})"
         assert "session token is missing" in response.get_data(as_text=True)
+
+
+def outcome_of(response: t.Any, component_id: str) -> str:
+    """The outcome kind an editor refusal renders in ``component_id``'s outcome region."""
+    found = re.search(
+        rf'<hx-partial hx-target="#{component_id}-outcome">\s*<div [^>]*data-krm-outcome="([a-z-]+)"',
+        response.get_data(as_text=True),
+    )
+    assert found, response.get_data(as_text=True)
+    return found.group(1)
+
+
+def test_a_forged_post_is_refused_in_each_route_familys_form(host: Flask, kube: KubeSimulator) -> None:
+    """One forged request (another session's token) per family of state-changing routes: the
+    editor's field edits, YAML edits and actions (at the editor, ending the page's session), the
+    review views (plain text) and the native proxy (a Kubernetes ``Status``). None changes anything."""
+    before = read(kube, "demo", "configmaps", "app-config")
+    assert before is not None
+    browser = Browser(host, "editor")
+    both = "/both?scope=" + scope_query("demo").replace("&", "%26") + "&name=app-config"
+    page = browser.open(both)
+    editor, listed = page.component("editor"), page.component("list")
+    other = Browser(host, "editor")
+    other.open("/list?scope=" + scope_query("demo").replace("&", "%26"))
+    forged = other.csrf_token()
+    assert forged and forged != browser.csrf_token()
+
+    def forge(component_id: str) -> dict[str, str]:
+        return {**page.headers(component_id), HEADER: forged or ""}
+
+    yaml_text = "apiVersion: v1\nkind: ConfigMap\ndata:\n  forged: 'yes'\n"
+    for route, form in (
+        ("edit", {"op": "add_key", "path": '["data"]', "key": "forged", "value": "yes"}),
+        ("yaml", {"before": yaml_text, "yaml": yaml_text}),
+        ("actions/save", {}),
+    ):
+        answer = browser.post(f"/krm/ui/components/{editor}/{route}", form, forge(editor))
+        assert answer.status_code == 400 and answer.mimetype == "text/html", route
+        assert outcome_of(answer, editor) == "session-ended", route
+        assert "The CSRF token is invalid" in answer.get_data(as_text=True), route
+        assert "X-KRM-Session-Ended" in answer.headers, route
+
+    review = browser.post(f"/krm/review/{listed}/delete", {"uid": before["metadata"]["uid"]}, forge(listed))
+    assert review.status_code == 400 and review.mimetype == "text/plain"
+    assert review.get_data(as_text=True) == "The CSRF token is invalid: reload the page and retry."
+
+    native = browser.client.patch(
+        "/k8s/api/v1/namespaces/demo/configmaps/app-config",
+        data=json.dumps({"metadata": {"uid": before["metadata"]["uid"]}, "data": {"forged": "yes"}}),
+        headers={"Content-Type": "application/merge-patch+json", HEADER: forged},
+    )
+    assert native.status_code == 400 and native.mimetype == "application/json"
+    status = native.get_json()
+    assert status["kind"] == "Status" and status["reason"] == "BadRequest"
+    assert status["message"] == "The CSRF token is invalid: reload the page and retry."
+
+    after = read(kube, "demo", "configmaps", "app-config")
+    assert after is not None
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert "forged" not in browser.open(both).html
 
 
 def test_sign_in_and_sign_out_change_nothing_without_the_token(example: Flask) -> None:

@@ -72,7 +72,7 @@ def test_a_page_without_edits_renders_no_count(page: PageHandle, upstream: Upstr
     reader.close()
 
 
-@pytest.mark.parametrize("route", ["edit", "actions/save"])
+@pytest.mark.parametrize("route", ["edit", "yaml", "actions/save"])
 def test_csrf_refusals_render_at_the_editor_and_end_the_page_session(page: PageHandle, route: str) -> None:
     cid = page.component_ids[0]
     url = f"/krm/ui/components/{cid}/{route}"
@@ -131,3 +131,17 @@ def test_a_body_too_large_is_told_at_the_editor(app: Flask, page: PageHandle) ->
         " The request body is larger than 1024 bytes.",
     )
     assert SESSION_ENDED not in response.headers
+
+
+def test_a_yaml_edit_too_large_or_malformed_is_told_at_the_editor(app: Flask, page: PageHandle) -> None:
+    app.config["KRM_MAX_REQUEST_BYTES"] = 1024
+    cid = page.component_ids[0]
+    url = f"/krm/ui/components/{cid}/yaml"
+    large = page.client.post(url, data={"before": "", "yaml": "x" * 2048}, headers=page.headers)
+    assert large.status_code == 413
+    assert outcome(large, cid)[0] == "too-large"
+    undecodable = page.client.post(
+        url, data=b"yaml=%ff\xff", headers={**page.headers, "Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert undecodable.status_code == 400
+    assert outcome(undecodable, cid) == ("refused", "The form body is not UTF-8 text.")
