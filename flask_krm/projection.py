@@ -52,6 +52,9 @@ __all__ = [
     "LAST_APPLIED_ANNOTATION",
     "OBJECT_COPY_ANNOTATIONS",
     "holds_object_copy",
+    "SECRET_VALUE_FIELDS",
+    "is_secret",
+    "is_secret_object",
     "UnknownProjection",
     "Projected",
     "check_projection",
@@ -74,7 +77,8 @@ DEFAULT_PROJECTION: Final = FULL
 LAST_APPLIED_ANNOTATION: Final = "kubectl.kubernetes.io/last-applied-configuration"
 OBJECT_COPY_ANNOTATIONS: Final = frozenset({"kapp.k14s.io/original"})
 """Annotations known to hold a copy of the object they annotate (besides the last-applied one)."""
-_SECRET_FIELDS: Final = ("data", "stringData")
+SECRET_VALUE_FIELDS: Final = ("data", "stringData")
+"""The members of a Secret that hold its values."""
 
 # Digests of withheld values are keyed with a per-process secret, so a digest that leaked (it never
 # should: none is ever sent or logged) could not be used to test guesses of a short Secret value.
@@ -150,8 +154,21 @@ def _digest(value: Any) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=_DIGEST_KEY, digest_size=16).digest()
 
 
-def _is_core_secret(raw: Mapping[str, Any]) -> bool:
-    return raw.get("kind") == "Secret" and raw.get("apiVersion") == "v1"
+def is_secret(group: str, resource: str) -> bool:
+    """Whether ``group`` and ``resource`` name Secrets: the core (``""``) group's ``secrets``, the
+    one resource whose values flask-krm withholds. Every "is this a Secret" question asks this."""
+    return group == "" and resource == "secrets"
+
+
+def is_secret_object(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj``, as a server sends it, is a Secret (:func:`is_secret`): its ``apiVersion``
+    names the group (``v1``: the core group, version v1) and its kind ``Secret`` is the resource
+    ``secrets``' kind."""
+    api_version = obj.get("apiVersion")
+    if obj.get("kind") != "Secret" or not isinstance(api_version, str):
+        return False
+    group, _, version = api_version.rpartition("/")
+    return version == "v1" and is_secret(group, "secrets")
 
 
 def holds_object_copy(key: str, value: Any) -> bool:
@@ -166,7 +183,7 @@ def holds_object_copy(key: str, value: Any) -> bool:
         parsed = json.loads(value)
     except (ValueError, RecursionError):
         return False
-    return isinstance(parsed, dict) and any(name in parsed for name in _SECRET_FIELDS)
+    return isinstance(parsed, dict) and any(name in parsed for name in SECRET_VALUE_FIELDS)
 
 
 def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bool = False) -> Projected:
@@ -183,7 +200,7 @@ def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bo
     check_projection(name)
     if not isinstance(raw, Mapping):
         raise TypeError("an object to project must be a mapping")
-    redact = name != RAW and _is_core_secret(raw)
+    redact = name != RAW and is_secret_object(raw)
     if share and not redact and type(raw) is dict:
         return Projected(_shared_view(raw, name))
     copy = _keep if share else _copy
@@ -194,7 +211,7 @@ def project(raw: Mapping[str, Any], name: str = DEFAULT_PROJECTION, *, share: bo
             out[key] = _project_metadata(value, copy, hidden if redact else None)
         elif key == "status" and name == SPEC:
             continue
-        elif redact and key in _SECRET_FIELDS:
+        elif redact and key in SECRET_VALUE_FIELDS:
             kept = _withhold(key, value, hidden)
             if kept is not _REMOVED:
                 out[key] = kept

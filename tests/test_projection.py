@@ -21,6 +21,8 @@ from flask_krm.projection import (
     check_projection,
     escape_pointer_segment,
     holds_object_copy,
+    is_secret,
+    is_secret_object,
     pointer,
     project,
     visible_key,
@@ -443,3 +445,27 @@ def test_projection_never_mutates_its_input(raw: dict[str, Any], name: str) -> N
     before = copy.deepcopy(raw)
     project(raw, name)
     assert raw == before
+
+
+@pytest.mark.parametrize(
+    ("group", "resource", "expected"),
+    [("", "secrets", True), ("", "configmaps", False), ("example.com", "secrets", False), ("", "Secret", False)],
+)
+def test_a_secret_is_the_core_groups_secrets_resource(group: str, resource: str, expected: bool) -> None:
+    assert is_secret(group, resource) is expected
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "expected"),
+    [
+        ("v1", "Secret", True),
+        ("v1", "ConfigMap", False),
+        ("example.com/v1", "Secret", False),  # a custom resource of the same kind is not one
+        ("v2", "Secret", False),
+        (None, "Secret", False),
+    ],
+)
+def test_an_object_is_a_secret_by_its_group_and_kind(api_version: str | None, kind: str, expected: bool) -> None:
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "s"}, "data": {"k": "dmFsdWU="}}
+    assert is_secret_object(obj) is expected
+    assert bool(project(obj).redacted_paths) is expected

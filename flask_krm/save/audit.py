@@ -11,18 +11,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import jsonpatch
 
 from ..logvalues import log_value
-from ..projection import holds_object_copy, pointer
+from ..projection import SECRET_VALUE_FIELDS, holds_object_copy, pointer
 from ..store import apply_merge_patch
 from .outcomes import pointer_path
 
 Operation = Literal["patch", "create", "delete"]
-
-SECRET_VALUE_ROOTS: Final = ("data", "stringData")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,16 +149,16 @@ def merge_patch_ops(patch: Mapping[str, Any], redacted_paths: Iterable[str] = ()
 
 
 def secret_value_paths(obj: Mapping[str, Any], patch: Mapping[str, Any] | None = None) -> tuple[str, ...]:
-    """Pointers of every Secret value in ``obj`` and ``patch`` (``/data/<key>``, ``/stringData/<key>``,
-    and each annotation holding a copy of the object, :func:`~flask_krm.projection.holds_object_copy`).
+    """Pointers of every Secret value in ``obj`` and ``patch``, parts of a Secret (``/data/<key>``,
+    ``/stringData/<key>``, and each annotation holding a copy of the object,
+    :func:`~flask_krm.projection.holds_object_copy`).
 
-    For unprojected (native) objects, whose Secret values are not redacted already.
+    For unprojected (native) objects, whose Secret values are not redacted already; the caller
+    asks :func:`~flask_krm.projection.is_secret` of the scope first.
     """
-    if obj.get("kind") != "Secret":
-        return ()
     out: dict[str, None] = {}
     for source in (obj, patch or {}):
-        for root in SECRET_VALUE_ROOTS:
+        for root in SECRET_VALUE_FIELDS:
             values = source.get(root)
             if isinstance(values, Mapping):
                 for key in values:

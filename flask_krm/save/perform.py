@@ -22,6 +22,7 @@ from kubernetes.client import ApiClient
 from ..events import Redaction
 from ..logvalues import log_value
 from ..principal import Principal
+from ..projection import is_secret
 from ..scope import Scope
 from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
 from ..versions import compare
@@ -61,7 +62,7 @@ def _audit_redactions(
 ) -> tuple[str, ...]:
     """Paths whose values an audit withholds: the stream's redactions, or a native Secret's values."""
     held = tuple(r.path for r in store.redactions(uid))
-    if target.projection is None:
+    if target.projection is None and is_secret(target.scope.group, target.scope.resource):
         return tuple(dict.fromkeys(held + secret_value_paths(before, patch)))
     return held
 
@@ -298,7 +299,7 @@ def delete_scope(scope: Scope, pending: PendingDelete) -> Scope:
 def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
     """POST a pending create (already validated against the host's create policy)."""
     body = pending.body
-    redacted = secret_value_paths(body)
+    redacted = secret_value_paths(body) if is_secret(target.scope.group, target.scope.resource) else ()
     scope = create_scope(target.scope, pending)
     result = _call_hook(
         target.hook, WriteRequest("create", target.principal, scope, target.projection, target.api, body=body)

@@ -15,6 +15,7 @@ from typing import Any
 from blinker import Namespace
 
 from ..principal import Principal
+from ..projection import is_secret
 from ..proxies import current_app_or_none
 from ..scope import Scope
 from ..signals import saved
@@ -93,8 +94,8 @@ def publish_native_patch(*, principal: Principal, scope: Scope, patch: Mapping[s
     """Audit a proxied native merge patch; Secret values in it are named, never valued."""
     found = patch.get("metadata")
     metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    kind = "Secret" if scope.resource == "secrets" and not scope.group else ""
-    redacted = secret_value_paths({"kind": kind}, patch) if kind else ()
+    kind = "Secret" if is_secret(scope.group, scope.resource) else ""
+    redacted = secret_value_paths({}, patch) if kind else ()
     outcome = classify_write(answer.code, answer.status).value
     version = None
     if answer.ok and isinstance(answer.body, Mapping):

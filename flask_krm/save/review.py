@@ -35,6 +35,7 @@ from .. import guards
 from ..bodies import JsonRefused, NotFinite, TooLong, load_json
 from ..hooks import Verb
 from ..htmx import PAGE_HEADER
+from ..projection import is_secret
 from ..runtime import runtime
 from ..sessions import StoreKey, store_id
 from ..ui.binding import Binding, Refusal, bind
@@ -221,7 +222,7 @@ class ReviewViews:
         ``None``: kept in this process (the memory backend; a list of Secrets, whose staged bodies
         hold values that never leave it)."""
         component = binding.component
-        if not binding.drafts.shared or component.scope.resource == "secrets":
+        if not binding.drafts.shared or is_secret(component.scope.group, component.scope.resource):
             return None
         return f"{STAGING_RECORD}:{store_id(StoreKey(component.scope, component.projection, None))}"
 
