@@ -12,10 +12,11 @@ from __future__ import annotations
 import string
 import time
 import typing as t
+from urllib.parse import parse_qs
 
 import kubernetes.client
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, Request, expect
 
 from tests.browser.conftest import dirty, entry, new_configmap, type_over, value_field, wait_live
 from tests.browser.proxy import TcpProxy
@@ -133,16 +134,28 @@ def test_edits_of_several_fields_during_an_outage_are_sent_when_live_again(
     proxy.cut()
     expect(page.locator(".krm-connection").first).to_have_text(RECONNECTING)
     type_over(value_field(page, "b"), "b offline")
+    expect(value_field(page, "b")).to_have_attribute("data-krm-queued", "")  # the queue: b
     type_over(value_field(page, "a"), "a offline")
-    type_over(value_field(page, "b"), "b offline, twice")
+    expect(value_field(page, "a")).to_have_attribute("data-krm-queued", "")  # b, a
+    type_over(value_field(page, "b"), "b offline, twice")  # a, b: a field's latest edit goes last
     expect(value_field(page, "a")).to_have_attribute("data-krm-queued", "")
     expect(value_field(page, "b")).to_have_attribute("data-krm-queued", "")
     expect(save_button(page)).to_be_disabled()
-    order = page.evaluate("() => [...document.querySelectorAll('[data-krm-queued]')].map(f => f.value)")
-    assert sorted(order) == ["a offline", "b offline, twice"]
+    for key in ("a", "b"):  # every debounced request made (and queued) before the connection returns
+        expect(value_field(page, key)).not_to_have_attribute("data-krm-pending", "")
+    sent: list[str] = []
+
+    def record(request: Request) -> None:
+        if request.method == "POST" and request.url.endswith("/edit"):
+            sent.extend(parse_qs(request.post_data or "").get("value", []))
+
+    page.on("request", record)
     proxy.restore()
 
     wait_live(page)
+    # in the order of each field's latest edit (b, a, then b again), each field once
+    expect(value_field(page, "b")).not_to_have_attribute("data-krm-unsent", "")
+    assert sent == ["a offline", "b offline, twice"]
     for key, text in (("a", "a offline"), ("b", "b offline, twice")):
         expect(value_field(page, key)).not_to_have_attribute("data-krm-queued", "")
         expect(value_field(page, key)).not_to_have_attribute("data-krm-unsent", "")
