@@ -86,6 +86,42 @@ def test_no_page_scrolls_sideways_on_a_phone(browser: Browser, example: Example)
     assert widths == {path: width for path, width in widths.items() if width <= PHONE["width"]}, widths
 
 
+LONG_URL: t.Final = "https://downloads.example.com/releases/" + "a1b2c3d4e5f6" * 22 + "/artifact.tar.gz"
+LONG_HASH: t.Final = "sha256:" + "0123456789abcdef" * 18 + "01234567"
+
+
+def test_no_page_scrolls_sideways_on_a_phone_with_long_unbroken_values(browser: Browser, example: Example) -> None:
+    """300 characters without a space (a URL, a digest) in a ConfigMap's values, keys and labels:
+    every page that shows it (the overview's list, its editor) still fits 390 px."""
+    assert len(LONG_URL) >= 300 and len(LONG_HASH) >= 300
+    name = "long-values"
+    body = {
+        "metadata": {"name": name, "labels": {"checksum": "c" * 63}},
+        "data": {"download-url": LONG_URL, "digest": LONG_HASH, "k" * 250: "short"},
+    }
+    with example.admin_api() as api:
+        core = kubernetes.client.CoreV1Api(api)
+        core.create_namespaced_config_map(NAMESPACE, body)
+        try:
+            page = sign_in(browser, example, viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+            widths = {}
+            for path in (*PAGES, f"/namespaces/{NAMESPACE}/configmaps/{name}"):
+                page.goto(path)
+                settle(page)
+                widths[path] = scroll_width(page)
+            page.goto(f"/namespaces/{NAMESPACE}")
+            settle(page)
+            expect(page.get_by_text(LONG_HASH[:40], exact=False).first).to_be_visible()
+            page.screenshot(path="/tmp/looks-phone-long-values.png", full_page=True)
+            page.goto(f"/namespaces/{NAMESPACE}/configmaps/{name}")
+            settle(page)
+            page.get_by_role("tab", name="YAML").click()
+            widths["yaml tab"] = scroll_width(page)
+        finally:
+            core.delete_namespaced_config_map(name, NAMESPACE)
+    assert widths == {path: width for path, width in widths.items() if width <= PHONE["width"]}, widths
+
+
 def test_the_overview_on_a_phone_stacks_its_lists_and_scrolls_tables_inside_them(
     browser: Browser, example: Example
 ) -> None:
