@@ -152,6 +152,39 @@ def test_the_filter_is_kept_in_the_url_and_its_counts_stay_live(page: Page, core
     expect(count(page)).to_have_text(f"{before + 2:,} in total")
 
 
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_filter_applies_as_you_type_keeping_focus_and_caret(page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    load(page, "/bulk?size=20")
+    search = page.get_by_role("searchbox", name="Filter Many ConfigMaps", exact=True)
+    expect(page.locator("form.krm-filter button[type=submit]")).to_be_hidden()  # typing is enough
+    search.click()
+    search.press_sequentially("item-0001", delay=40)  # no Enter
+    expect(page).to_have_url(re.compile(r"configmaps\.q=item-0001(&|$)"))
+    live(page)
+    expect(count(page)).to_have_text(re.compile(r"^1\d of [\d,]+ match$"))  # item-00010 to -00019 (and any added)
+    expect(search).to_be_focused()
+    expect(search).to_have_value("item-0001")
+    assert search.evaluate("f => [f.selectionStart, f.selectionEnd]") == [9, 9]
+    # the caret where the person put it, and typing on from there
+    search.press("ArrowLeft")
+    search.press("ArrowLeft")
+    search.press("Backspace")  # item-001
+    expect(page).to_have_url(re.compile(r"configmaps\.q=item-001(&|$)"))
+    live(page)
+    expect(search).to_be_focused()
+    expect(search).to_have_value("item-001")
+    assert search.evaluate("f => [f.selectionStart, f.selectionEnd]") == [6, 6]
+    search.press("End")
+    search.press_sequentially("00", delay=40)  # item-00100
+    expect(page).to_have_url(re.compile(r"configmaps\.q=item-00100(&|$)"))
+    live(page)
+    expect(page.locator("tbody tr")).to_have_count(1)
+    expect(search).to_be_focused()
+    assert search.evaluate("f => [f.selectionStart, f.selectionEnd]") == [10, 10]
+    page.screenshot(path=f"/tmp/filter-as-you-type-{width}.png", full_page=True)
+
+
 def test_sorting_by_a_column_and_paging_are_links_a_reload_keeps(page: Page, core: kubernetes.client.CoreV1Api) -> None:
     load(page, "/bulk?size=20")
     page.locator("a.krm-sort", has_text="Value").click()
