@@ -5,7 +5,9 @@
  *  - #<id>-yaml-text: the text the person edits, outside the live body. krm.js treats it as a field
  *    (debounced POST of the text and of #<id>-yaml-before, the text it started from; queued while
  *    the connection is down; sent before Save);
- *  - #<id>-yaml-before: the text the person's edits are measured against.
+ *  - #<id>-yaml-before: the text the person's edits are measured against;
+ *  - #<id>-yaml-gutter: the text's line numbers (rewritten only when the number of lines changes,
+ *    scrolled with the text), which the tab's problems and conflicts cite.
  * While the person is not typing (no unsent, pending, queued or in-flight edit), the text follows the
  * draft, keeping the caret's line and column. While they type, it is left alone: the tab says how
  * many lines the server changed meanwhile, and after the next pause (once the edit is applied) the
@@ -64,7 +66,45 @@
         text.value = value;
         if (focused) text.setSelectionRange(offsetOf(value, start, startColumn), offsetOf(value, end, endColumn));
         text.scrollTop = top;
+        numberLines(text);
     }
+
+    // -- line numbers ----------------------------------------------------------------------------
+
+    function numberLines(text) {
+        const editor = editorOf(text);
+        const gutter = editor && part(editor, "gutter");
+        if (!gutter) return;
+        let count = 1;
+        for (let at = text.value.indexOf("\n"); at >= 0; at = text.value.indexOf("\n", at + 1)) count++;
+        if (gutter.childElementCount !== count) {
+            const shown = gutter.childElementCount;
+            if (count > shown) {
+                const more = document.createDocumentFragment();
+                for (let n = shown + 1; n <= count; n++) {
+                    const line = document.createElement("span");
+                    line.textContent = n + "\n";
+                    more.append(line);
+                }
+                gutter.append(more);
+            } else {
+                while (gutter.childElementCount > count) gutter.lastElementChild.remove();
+            }
+        }
+        if (!gutter.style.paddingTop) {
+            const style = getComputedStyle(text);
+            gutter.style.paddingTop = (parseFloat(style.paddingTop) + parseFloat(style.borderTopWidth)) + "px";
+        }
+        gutter.scrollTop = text.scrollTop;
+    }
+
+    document.addEventListener("input", event => { if (isYamlText(event.target)) numberLines(event.target); }, true);
+    document.addEventListener("scroll", event => {
+        const text = event.target;
+        if (!isYamlText(text)) return;
+        const gutter = part(editorOf(text), "gutter");
+        if (gutter) gutter.scrollTop = text.scrollTop;
+    }, true);
 
     // The lines of `now` that `then` does not have (as a multiset), with the keys they set.
     function changedLines(then, now) {
@@ -124,7 +164,11 @@
             tab.tabIndex = chosen ? 0 : -1;
             if (chosen && focus) tab.focus();
         }
-        if (name === "yaml") follow(editor);
+        if (name === "yaml") {
+            follow(editor);
+            const text = part(editor, "text");
+            if (text) numberLines(text);  // its padding is measured once it is shown
+        }
     }
 
     function goToLine(editor, line) {
@@ -137,6 +181,7 @@
         text.setSelectionRange(start, end < 0 ? text.value.length : end);
         const lineHeight = parseFloat(getComputedStyle(text).lineHeight) || 18;
         text.scrollTop = Math.max(0, (line - 3) * lineHeight);
+        numberLines(text);
     }
 
     document.addEventListener("click", event => {

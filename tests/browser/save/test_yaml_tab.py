@@ -263,3 +263,64 @@ def test_a_secrets_yaml_never_shows_a_value_and_a_placeholder_never_overwrites_o
     saved = core.read_namespaced_secret(name, NAMESPACE)
     assert saved.data == values, "a placeholder left in place wrote nothing"
     assert saved.metadata.labels == {"team": "blue"}
+
+
+def gutter_lines(page: Page) -> list[str]:
+    return page.locator(".krm-yaml-gutter").inner_text().split()
+
+
+def line_top(text: Locator, line: int) -> float:
+    """Where line ``line`` (from 1) of the text area is drawn, in page pixels."""
+    return float(
+        text.evaluate(
+            """(el, line) => {
+                const style = getComputedStyle(el);
+                const inset = parseFloat(style.borderTopWidth) + parseFloat(style.paddingTop);
+                const top = el.getBoundingClientRect().top + inset;
+                return top + (line - 1) * parseFloat(style.lineHeight) - el.scrollTop;
+            }""",
+            line,
+        )
+    )
+
+
+def gutter_top(page: Page, line: int) -> float:
+    box = page.locator(".krm-yaml-gutter > span").nth(line - 1).bounding_box()
+    assert box is not None
+    return box["y"]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_yaml_text_has_line_numbers_that_its_problems_cite(
+    signed_in: SignedIn, deployment: str, width: int, tmp_path: Path
+) -> None:
+    page = signed_in("editor")
+    page.set_viewport_size({"width": width, "height": 900})
+    goto_live(page, f"/deployments/{deployment}")
+    text = yaml_tab(page, deployment)
+    count = text.input_value().count("\n") + 1
+    expect(page.locator(".krm-yaml-gutter > span")).to_have_count(count)
+    assert gutter_lines(page) == [str(n) for n in range(1, count + 1)]
+    assert page.locator(".krm-yaml-gutter").get_attribute("aria-hidden") == "true"
+    assert abs(gutter_top(page, 1) - line_top(text, 1)) < 2, "line 1's number is beside line 1"
+
+    # a broken line: the problem names its line, and that number is beside it
+    replace_in(text, "replicas: 1", "replicas: [1\n  oops: ")
+    expect(page.locator(".krm-yaml-gutter > span")).to_have_count(count + 1)  # as the person types
+    problem = page.locator(".krm-yaml-problem[data-krm-yaml-line]").first
+    expect(problem).to_be_visible()
+    cited = int(problem.get_attribute("data-krm-yaml-line") or "0")
+    expect(problem.locator(".krm-yaml-where")).to_contain_text(f"Line {cited}")
+    assert 1 <= cited <= count + 1
+    text.evaluate("el => { el.scrollTop = el.scrollHeight; el.dispatchEvent(new Event('scroll')); }")
+    last = count + 1
+    page.wait_for_function(
+        "() => Math.abs(document.querySelector('.krm-yaml-gutter').scrollTop"
+        " - document.querySelector('.krm-yaml-text').scrollTop) < 1"
+    )
+    assert abs(gutter_top(page, last) - line_top(text, last)) < 2, "scrolled together"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.screenshot(path=f"/tmp/yaml-line-numbers-{width}.png", full_page=False)
+    replace_in(text, "replicas: [1\n  oops: ", "replicas: 1")
+    expect(page.locator(".krm-yaml-gutter > span")).to_have_count(count)
+    expect(page.locator(".krm-yaml-problem")).to_have_count(0)
