@@ -5,7 +5,8 @@ flask-krm hands every write (a Save's merge patch, a create, a delete) to the sa
 the patch is validated against the current object and sent with the uid and resourceVersion
 captured when the person pressed Save. Wrap it instead of replacing it: check what your
 application forbids, raise :class:`~flask_krm.save.writer.SaveRefused` (the person sees the
-reason and keeps their edits), and delegate everything else.
+reason, at the field when the refusal names one, and keeps their edits), and delegate everything
+else.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def limit_replicas(max_replicas: int, write: SaveHook = default_save) -> SaveHoo
         replicas = requested_replicas(request)
         if replicas is not None and replicas > max_replicas:
             # Refused before any I/O: nothing reaches Kubernetes, the draft stays as it is.
-            raise SaveRefused(f"spec.replicas: at most {max_replicas} replicas may be set from this application")
+            limit = f"at most {max_replicas} replicas may be set from this application"
+            raise SaveRefused(limit, field="spec.replicas")
         return write(request)
 
     return save

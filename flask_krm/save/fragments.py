@@ -53,6 +53,7 @@ def outcome_fragment(
         kind=outcome.kind.value,
         message=texts.message(outcome),
         causes=causes,
+        listed=[(cause, error_id) for cause, error_id in causes if f"{cause.field}: {cause.message}" != outcome.detail],
         cleared=cleared_ids,
         conflicts=conflicts,
         copy_out=offered,

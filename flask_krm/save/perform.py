@@ -162,7 +162,7 @@ def _call_hook(hook: SaveHook, request: WriteRequest) -> WriteResult | Outcome:
     try:
         result = hook(request)
     except SaveRefused as refused:
-        return Outcome(refused.kind, detail=refused.detail)
+        return refused.outcome()
     except Exception:  # the host's hook failed somewhere: whether it wrote is unknown
         logger.exception(
             "the save hook failed for %s %s", log_value(request.operation), log_value(request.scope.resource)

@@ -30,7 +30,7 @@ from ..scope import Scope
 from ..store import PatchRejected, SaveIntent, validate_merge_patch, validate_native_merge_patch
 from ..upstream.reflector import collection_path
 from .flow import ReadResult
-from .outcomes import OutcomeKind
+from .outcomes import FieldCause, Outcome, OutcomeKind, field_path
 
 MERGE_PATCH: Final = "application/merge-patch+json"
 DEFAULT_TIMEOUT: Final = (5.0, 30.0)
@@ -239,12 +239,20 @@ class SaveRefused(Exception):
     :param detail: a short, value-free reason shown to the person.
     :param kind: the outcome reported: ``REFUSED`` (default), ``ACCESS_DENIED``, ``INVALID`` or
         ``RECOVERING`` (the current object could not be read).
+    :param field: the field refused, as Kubernetes names fields (``spec.replicas``,
+        ``spec.template.spec.containers[0].image``): the reason is then also shown at that field
+        of the editor, and the detail reads ``<field>: <reason>``.
     """
 
-    def __init__(self, detail: str, *, kind: OutcomeKind = OutcomeKind.REFUSED) -> None:
-        super().__init__(detail)
-        self.detail = detail
+    def __init__(self, detail: str, *, kind: OutcomeKind = OutcomeKind.REFUSED, field: str | None = None) -> None:
+        super().__init__(f"{field}: {detail}" if field else detail)
+        self.detail = f"{field}: {detail}" if field else detail
         self.kind = kind
+        self.cause = FieldCause(field, field_path(field), "Refused", detail) if field else None
+
+    def outcome(self) -> Outcome:
+        """The outcome the person sees: the detail, and the field's cause when one is named."""
+        return Outcome(self.kind, causes=(self.cause,) if self.cause else (), detail=self.detail)
 
 
 @dataclass(frozen=True, slots=True)

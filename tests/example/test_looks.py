@@ -206,6 +206,38 @@ def test_the_audit_page_words_outcomes_and_gives_the_reason_for_a_refusal(browse
     assert "saved-pending" not in page.locator("table.audit").inner_text()
 
 
+@pytest.mark.parametrize("width", [1280, PHONE["width"]])
+def test_a_save_hook_refusal_naming_a_field_is_shown_at_that_field(
+    browser: Browser, example: Example, width: int
+) -> None:
+    page = sign_in(browser, example, viewport={"width": width, "height": 900})
+    page.goto(f"/namespaces/{NAMESPACE}/deployments/worker")
+    settle(page)
+    replicas = page.get_by_role("spinbutton", name="Replicas", exact=True)
+    replicas.fill("11")
+    page.get_by_role("button", name="Save", exact=True).click()
+    outcome = page.locator(".krm-outcome [data-krm-outcome]")
+    expect(outcome).to_have_attribute("data-krm-outcome", "refused")
+    expect(outcome.locator(".krm-outcome-detail")).to_have_text(
+        "spec.replicas: at most 10 replicas may be set from this application"
+    )
+    expect(outcome.locator(".krm-outcome-causes")).to_have_count(0)  # said once, by the detail
+    error = page.locator(".krm-error", has=page.locator(".krm-cause"))
+    expect(error).to_have_count(1)
+    expect(error).to_have_text("at most 10 replicas may be set from this application")
+    error_id = error.get_attribute("id")
+    assert error_id and error_id in (replicas.get_attribute("aria-describedby") or "").split()
+    assert replicas.evaluate("f => getComputedStyle(f).borderColor") == "rgb(180, 35, 24)"  # --krm-conflict
+    assert scroll_width(page) <= width
+    replicas.scroll_into_view_if_needed()
+    page.screenshot(path=f"/tmp/hook-refusal-at-field-{width}.png")
+    replicas.fill("10")  # fixed: the next Save's outcome clears the mark
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(outcome).not_to_have_attribute("data-krm-outcome", "refused")
+    expect(page.locator(".krm-cause")).to_have_count(0)
+    assert replicas.evaluate("f => getComputedStyle(f).borderColor") != "rgb(180, 35, 24)"
+
+
 def test_an_unknown_namespace_is_a_styled_404_of_the_application(browser: Browser, example: Example) -> None:
     page = sign_in(browser, example)
     answer = page.goto("/namespaces/kube-system")

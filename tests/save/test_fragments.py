@@ -14,6 +14,7 @@ from flask_krm.events import Identity
 from flask_krm.save.fragments import outcome_fragment, review_fragment
 from flask_krm.save.outcomes import FieldCause, Outcome, OutcomeKind, OutcomeTexts, field_causes
 from flask_krm.save.staging import ReviewItem
+from flask_krm.save.writer import SaveRefused
 from flask_krm.store import RecoveryCopy
 
 
@@ -41,6 +42,23 @@ def test_host_texts_override_the_defaults(app: Flask) -> None:
         "o", Outcome(OutcomeKind.SAVED_PENDING), OutcomeTexts({"saved-pending": "Sent <ok>"}), field_id
     )
     assert "Sent &lt;ok&gt;" in html and "<ok>" not in html
+
+
+def test_a_save_hook_refusal_naming_a_field_is_shown_at_that_field_and_said_once(app: Flask) -> None:
+    refused = SaveRefused("at most 10 <replicas>", field="spec.template.spec.containers[0].image")
+    outcome = refused.outcome()
+    assert outcome.kind is OutcomeKind.REFUSED
+    assert outcome.detail == refused.detail == "spec.template.spec.containers[0].image: at most 10 <replicas>"
+    assert [c.path for c in outcome.causes] == [("spec", "template", "spec", "containers", 0, "image")]
+    html = outcome_fragment("o", outcome, OutcomeTexts(), field_id)
+    assert (
+        '<hx-partial hx-target="#f-spec-template-spec-containers-0-image-error" hx-swap="innerHTML">'
+        '<span class="krm-cause">at most 10 &lt;replicas&gt;</span></hx-partial>'
+    ) in html
+    assert html.count("at most 10 &lt;replicas&gt;") == 2  # the detail in the outcome region, the cause at its field
+    assert "krm-outcome-causes" not in html
+    plain = SaveRefused("no writes on Fridays").outcome()
+    assert plain.causes == () and plain.detail == "no writes on Fridays"
 
 
 def test_invalid_causes_go_to_their_fields_and_old_errors_are_cleared(app: Flask) -> None:
