@@ -35,8 +35,9 @@ from flask.cli import AppGroup
 
 from . import config, signals
 from .proxies import current_app_object
+from .rbac import HostAccess, Impersonated, NeededAccess, Permission, ServiceAccountRef, needed_access, rbac_objects
 from .runtime import KrmRuntime, find_runtime
-from .scope import ANY_NAMESPACE, AllowedResource, Scope, ScopePolicy
+from .scope import AllowedResource, Scope, ScopePolicy
 
 if t.TYPE_CHECKING:
     from gevent.server import StreamServer
@@ -48,7 +49,6 @@ Status: t.TypeAlias = t.Literal["ok", "note", "FAIL"]
 
 SOCKET_PREFIX: t.Final = "krm-status-"
 SOCKET_SUFFIX: t.Final = ".sock"
-READ_VERBS: t.Final = ("list", "watch")
 SSAR_PATH: t.Final = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 
 krm_cli = AppGroup("krm", help="flask-krm: check the setup, list a running server's streams.")
@@ -188,17 +188,118 @@ def _find_resource(api: _Api, entry: AllowedResource) -> str | None:
     return None
 
 
-def _namespaces_of(entry: AllowedResource, policy: ScopePolicy) -> list[str]:
-    """The namespaces to check ``entry`` in (``""``: the cluster scope)."""
-    if entry.cluster_scoped:
-        return [""]
-    listed = policy.namespaces if entry.namespaces is None else entry.namespaces
-    named = sorted(n for n in listed if n != ANY_NAMESPACE)
-    return named + ([""] if entry.all_namespaces or ANY_NAMESPACE in listed else [])
+IdentityChoice: t.TypeAlias = t.Literal["service", "impersonation", "own-credentials"]
+IDENTITY_CHOICES: t.Final = ("service", "impersonation", "own-credentials")
+PROBE_PRINCIPAL: t.Final = "flask-krm-probe"
+"""The principal the client loader is asked about, to learn whom upstream requests act as."""
 
 
-def check_target(app: Flask, krm: KrmRuntime, target: str, timeout: float) -> Section:
-    """Reachability of ``target``, the served resources on it, and its own identity's rights."""
+def upstream_identity(app: Flask, krm: KrmRuntime, target: str) -> Impersonated | IdentityChoice | None:
+    """Whom the client loader makes ``target``'s requests act as: the target's own identity
+    (``"service"``), an impersonated person (what is impersonated), the person's own credentials,
+    or ``None`` when the loader cannot say for a principal of no host user."""
+    from .principal import Principal
+    from .upstream.clients import BearerToken, Impersonation
+
+    loader = krm.hooks.client_loader
+    if loader is None:
+        return "service"
+    try:
+        with app.test_request_context():
+            client = loader(target, Principal(PROBE_PRINCIPAL))
+    except Exception:  # the host's loader may expect its own user object
+        return None
+    if client is None:
+        return "service"
+    identity = getattr(client, "identity", None)
+    if isinstance(identity, Impersonation):
+        return Impersonated(
+            groups=bool(identity.groups), uid=bool(identity.uid), extra_keys=tuple(key for key, _ in identity.extra)
+        )
+    if isinstance(identity, BearerToken):
+        return "own-credentials"
+    return "service" if client is krm.api_clients().service(target) else "own-credentials"
+
+
+def host_access(app: Flask, krm: KrmRuntime, target: str, identity: Impersonated | IdentityChoice) -> HostAccess:
+    """What ``app`` does with ``target``'s API server: what it serves, writes and acts as."""
+    from .upstream.authz import SubjectAccessReviewAuthorizer
+
+    policy = t.cast(ScopePolicy, config.get(app, "SCOPE_POLICY"))
+    if target not in policy.targets:
+        policy = ScopePolicy()
+    review = getattr(krm.extension, "review", None)
+    served = {(entry.group, entry.resource) for entry in policy.resources}
+    if identity == "impersonation":
+        identity = Impersonated()
+    return HostAccess(
+        policy=policy,
+        saves="save" in krm.hooks.editor_actions,
+        creates=frozenset(served & set(review.policies)) if review is not None else frozenset(),
+        deletes=review is not None,
+        impersonation=identity if isinstance(identity, Impersonated) else None,
+        own_credentials=identity == "own-credentials",
+        access_reviews=isinstance(krm.hooks.registered().authorizer, SubjectAccessReviewAuthorizer),
+    )
+
+
+def _identity_text(identity: Impersonated | IdentityChoice) -> str:
+    if identity == "service":
+        return "the target's own identity reads and writes"
+    if identity == "own-credentials":
+        return "reads and writes use each person's own credentials"
+    return "reads and writes impersonate each person"
+
+
+def _resolve_identity(
+    app: Flask, krm: KrmRuntime, target: str, chosen: IdentityChoice | None, section: Section
+) -> Impersonated | IdentityChoice:
+    if chosen is not None:
+        return chosen
+    found = upstream_identity(app, krm, target)
+    if found is None:
+        section.add(
+            "note",
+            "the client loader says nothing for a principal of no host user: checked as the target's own "
+            "identity (choose with --identity)",
+        )
+        return "service"
+    return found
+
+
+def check_permissions(api: _Api, needed: NeededAccess, served: Mapping[tuple[str, str], str], section: Section) -> None:
+    """A SelfSubjectAccessReview for every permission ``needed.identity`` holds; ``FAIL`` names each missing one."""
+    grouped: dict[tuple[str, str, str], list[Permission]] = {}
+    for permission in needed.identity:
+        key = (permission.group, permission.resource, permission.namespace)
+        grouped.setdefault(key, []).append(permission)
+    for (group, resource, namespace), permissions in grouped.items():
+        version = served.get((group, resource))
+        shown = permissions[0].resource_name + (f" ({version})" if version else "")
+        where = f"in {namespace}" if namespace else "at the cluster scope"
+        ordered = sorted(permissions, key=lambda permission: permission.verb_rank)
+        answers = {p.verb: api.may(p.verb, group, resource, namespace) for p in ordered}
+        granted = [verb for verb, allowed in answers.items() if allowed]
+        unknown = [verb for verb, allowed in answers.items() if allowed is None]
+        missing = [verb for verb, allowed in answers.items() if allowed is False]
+        if not missing and not unknown:
+            section.add("ok", f"{shown} {where}: {', '.join(granted)} granted")
+            continue
+        text = f"{shown} {where}: "
+        if missing:
+            text += f"{', '.join(missing)} not granted"
+        if unknown:
+            text += ("; " if missing else "") + f"could not ask about {', '.join(unknown)}"
+        if granted:
+            text += f" (granted: {', '.join(granted)})"
+        section.add("FAIL", text)
+
+
+def check_target(
+    app: Flask, krm: KrmRuntime, target: str, timeout: float, identity: IdentityChoice | None = None
+) -> Section:
+    """Reachability of ``target``, the served resources on it, and every permission the
+    configuration needs (:func:`flask_krm.rbac.needed_access`), each asked of the API server."""
     spec = t.cast(config.TargetSpec, config.get(app, "TARGETS")[target])
     where = (
         "in-cluster service account"
@@ -220,38 +321,33 @@ def check_target(app: Flask, krm: KrmRuntime, target: str, timeout: float) -> Se
         return section
     version = (body or {}).get("gitVersion", "unknown version")
     section.add("ok" if code == 200 else "note", f"the API server answers (HTTP {code}, Kubernetes {version})")
-    impersonate = api.may("impersonate", "", "users")
-    section.add("note", "the target's identity " + ("may" if impersonate else "may not") + " impersonate users")
-    policy = t.cast(ScopePolicy, config.get(app, "SCOPE_POLICY"))
-    if target not in policy.targets:
-        return section
-    for entry in policy.resources:
-        name = _resource_name(entry)
-        served = _find_resource(api, entry)
-        if served is None:
-            section.add("FAIL", f"{name}: the API server does not serve this resource")
-            continue
-        for namespace in _namespaces_of(entry, policy):
-            where = f"in {namespace}" if namespace else "at the cluster scope"
-            allowed = [verb for verb in READ_VERBS if api.may(verb, entry.group, entry.resource, namespace)]
-            if len(allowed) == len(READ_VERBS):
-                section.add("ok", f"{name} ({served}) {where}: the target's identity may list and watch")
-            elif impersonate:
-                section.add(
-                    "note",
-                    f"{name} ({served}) {where}: the target's identity may not list and watch; "
-                    "streams work only through a client loader that impersonates",
-                )
-            else:
-                section.add(
-                    "FAIL",
-                    f"{name} ({served}) {where}: the target's identity may neither list and watch "
-                    "nor impersonate: no stream can be served",
-                )
+    resolved = _resolve_identity(app, krm, target, identity, section)
+    section.add("note", _identity_text(resolved))
+    access = host_access(app, krm, target, resolved)
+    served: dict[tuple[str, str], str] = {}
+    for entry in access.policy.resources:
+        found = _find_resource(api, entry)
+        if found is None:
+            section.add("FAIL", f"{_resource_name(entry)}: the API server does not serve this resource")
+        else:
+            served[(entry.group, entry.resource)] = found
+    needed = needed_access(access)
+    unserved = {(entry.group, entry.resource) for entry in access.policy.resources} - set(served)
+    check_permissions(
+        api,
+        NeededAccess(tuple(p for p in needed.identity if (p.group, p.resource) not in unserved), needed.people),
+        served,
+        section,
+    )
+    if needed.people:
+        section.add(
+            "note",
+            "the people need get, list and watch (and the writes) themselves: `flask krm rbac` prints their Roles",
+        )
     return section
 
 
-def run_checks(app: Flask, timeout: float = 5.0) -> list[Section]:
+def run_checks(app: Flask, timeout: float = 5.0, identity: IdentityChoice | None = None) -> list[Section]:
     """Every section of ``flask krm check`` for ``app``."""
     krm = runtime_of(app)
     sections = [check_configuration(app, krm)]
@@ -259,16 +355,25 @@ def run_checks(app: Flask, timeout: float = 5.0) -> list[Section]:
         targets = config.get(app, "TARGETS")
     except ValueError:
         return sections
-    sections += [check_target(app, krm, target, timeout) for target in sorted(targets)]
+    sections += [check_target(app, krm, target, timeout, identity) for target in sorted(targets)]
     return sections
+
+
+IDENTITY_OPTION: t.Final = click.option(
+    "--identity",
+    type=click.Choice(IDENTITY_CHOICES),
+    default=None,
+    help="Whom upstream requests act as (default: what the client loader answers).",
+)
 
 
 @krm_cli.command("check")
 @click.option("--timeout", default=5.0, show_default=True, help="Seconds to wait for each API request.")
-def check_command(timeout: float) -> None:
-    """Check the configuration, and each target's reachability and permissions."""
+@IDENTITY_OPTION
+def check_command(timeout: float, identity: IdentityChoice | None) -> None:
+    """Check the configuration, and each target's reachability and the permissions it needs."""
     app = current_app_object()
-    sections = run_checks(app, timeout)
+    sections = run_checks(app, timeout, identity)
     failures = 0
     for section in sections:
         click.echo(section.title)
@@ -280,6 +385,75 @@ def check_command(timeout: float) -> None:
     )
     if failures:
         raise SystemExit(1)
+
+
+# -------------------------------------------------------------------------------------- rbac --
+
+
+def rbac_yaml(objects: list[dict[str, t.Any]], header: list[str]) -> str:
+    """``objects`` as one multi-document YAML text after ``header`` comment lines."""
+    import yaml
+
+    comments = "".join(f"# {line}\n" if line else "#\n" for line in header)
+    documents = "---\n".join(yaml.safe_dump(obj, sort_keys=False, default_flow_style=False) for obj in objects)
+    return comments + ("---\n" + documents if documents else "")
+
+
+def _only_target(app: Flask, chosen: str | None) -> str:
+    policy = t.cast(ScopePolicy, config.get(app, "SCOPE_POLICY"))
+    if chosen is not None:
+        if chosen not in policy.targets:
+            raise click.BadParameter(f"the scope policy serves no target {chosen!r}", param_hint="--target")
+        return chosen
+    if len(policy.targets) != 1:
+        served = ", ".join(sorted(policy.targets)) or "none"
+        raise click.UsageError(f"name the target with --target (the scope policy serves: {served})")
+    return next(iter(policy.targets))
+
+
+@krm_cli.command("rbac")
+@click.option("--target", default=None, help="The target to grant access to (default: the only one served).")
+@click.option("--service-account", default="flask-krm", show_default=True, help="The ServiceAccount to bind.")
+@click.option("--namespace", default="default", show_default=True, help="The ServiceAccount's namespace.")
+@click.option("--name", "role_name", default=None, help="The roles' and bindings' name (default: the account's).")
+@IDENTITY_OPTION
+def rbac_command(
+    target: str | None, service_account: str, namespace: str, role_name: str | None, identity: IdentityChoice | None
+) -> None:
+    """Print the Roles, ClusterRoles and bindings the configuration needs, as YAML for kubectl apply."""
+    app = current_app_object()
+    krm = runtime_of(app)
+    try:
+        chosen = _only_target(app, target)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    resolved: Impersonated | IdentityChoice | None = identity or upstream_identity(app, krm, chosen)
+    if resolved is None:
+        raise click.ClickException(
+            "the client loader says nothing for a principal of no host user: "
+            "say whom requests act as with --identity service, impersonation or own-credentials"
+        )
+    access = host_access(app, krm, chosen, resolved)
+    needed = needed_access(access)
+    account = ServiceAccountRef(service_account, namespace, role_name or "")
+    header = [
+        f"RBAC for target {chosen!r}, made by `flask krm rbac` from the application's configuration.",
+        f"ServiceAccount {namespace}/{service_account}: {_identity_text(resolved)}.",
+        "get, list, watch: what the scope policy serves; "
+        + ", ".join(
+            part
+            for part, on in (
+                ("patch: editors' saves", access.saves),
+                ("create: the review list's create policies", bool(access.creates)),
+                ("delete: the review list", access.deletes),
+            )
+            if on
+        )
+        + ".",
+    ]
+    if needed.people:
+        header.append(f"The {account.roles}-people roles are what each person needs: bind them to the people.")
+    click.echo(rbac_yaml(rbac_objects(needed, account), header), nl=False)
 
 
 # ----------------------------------------------------------------------------------- streams --

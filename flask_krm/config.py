@@ -89,12 +89,16 @@ class TargetSpec:
     """How to reach one target's API server.
 
     Written in configuration as ``{"kubeconfig": path, "context": name}`` (``context`` optional:
-    the kubeconfig's current context) or ``{"in_cluster": True}``.
+    the kubeconfig's current context) or ``{"in_cluster": True}``: the pod's service account, its
+    token and CA read from ``/var/run/secrets/kubernetes.io/serviceaccount`` (another folder with
+    ``"service_account_dir": path``) and the API server from ``KUBERNETES_SERVICE_HOST`` and
+    ``KUBERNETES_SERVICE_PORT``.
     """
 
     kubeconfig: str | None = None
     context: str | None = None
     in_cluster: bool = False
+    service_account_dir: str | None = None
 
     @classmethod
     def parse(cls, name: str, spec: t.Any) -> TargetSpec:
@@ -104,12 +108,14 @@ class TargetSpec:
             return spec
         if not isinstance(spec, Mapping):
             raise ValueError(f"{where} must be a mapping, got {type(spec).__name__}")
-        unknown = sorted(set(spec) - {"kubeconfig", "context", "in_cluster"})
+        allowed = ("kubeconfig", "context", "in_cluster", "service_account_dir")
+        unknown = sorted(set(spec) - set(allowed))
         if unknown:
-            raise ValueError(f"{where} has unknown keys {', '.join(unknown)}; allowed: kubeconfig, context, in_cluster")
+            raise ValueError(f"{where} has unknown keys {', '.join(unknown)}; allowed: {', '.join(allowed)}")
         in_cluster = spec.get("in_cluster", False)
         kubeconfig = spec.get("kubeconfig")
         context = spec.get("context")
+        account_dir = spec.get("service_account_dir")
         if not isinstance(in_cluster, bool):
             raise ValueError(f"{where}['in_cluster'] must be a bool")
         if kubeconfig is not None and (not isinstance(kubeconfig, str) or not kubeconfig):
@@ -120,7 +126,12 @@ class TargetSpec:
             raise ValueError(f"{where} needs exactly one of 'kubeconfig' or 'in_cluster': True")
         if in_cluster and context is not None:
             raise ValueError(f"{where}: 'context' applies only with 'kubeconfig'")
-        return cls(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster)
+        if account_dir is not None:
+            if not in_cluster:
+                raise ValueError(f"{where}: 'service_account_dir' applies only with 'in_cluster': True")
+            if not isinstance(account_dir, str) or not account_dir:
+                raise ValueError(f"{where}['service_account_dir'] must be a non-empty path string")
+        return cls(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster, service_account_dir=account_dir)
 
 
 def _positive_number(key: str, value: t.Any) -> float:

@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "save.flow",
             "save.staging",
             "save.audit",
+            "rbac",
         ),
     ),
     (

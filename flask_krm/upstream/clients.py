@@ -8,16 +8,21 @@ share that pool, so acting for many users costs no extra sockets.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Final, Protocol, TypeAlias
 from urllib.parse import quote
 
 from kubernetes import client, config
+from kubernetes.config.incluster_config import InClusterConfigLoader
 from urllib3._collections import HTTPHeaderDict
 
 DEFAULT_POOL_MAXSIZE = 256
 """urllib3 connections kept per target: at least the number of concurrent watches."""
+
+SERVICE_ACCOUNT_DIR: Final = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where Kubernetes mounts a pod's service account token (``token``) and cluster CA (``ca.crt``)."""
 
 
 class TargetConnection(Protocol):
@@ -33,6 +38,11 @@ class TargetConnection(Protocol):
     def in_cluster(self) -> bool: ...
 
 
+def service_account_dir(connection: TargetConnection) -> str:
+    """The folder holding an in-cluster connection's ``token`` and ``ca.crt``."""
+    return getattr(connection, "service_account_dir", None) or SERVICE_ACCOUNT_DIR
+
+
 @dataclass(frozen=True, slots=True)
 class Kubeconfig:
     """A kubeconfig file (``None``: the default location) and a context (``None``: its current one)."""
@@ -44,8 +54,10 @@ class Kubeconfig:
 
 @dataclass(frozen=True, slots=True)
 class InCluster:
-    """The pod's service account: token and CA from the standard in-cluster paths."""
+    """The pod's service account: token and CA from ``service_account_dir`` (default: where
+    Kubernetes mounts them), the API server from ``KUBERNETES_SERVICE_HOST``/``_PORT``."""
 
+    service_account_dir: str = SERVICE_ACCOUNT_DIR
     kubeconfig: None = field(default=None, init=False)
     context: None = field(default=None, init=False)
     in_cluster: bool = field(default=True, init=False)
@@ -161,7 +173,10 @@ def build_api_client(
     """A new ``ApiClient`` for one target, never touching the client's global default configuration."""
     cfg = client.Configuration()
     if connection.in_cluster:
-        config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        folder = service_account_dir(connection)
+        InClusterConfigLoader(  # type: ignore[no-untyped-call]
+            token_filename=os.path.join(folder, "token"), cert_filename=os.path.join(folder, "ca.crt")
+        ).load_and_set(cfg)
     else:
         config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=connection.kubeconfig,

@@ -53,27 +53,37 @@ def test_check_passes_for_the_example_on_the_simulator(kube: KubeSimulator, tmp_
     assert "Everything needed is in place." in output
     assert "KRM_SCOPE_POLICY = targets cluster; resources configmaps, secrets, deployments.apps," in output
     assert "ok   the API server answers (HTTP 200, Kubernetes v" in output
-    assert (
-        "ok   flunders.wardle.example.com (wardle.example.com/v1alpha1) in demo:"
-        " the target's identity may list and watch"
-    ) in output
-    assert "note the target's identity may impersonate users" in output
+    assert "note reads and writes impersonate each person" in output  # what the client loader answered
+    assert "ok   users at the cluster scope: impersonate granted" in output
     assert "FAIL" not in output
 
 
-def test_check_fails_when_the_identity_may_neither_read_nor_impersonate(kube: KubeSimulator, tmp_path: Path) -> None:
+def test_check_asks_for_every_verb_the_service_identity_needs(kube: KubeSimulator, tmp_path: Path) -> None:
+    code, output = check(example(tmp_path, "admin", kube.kubeconfig_path, EXAMPLE_IMPERSONATE=False))
+    assert code == 0, output
+    assert "note the target's own identity reads and writes" in output
+    assert (
+        "ok   flunders.wardle.example.com (wardle.example.com/v1alpha1) in demo:"
+        " get, list, watch, patch, delete granted"
+    ) in output
+    assert "ok   configmaps (v1) in demo-staging: get, list, watch, create, patch, delete granted" in output
+    assert "impersonate" not in output
+
+
+def test_check_fails_when_the_identity_may_not_impersonate(kube: KubeSimulator, tmp_path: Path) -> None:
     kube.add_user("nobody")
     code, output = check(example(tmp_path, "nobody", kube.kubeconfig_path))
     assert code == 1
-    assert "FAIL configmaps (v1) in demo: the target's identity may neither list and watch nor impersonate" in output
-    assert "note the target's identity may not impersonate users" in output
-    assert re.search(r"^\d+ problems found$", output, re.MULTILINE)
+    assert "FAIL users at the cluster scope: impersonate not granted" in output
+    assert "1 problem found" in output
 
 
-def test_check_notes_a_reader_that_only_impersonation_can_serve(kube: KubeSimulator, tmp_path: Path) -> None:
-    code, output = check(example(tmp_path, "viewer", kube.kubeconfig_path))
-    assert code == 0, output  # the viewer may list and watch everything the example serves
-    assert "ok   secrets (v1) in demo-staging: the target's identity may list and watch" in output
+def test_check_names_the_writes_a_reader_may_not_make(kube: KubeSimulator, tmp_path: Path) -> None:
+    code, output = check(example(tmp_path, "viewer", kube.kubeconfig_path, EXAMPLE_IMPERSONATE=False))
+    assert code == 1, output
+    assert "FAIL secrets (v1) in demo-staging: patch, delete not granted (granted: get, list, watch)" in output
+    assert "FAIL configmaps (v1) in demo: create, patch, delete not granted (granted: get, list, watch)" in output
+    assert re.search(r"^8 problems found$", output, re.MULTILINE)
 
 
 def test_check_reports_an_unreachable_api_server_and_a_missing_resource(tmp_path: Path) -> None:
