@@ -173,7 +173,7 @@ class ServiceAccountRef:
 
 def rules(permissions: Iterable[Permission]) -> list[dict[str, list[str]]]:
     """RBAC policy rules granting exactly ``permissions`` (their namespaces aside): one rule per
-    API group and verb set, its resources sorted."""
+    API group and verb set, its resources sorted, in the order of API group and first resource."""
     verbs_by_resource: dict[tuple[str, str], set[str]] = {}
     for permission in permissions:
         verbs_by_resource.setdefault((permission.group, permission.resource), set()).add(permission.verb)
@@ -181,9 +181,10 @@ def rules(permissions: Iterable[Permission]) -> list[dict[str, list[str]]]:
     for (group, resource), verbs in sorted(verbs_by_resource.items()):
         ordered = tuple(sorted(verbs, key=lambda verb: Permission("", group, resource, verb).verb_rank))
         grouped.setdefault((group, ordered), []).append(resource)
+    ordered = sorted(grouped.items(), key=lambda item: (item[0][0], sorted(item[1])))
     return [
         {"apiGroups": [group], "resources": sorted(resources), "verbs": list(verbs)}
-        for (group, verbs), resources in sorted(grouped.items())
+        for (group, verbs), resources in ordered
     ]
 
 

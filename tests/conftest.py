@@ -1,11 +1,28 @@
-"""Suite-wide settings: hypothesis profiles (CI runs every property with 500 examples)."""
+"""Suite-wide settings: hypothesis profiles (CI runs every property with 500 examples), the shared
+real kube-apiserver."""
 
 from __future__ import annotations
 
 import os
+import typing as t
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+if t.TYPE_CHECKING:
+    from tests.realkube import KubeApiServer
 
 settings.register_profile("ci", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="session")
+def real_kube() -> Iterator[KubeApiServer]:
+    """The real kube-apiserver (``apiserver`` marker), started once per test session for every test
+    that needs one it may share: tests work in namespaces of their own."""
+    from tests.realkube import start_kube_apiserver
+
+    with start_kube_apiserver() as server:
+        yield server

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import kubernetes.client
@@ -20,14 +19,14 @@ pytestmark = pytest.mark.apiserver
 
 
 @pytest.fixture(scope="module")
-def kube(request: pytest.FixtureRequest) -> Iterator[KubeApiServer]:
-    with start_kube_apiserver() as server:
-        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-        capture = request.config.pluginmanager.get_plugin("capturemanager")
-        if reporter is not None and capture is not None:
-            with capture.global_and_fixture_disabled():
-                reporter.write_line(f"\nreal kube-apiserver {server.version} at {server.url}")
-        yield server
+def kube(request: pytest.FixtureRequest, real_kube: KubeApiServer) -> KubeApiServer:
+    """The session's real server (``real_kube``), its version and address printed once."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(f"\nreal kube-apiserver {real_kube.version} at {real_kube.url}")
+    return real_kube
 
 
 def release(version: str) -> tuple[int, int, int]:

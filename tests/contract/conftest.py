@@ -61,11 +61,9 @@ def kube_server(request: pytest.FixtureRequest) -> Iterator[Any]:
         with KubeSimulator(resource_version_wait=SIMULATOR_RESOURCE_VERSION_WAIT) as simulator:
             yield SimulatorServer(simulator)
     else:
-        from tests.realkube import start_kube_apiserver
-
-        with start_kube_apiserver() as server:
-            _report(request.config, f"kube-apiserver version: {server.version}")
-            yield server
+        server = request.getfixturevalue("real_kube")
+        _report(request.config, f"kube-apiserver version: {server.version}")
+        yield server
 
 
 @pytest.fixture
