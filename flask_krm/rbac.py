@@ -179,12 +179,12 @@ def rules(permissions: Iterable[Permission]) -> list[dict[str, list[str]]]:
         verbs_by_resource.setdefault((permission.group, permission.resource), set()).add(permission.verb)
     grouped: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for (group, resource), verbs in sorted(verbs_by_resource.items()):
-        ordered = tuple(sorted(verbs, key=lambda verb: Permission("", group, resource, verb).verb_rank))
-        grouped.setdefault((group, ordered), []).append(resource)
-    ordered = sorted(grouped.items(), key=lambda item: (item[0][0], sorted(item[1])))
+        verb_list = tuple(sorted(verbs, key=lambda verb: Permission("", group, resource, verb).verb_rank))
+        grouped.setdefault((group, verb_list), []).append(resource)
+    in_order = sorted(grouped.items(), key=lambda item: (item[0][0], sorted(item[1])))
     return [
         {"apiGroups": [group], "resources": sorted(resources), "verbs": list(verbs)}
-        for (group, verbs), resources in ordered
+        for (group, verbs), resources in in_order
     ]
 
 

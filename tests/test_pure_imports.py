@@ -32,6 +32,7 @@ PURE_MODULES = (
     "flask_krm.store.text_merge",
     "flask_krm.logvalues",
     "flask_krm.yaml_text",
+    "flask_krm.rbac",
 )
 
 BLOCKED = ("flask", "flask_login", "werkzeug", "gevent", "greenlet", "kubernetes")

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from flask import Flask
 
 from example_app import create_app
@@ -113,6 +114,55 @@ def test_check_reports_configuration_mistakes(tmp_path: Path) -> None:
     assert code == 1
     assert "FAIL KRM_QUEUE_DEPTH must be a positive integer, got 0" in output
     assert "FAIL the scope policy serves target 'cluster', which KRM_TARGETS does not configure" in output
+
+
+def rbac(app: Flask, *arguments: str) -> tuple[int, str]:
+    result = app.test_cli_runner().invoke(krm_cli, ["rbac", *arguments])
+    return result.exit_code, result.output
+
+
+def test_rbac_for_an_impersonating_host_grants_only_impersonation_and_prints_the_peoples_roles(
+    kube: KubeSimulator, tmp_path: Path
+) -> None:
+    code, output = rbac(example(tmp_path, "admin", kube.kubeconfig_path), "--namespace", "tools")
+    assert code == 0, output
+    assert output.startswith("# RBAC for target 'cluster'")
+    assert "# ServiceAccount tools/flask-krm: reads and writes impersonate each person." in output
+    documents = [d for d in yaml.safe_load_all(output) if d]
+    assert [(d["kind"], d["metadata"]["name"], d["metadata"].get("namespace")) for d in documents] == [
+        ("ClusterRole", "flask-krm", None),
+        ("ClusterRoleBinding", "flask-krm", None),
+        ("Role", "flask-krm-people", "demo"),
+        ("Role", "flask-krm-people", "demo-staging"),
+    ]
+    assert documents[0]["rules"] == [{"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"]}]
+    assert documents[1]["subjects"] == [{"kind": "ServiceAccount", "name": "flask-krm", "namespace": "tools"}]
+
+
+def test_rbac_for_the_services_own_identity_names_every_verb_per_resource(kube: KubeSimulator, tmp_path: Path) -> None:
+    app = example(tmp_path, "admin", kube.kubeconfig_path, EXAMPLE_NAMESPACES=("demo",))
+    code, output = rbac(app, "--identity", "service", "--service-account", "app", "--name", "app-editor")
+    assert code == 0, output
+    role, binding = (d for d in yaml.safe_load_all(output) if d)
+    assert (role["kind"], role["metadata"]) == ("Role", {"name": "app-editor", "namespace": "demo"})
+    assert {rule["resources"][0]: rule["verbs"] for rule in role["rules"]} == {
+        "configmaps": ["get", "list", "watch", "create", "patch", "delete"],  # the review list creates these
+        "secrets": ["get", "list", "watch", "patch", "delete"],
+        "deployments": ["get", "list", "watch", "patch", "delete"],
+        "flunders": ["get", "list", "watch", "patch", "delete"],
+    }
+    assert binding["roleRef"]["name"] == "app-editor"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "app", "namespace": "default"}]
+
+
+def test_rbac_says_what_it_cannot_tell(tmp_path: Path) -> None:
+    in_cluster = create_app({"KRM_TARGETS": {"cluster": {"in_cluster": True, "service_account_dir": str(tmp_path)}}})
+    code, output = rbac(in_cluster)  # impersonation needs the target's client, which has no token here
+    assert code == 1
+    assert "say whom requests act as with --identity service, impersonation or own-credentials" in output
+    code, output = rbac(in_cluster, "--target", "elsewhere")
+    assert code == 2
+    assert "the scope policy serves no target 'elsewhere'" in output
 
 
 def test_check_refuses_an_application_without_flask_krm() -> None:

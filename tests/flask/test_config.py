@@ -68,6 +68,12 @@ def test_unknown_keys_are_refused_by_name(tmp_path: Path) -> None:
         ("KRM_TARGETS", {"demo": {"kubeconfig": "/k", "server": "https://x"}}, "unknown keys server"),
         ("KRM_TARGETS", {"demo": {"kubeconfig": ""}}, r"\['kubeconfig'\] must be a non-empty path"),
         ("KRM_TARGETS", {"demo": {"in_cluster": "yes"}}, r"\['in_cluster'\] must be a bool"),
+        (
+            "KRM_TARGETS",
+            {"demo": {"kubeconfig": "/k", "service_account_dir": "/sa"}},
+            "'service_account_dir' applies only with 'in_cluster': True",
+        ),
+        ("KRM_TARGETS", {"demo": {"in_cluster": True, "service_account_dir": ""}}, "must be a non-empty path"),
         ("KRM_TARGETS", {"Prod_1": {"in_cluster": True}}, r"KRM_TARGETS\['Prod_1'\]: .*a scope could never name it"),
     ],
 )
@@ -83,12 +89,14 @@ def test_target_specs_are_parsed(tmp_path: Path) -> None:
         KRM_TARGETS={
             "demo": {"kubeconfig": "/etc/kube/config", "context": "kind"},
             "prod": {"in_cluster": True},
+            "staging": {"in_cluster": True, "service_account_dir": "/run/sa"},
         },
     )
     KrmStream(app, authorizer=allow)
     assert config.get(app, "TARGETS") == {
         "demo": config.TargetSpec(kubeconfig="/etc/kube/config", context="kind"),
         "prod": config.TargetSpec(in_cluster=True),
+        "staging": config.TargetSpec(in_cluster=True, service_account_dir="/run/sa"),
     }
 
 

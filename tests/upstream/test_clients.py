@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from flask_krm.upstream.clients import (
     ApiClients,
     BearerToken,
     Impersonation,
+    InCluster,
     Kubeconfig,
     UnknownTargetError,
 )
@@ -104,4 +106,23 @@ def test_a_bearer_token_replaces_the_target_credentials(kube: KubeSimulator) -> 
         BearerToken("")
     with pytest.raises(ValueError):
         Impersonation("")
+    clients.close()
+
+
+def test_an_in_cluster_target_reads_the_token_and_ca_a_pod_has(
+    kube: KubeSimulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service account folder (here a test's; in a pod Kubernetes mounts it) and the
+    ``KUBERNETES_SERVICE_HOST``/``PORT`` environment make the target's client."""
+    (tmp_path / "token").write_text("viewer-token")
+    (tmp_path / "ca.crt").write_bytes(kube.ca_pem)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", kube.url.rsplit(":", 1)[1])
+    clients = ApiClients({"pod": InCluster(str(tmp_path))})
+    api = clients.service("pod")
+    assert api.configuration.host == kube.url
+    assert whoami(api)["allowed"], "the viewer's token, verified against the folder's CA"
+    (tmp_path / "token").write_text("nobody-token")
+    assert whoami(ApiClients({"pod": InCluster(str(tmp_path))}).service("pod"))["status"] == 401
+    assert InCluster().service_account_dir == "/var/run/secrets/kubernetes.io/serviceaccount"
     clients.close()
