@@ -14,7 +14,7 @@ RUN python3 -m venv /opt/venv
 WORKDIR /src
 COPY pyproject.toml setup.cfg README.md ./
 COPY flask_krm ./flask_krm
-RUN /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check ".[redis]" "gunicorn>=23" \
+RUN /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check ".[redis]" "gunicorn>=27" \
  && /opt/venv/bin/python -m compileall -q /opt/venv
 COPY example_app /app/example_app
 RUN /opt/venv/bin/python -m compileall -q /app/example_app
@@ -27,6 +27,7 @@ RUN apt-get update \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin app
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /app /app
+# gunicorn runs without its control socket (by default in $HOME, which this user has not).
 # The instance folder is written at run time (deploy/ mounts an emptyDir there, the root
 # filesystem stays read-only).
 RUN install -d -o 10001 -g 10001 -m 0700 /app/instance
@@ -36,4 +37,4 @@ ENV PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin \
 WORKDIR /app
 USER 10001:10001
 EXPOSE 8000
-ENTRYPOINT ["gunicorn", "--config", "example_app/gunicorn_conf.py", "--bind", "0.0.0.0:8000", "example_app:create_app()"]
+ENTRYPOINT ["gunicorn", "--config", "example_app/gunicorn_conf.py", "--bind", "0.0.0.0:8000", "--no-control-socket", "example_app:create_app()"]

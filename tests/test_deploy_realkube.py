@@ -118,6 +118,20 @@ def test_deploy_renders_and_passes_a_server_side_dry_run_apply(namespaces: KubeA
     assert missing.value.status == 404
 
 
+def test_the_rbac_of_an_impersonating_configuration_passes_a_server_side_dry_run(namespaces: KubeApiServer) -> None:
+    """The example's default: it impersonates the signed-in person (a ClusterRole, people's Roles)."""
+    env = host_environment(
+        {"FLASK_KRM_TARGETS": json.dumps({"cluster": {"kubeconfig": namespaces.kubeconfig_path}})},
+        FLASK_EXAMPLE_NAMESPACES=json.dumps([SERVED_NAMESPACE]),
+    )
+    printed = flask_krm(env, "krm", "rbac", "--namespace", APP_NAMESPACE, "--name", "impersonating-example")
+    assert printed.returncode == 0, printed.stderr
+    assert [o["kind"] for o in objects(printed.stdout)] == ["ClusterRole", "ClusterRoleBinding", "Role"]
+    applied = kubectl(namespaces, "apply", "--server-side", "--dry-run=server", "-f", "-", stdin=printed.stdout)
+    assert applied.returncode == 0, applied.stderr
+    assert len(applied.stdout.splitlines()) == 3
+
+
 @dataclass
 class Pod:
     """What a pod of the Deployment would have: its environment and its service account folder."""
