@@ -76,6 +76,21 @@ def create(call: t.Callable[[], object]) -> None:
             raise
 
 
+def deployment(name: str) -> dict[str, t.Any]:
+    labels = {"app": name}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]},
+            },
+        },
+    }
+
+
 @pytest.fixture(scope="module")
 def namespaces(real_kube: KubeApiServer) -> KubeApiServer:
     """The application's namespace and the one it serves, with a ConfigMap and a Deployment."""
@@ -88,19 +103,7 @@ def namespaces(real_kube: KubeApiServer) -> KubeApiServer:
                 SERVED_NAMESPACE, {"metadata": {"name": CONFIGMAP}, "data": {"greeting": "hello"}}
             )
         )
-        labels = {"app": DEPLOYMENT}
-        deployment = {
-            "metadata": {"name": DEPLOYMENT, "labels": labels},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]},
-                },
-            },
-        }
-        create(lambda: apps.create_namespaced_deployment(SERVED_NAMESPACE, deployment))
+        create(lambda: apps.create_namespaced_deployment(SERVED_NAMESPACE, deployment(DEPLOYMENT)))
     return real_kube
 
 
@@ -223,7 +226,7 @@ def test_kubernetes_refuses_the_service_account_what_the_configuration_does_not_
         for write in (
             lambda: core.create_namespaced_config_map("default", {"metadata": {"name": "outside"}}),
             lambda: core.list_namespaced_config_map(APP_NAMESPACE),
-            lambda: apps.create_namespaced_deployment(SERVED_NAMESPACE, {"metadata": {"name": "new"}}),
+            lambda: apps.create_namespaced_deployment(SERVED_NAMESPACE, deployment("new")),
             lambda: core.list_namespaced_pod(SERVED_NAMESPACE),
         ):
             with pytest.raises(ApiException) as caught:
@@ -343,7 +346,11 @@ def test_with_one_verb_removed_check_names_it_and_the_refused_save_is_shown(
         expect(replicas).to_have_value("3", timeout=WAIT_MS)
         replicas.fill("5")
         expect(press_save(page)).to_have_attribute("data-krm-outcome", "access-denied", timeout=WAIT_MS)
-        expect(page.locator(".krm-editor .krm-outcome")).to_contain_text("You do not have permission")
+        shown = page.locator(".krm-editor .krm-outcome")
+        expect(shown).to_contain_text("You do not have permission to make this change. Your edits are still here.")
+        expect(shown).to_contain_text(
+            'User "system:serviceaccount:flask-krm:flask-krm-example" cannot patch resource "deployments"'
+        )
         expect(replicas).to_have_value("5")  # the draft stays
         page.screenshot(path="/tmp/flask-krm-rbac-refused-save.png", full_page=True)
         with pod.kube.api_client("admin") as admin:
