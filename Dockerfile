@@ -14,7 +14,7 @@ RUN python3 -m venv /opt/venv
 WORKDIR /src
 COPY pyproject.toml setup.cfg README.md ./
 COPY flask_krm ./flask_krm
-RUN /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check ".[redis]" "gunicorn>=27" \
+RUN /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check ".[redis]" "gunicorn[gevent]>=27" \
  && /opt/venv/bin/python -m compileall -q /opt/venv
 COPY example_app /app/example_app
 RUN /opt/venv/bin/python -m compileall -q /app/example_app
