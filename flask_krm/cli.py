@@ -1,11 +1,17 @@
-"""``flask krm``: check an application's flask-krm setup, and list a running server's streams.
+"""``flask krm``: check an application's flask-krm setup, print the RBAC it needs, and list a
+running server's streams.
 
 ``KrmStream.init_app`` adds the group to the application:
 
 - ``flask krm check`` validates every ``KRM_*`` key and the host hooks, then, for each target in
   ``KRM_TARGETS``, checks that its API server answers, that every resource the scope policy
-  serves exists there, and that the target's own identity may read it (or impersonate). It exits
-  with status 1 when something would stop streams from working.
+  serves exists there, and that the target's own identity holds every verb the configuration
+  needs (:mod:`flask_krm.rbac`), with one SelfSubjectAccessReview each. It exits with status 1
+  when something would stop streams or writes from working, naming each missing verb.
+- ``flask krm rbac`` prints the Roles, ClusterRoles and bindings granting exactly those verbs to a
+  ServiceAccount, as YAML for ``kubectl apply``. Whom requests act as (the target's identity, an
+  impersonated person, the person's own credentials) is asked of the client loader with a probe
+  principal, or given with ``--identity``.
 - ``flask krm streams`` asks a running server, through the status socket it serves
   (:class:`StatusServer`), which upstream watches and which streams (page channels and spec-v1
   JSON streams) are open, and prints them.
@@ -51,7 +57,7 @@ SOCKET_PREFIX: t.Final = "krm-status-"
 SOCKET_SUFFIX: t.Final = ".sock"
 SSAR_PATH: t.Final = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 
-krm_cli = AppGroup("krm", help="flask-krm: check the setup, list a running server's streams.")
+krm_cli = AppGroup("krm", help="flask-krm: check the setup, print the RBAC it needs, list a running server's streams.")
 
 
 # ------------------------------------------------------------------------------------- check --
