@@ -42,7 +42,8 @@ from gevent.lock import Semaphore
 
 from . import csrf
 from .drafts.backend import BackendUnavailable, DraftBackend, MemoryBackend, Record, session_tag
-from .drafts.sync import DraftSync
+from .drafts.endings import SessionEndings
+from .drafts.sync import DraftSync, EditContended
 from .errors import DraftLimitReached, DraftsUnavailable
 
 if t.TYPE_CHECKING:
@@ -56,6 +57,8 @@ OWNER_KEY: t.Final = "_krm_owner"
 
 MAX_PAGE_STATES: t.Final = 64
 """Per-page UI state entries one namespace keeps; the least recently used is dropped first."""
+
+_T = t.TypeVar("_T")
 
 NamespaceKey: t.TypeAlias = tuple[str, str]
 """``(session id, principal name)``."""
@@ -200,6 +203,30 @@ class SessionDrafts:
         except BackendUnavailable:
             return
 
+    def edit(self, scope: Scope, projection: str, apply: Callable[[], _T], *, policy: EditPolicy | None = None) -> _T:
+        """Make the person's edit ``apply()`` on the store for ``scope``, ``projection`` and ``policy``
+        so that it lands whatever other workers write at the same time (:meth:`DraftSync.edit
+        <flask_krm.drafts.sync.DraftSync.edit>`; ``apply()`` alone with the memory backend). Raises
+        what ``apply()`` raises, and :class:`~flask_krm.errors.DraftsUnavailable` (503) when the edit
+        never found its object's record unchanged."""
+        sync = self._registry.sync
+        if sync is None:
+            return apply()
+        try:
+            return sync.edit(self._key[0], store_id(StoreKey(scope, projection, policy)), apply)
+        except EditContended:
+            raise DraftsUnavailable() from None
+
+    def touch(self) -> None:
+        """Keep this session's drafts in the backend for the session lifetime from now (a page of it
+        is open)."""
+        if self._registry.sync is not None:
+            self._registry.sync.touch(self._key[0], self._limits.session_lifetime)
+
+    def watch_end(self, ended: Callable[[], None]) -> Callable[[], None]:
+        """Call ``ended()`` when this session ends, on any worker; returns the function that stops it."""
+        return self._registry.endings.watch(self._key[0], ended)
+
     def keys(self) -> list[StoreKey]:
         """The keys of every store held, least recently used first."""
         with self._registry.lock:
@@ -232,14 +259,24 @@ class SessionDrafts:
         return self._registry.backend.shared
 
     def records(self) -> dict[str, Record]:
-        """Every record the draft backend holds for this session (none with the memory backend).
+        """Every record the draft backend holds for this session but its page records (none with
+        the memory backend). Reading renews them.
 
         Raises :class:`~flask_krm.errors.DraftsUnavailable` (503) when it cannot be read.
         """
         try:
-            return self._registry.backend.read(self._key[0])
+            return self._registry.backend.read(self._key[0], lifetime=self._limits.session_lifetime)
         except BackendUnavailable:
             raise DraftsUnavailable() from None
+
+    def record(self, name: str) -> Record | None:
+        """The record ``name`` the draft backend holds for this session, if any; reading renews the
+        session's records. Raises :class:`~flask_krm.errors.DraftsUnavailable` (503)."""
+        try:
+            held = self._registry.backend.read(self._key[0], (name,), lifetime=self._limits.session_lifetime)
+        except BackendUnavailable:
+            raise DraftsUnavailable() from None
+        return held.get(name)
 
     def write_records(self, records: t.Mapping[str, Record | None], *, fence: tuple[str, int] | None = None) -> bool:
         """Write ``records`` to the draft backend (``None`` removes one) for the session lifetime.
@@ -313,6 +350,8 @@ class DraftRegistry:
         """Keeps stores in step with a shared backend (``None`` with the memory backend)."""
         if self.sync is not None:
             self.sync.on_session_ended = self._ended_elsewhere
+        self.endings = SessionEndings()
+        """The open channels and streams of each session, told when it ends."""
         self.lock = threading.RLock()
         self._namespaces: dict[NamespaceKey, _Namespace] = {}
         """Least recently used first."""
@@ -329,6 +368,7 @@ class DraftRegistry:
         with self.lock:
             for key in [k for k in self._namespaces if k[0] == session_id]:
                 del self._namespaces[key]
+        self.endings.end(session_tag(session_id))
         try:
             if self.sync is not None:
                 self.sync.end_session(session_id)
@@ -341,6 +381,7 @@ class DraftRegistry:
         with self.lock:
             for key in [k for k in self._namespaces if session_tag(k[0]) == tag]:
                 del self._namespaces[key]
+        self.endings.end(tag)
 
     def __len__(self) -> int:
         return len(self._namespaces)
@@ -380,6 +421,7 @@ class DraftRegistry:
         for key, held in list(self._namespaces.items()):
             if now - held.last_used >= limits.session_lifetime:
                 del self._namespaces[key]
+                self.endings.end(session_tag(key[0]))  # expired: whatever of it is still open ends
                 continue
             held.expire(now, limits.store_expiry)
             if not held.entries and not held.pages and now - held.last_used >= limits.store_expiry:

@@ -17,13 +17,29 @@ import itertools
 import threading
 import time
 import typing as t
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 Record: t.TypeAlias = t.Any
 """A JSON value (``dict``, ``list``, ``str``, numbers, ``bool``, ``None``)."""
 
 Message: t.TypeAlias = dict[str, t.Any]
 """A change message between workers (a JSON object)."""
+
+Versioned: t.TypeAlias = tuple[Record | None, int]
+"""A record (``None``: removed, or kept nowhere) and its version: how many times it was written."""
+
+PAGE_KIND: t.Final = "page"
+"""The kind of the fields (``page:<page id>``) that hold what a page showed: many per session, each
+cheap to make again, so a backend keeps them apart from the person's records and at most
+:data:`MAX_PAGE_RECORDS` of them per session, the least recently used dropped first."""
+
+MAX_PAGE_RECORDS: t.Final = 64
+"""Page records one session keeps (as many as a worker keeps page states per session)."""
+
+
+def is_page_field(name: str) -> bool:
+    """Whether the field ``name`` is a page record (:data:`PAGE_KIND`)."""
+    return name.startswith(PAGE_KIND + ":")
 
 
 def session_tag(session_id: str) -> str:
@@ -41,8 +57,36 @@ class DraftBackend(t.Protocol):
     shared: bool
     """Whether other processes see what this one writes (and drafts survive a restart)."""
 
-    def read(self, session_id: str) -> dict[str, Record]:
-        """Every record of ``session_id``, by field. Raises :class:`BackendUnavailable`."""
+    def read(
+        self, session_id: str, fields: Collection[str] | None = None, *, lifetime: float | None = None
+    ) -> dict[str, Record]:
+        """The records of ``session_id`` named ``fields`` that are held, by field; without ``fields``
+        every record but the page records. Reading a page record marks it used. With ``lifetime``,
+        the session's records are kept that many more seconds from now (reading is using them).
+        Raises :class:`BackendUnavailable`."""
+        ...
+
+    def read_versioned(self, session_id: str, prefix: str, *, lifetime: float | None = None) -> dict[str, Versioned]:
+        """Every record of ``session_id`` whose field starts with ``prefix`` (page records aside), and
+        every such field written before and removed since, with its version: what a
+        :meth:`swap` expects. ``lifetime`` as for :meth:`read`. Raises :class:`BackendUnavailable`."""
+        ...
+
+    def swap(
+        self,
+        session_id: str,
+        records: Mapping[str, Record | None],
+        expect: Mapping[str, int],
+        lifetime: float,
+        *,
+        message: Message | None = None,
+    ) -> dict[str, int] | None:
+        """Compare and set: when every field of ``expect`` is still at the version given (0: never
+        written), set ``records`` as :meth:`write` does, all at once, and return the new version of
+        each field written; otherwise write nothing and return ``None`` (the caller reads the newer
+        records and does its change again on them). Of two swaps expecting the same version of a
+        field, exactly one succeeds. ``message`` is published with a ``versions`` member added (the
+        new versions). Raises :class:`BackendUnavailable`."""
         ...
 
     def write(
@@ -58,9 +102,16 @@ class DraftBackend(t.Protocol):
         seconds from now, and publish ``message`` to the other workers, all at once.
 
         With ``fence`` (a lock name and the token it gave), nothing is written and ``False`` is
-        returned when a newer token for that lock was handed out since. Raises
+        returned when a newer token for that lock was handed out since. Every field written gets
+        its next version (:meth:`swap`); a page record is marked used, and past
+        :data:`MAX_PAGE_RECORDS` the least recently used ones are dropped. Raises
         :class:`BackendUnavailable`.
         """
+        ...
+
+    def touch(self, session_id: str, lifetime: float) -> None:
+        """Keep the records of ``session_id`` ``lifetime`` more seconds from now (they are in use).
+        Raises :class:`BackendUnavailable`."""
         ...
 
     def drop(self, session_id: str) -> None:
@@ -84,7 +135,8 @@ class DraftBackend(t.Protocol):
         ...
 
     def messages(self) -> Iterator[Message]:
-        """The messages other workers publish, as they arrive (blocks; one subscription)."""
+        """An empty message once subscribed, then the messages workers publish, as they arrive
+        (blocks; one subscription). Raises :class:`BackendUnavailable` when the subscription is lost."""
         ...
 
     def close(self) -> None:
@@ -95,8 +147,10 @@ class DraftBackend(t.Protocol):
 class MemoryBackend:
     """Drafts in this process only: the default, with nothing to install.
 
-    Records are not kept here (the process's draft registry is the copy); locks are in-process
-    with fencing tokens; messages go nowhere (every page of a session is served by this process).
+    Records are not kept here (the process's draft registry is the copy), only their versions, so
+    :meth:`swap` is the same compare-and-set as everywhere (reads give ``None`` for each value);
+    locks are in-process with fencing tokens; messages go nowhere (every page of a session is
+    served by this process).
     """
 
     shared = False
@@ -106,10 +160,54 @@ class MemoryBackend:
         self._locks: dict[tuple[str, str], tuple[int, float]] = {}
         self._latest: dict[tuple[str, str], int] = {}
         self._tokens = itertools.count(1)
+        self._versions: dict[str, dict[str, int]] = {}
+        self._expires: dict[str, float] = {}
+        """Session -> when its versions are forgotten (as Redis lets a session's keys expire)."""
+        self._swept = clock()
         self._mutex = threading.Lock()
 
-    def read(self, session_id: str) -> dict[str, Record]:
+    def read(
+        self, session_id: str, fields: Collection[str] | None = None, *, lifetime: float | None = None
+    ) -> dict[str, Record]:
         return {}
+
+    def read_versioned(self, session_id: str, prefix: str, *, lifetime: float | None = None) -> dict[str, Versioned]:
+        with self._mutex:
+            held = self._versions.get(session_id, {})
+            return {name: (None, version) for name, version in held.items() if name.startswith(prefix)}
+
+    def swap(
+        self,
+        session_id: str,
+        records: Mapping[str, Record | None],
+        expect: Mapping[str, int],
+        lifetime: float,
+        *,
+        message: Message | None = None,
+    ) -> dict[str, int] | None:
+        with self._mutex:
+            held = self._versions.get(session_id, {})
+            if any(held.get(name, 0) != version for name, version in expect.items()):
+                return None
+            return self._bump(session_id, records, lifetime)
+
+    def touch(self, session_id: str, lifetime: float) -> None:
+        with self._mutex:
+            if session_id in self._expires:
+                self._expires[session_id] = self._clock() + lifetime
+
+    def _bump(self, session_id: str, records: Mapping[str, Record | None], lifetime: float) -> dict[str, int]:
+        now = self._clock()
+        if now - self._swept > 60:
+            self._swept = now
+            for gone in [s for s, deadline in self._expires.items() if deadline <= now]:
+                del self._expires[gone], self._versions[gone]
+        held = self._versions.setdefault(session_id, {})
+        self._expires[session_id] = now + lifetime
+        for name in records:
+            if not is_page_field(name):
+                held[name] = held.get(name, 0) + 1
+        return {name: held[name] for name in records if name in held}
 
     def write(
         self,
@@ -120,13 +218,16 @@ class MemoryBackend:
         fence: tuple[str, int] | None = None,
         message: Message | None = None,
     ) -> bool:
-        if fence is None:
-            return True
         with self._mutex:
-            return self._latest.get((session_id, fence[0])) == fence[1]
+            if fence is not None and self._latest.get((session_id, fence[0])) != fence[1]:
+                return False
+            self._bump(session_id, records, lifetime)
+            return True
 
     def drop(self, session_id: str) -> None:
         with self._mutex:
+            self._versions.pop(session_id, None)
+            self._expires.pop(session_id, None)
             for key in [k for k in self._locks if k[0] == session_id]:
                 del self._locks[key]
             for key in [k for k in self._latest if k[0] == session_id]:

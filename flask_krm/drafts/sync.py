@@ -8,7 +8,16 @@ converge on the same drafts, whichever worker an edit, a resolution or a Save re
 
 Records are written only when they change (a server event that leaves the person's edits as they
 were writes nothing). When the backend cannot be reached the records wait here, in order, and are
-written when it is back (:meth:`DraftSync.flush`); meanwhile :attr:`DraftSync.unavailable` is set.
+written when it is back (:meth:`DraftSync.flush`); meanwhile :attr:`DraftSync.unavailable` is set
+and every callback of :meth:`DraftSync.on_availability` is told.
+
+An object's edit record is written by compare-and-set (:meth:`DraftBackend.swap
+<flask_krm.drafts.backend.DraftBackend.swap>`) on the version this worker last wrote or received.
+A person's edit runs through :meth:`DraftSync.edit`: when another worker wrote a newer record of the
+object meanwhile (two edits of one object in flight on two workers at once), the newer record is
+restored and the edit made again on it, until it lands; so each edit the person was answered for
+is in the record, and the edit sequence counts them in the order they landed. A record another
+change (a server event) would write over a newer one is dropped for the newer one instead.
 """
 
 from __future__ import annotations
@@ -30,6 +39,14 @@ logger = logging.getLogger("flask_krm.drafts")
 
 EDIT: t.Final = "edit"
 RECOVERY: t.Final = "recovery"
+EDIT_ATTEMPTS: t.Final = 16
+"""How many times one edit is made again on a newer record before it is refused as contended."""
+T = t.TypeVar("T")
+
+
+class EditContended(Exception):
+    """An edit found a newer record of its object every time it was made again (the draft holds the
+    newest record, without this edit)."""
 
 
 def field_name(kind: str, *parts: str) -> str:
@@ -45,8 +62,12 @@ class _Attached:
     lifetime: float
     written: dict[str, str] = field(default_factory=dict)
     """Field -> the JSON text last written or received (what the backend holds)."""
+    versions: dict[str, int] = field(default_factory=dict)
+    """Edit record field -> the version of it last written or received here."""
     replaying: bool = False
     """A record another worker wrote is being replayed: it is what the backend holds already."""
+    collecting: dict[str, Record | None] | None = None
+    """While an edit runs (:meth:`DraftSync.edit`): the records it changed, written when it ends."""
 
 
 class DraftSync:
@@ -62,8 +83,10 @@ class DraftSync:
         self.retry = retry
         self._attached: dict[tuple[str, str], _Attached] = {}
         self._pending: dict[str, tuple[dict[str, Record | None], float]] = {}
+        self._touched: dict[str, float] = {}
         self._mutex = threading.RLock()
         self.unavailable = False
+        self._availability: list[Callable[[bool], None]] = []
         self.on_session_ended: Callable[[str], None] | None = None
         """Called with a session's tag when another worker ended it (this worker forgets it too)."""
 
@@ -74,11 +97,14 @@ class DraftSync:
 
         Raises :class:`BackendUnavailable` when the backend cannot be read (nothing is attached).
         """
-        records = self.backend.read(session_id)
+        held = self.backend.read_versioned(session_id, "", lifetime=lifetime)
         attached = _Attached(session_id, store_id, weakref.ref(store), lifetime)
-        prefix = field_name(EDIT, store_id, "")
-        for name, value in records.items():
+        prefix, copies = field_name(EDIT, store_id, ""), field_name(RECOVERY, store_id, "")
+        for name, (value, version) in held.items():
             if name.startswith(prefix):
+                attached.versions[name] = version
+                if value is None:
+                    continue
                 try:
                     record = EditRecord.from_json(value)
                 except ValueError:
@@ -86,7 +112,7 @@ class DraftSync:
                     continue
                 attached.written[name] = _text(value)
                 store.restore(record)
-            elif name.startswith(field_name(RECOVERY, store_id, "")) and store.recovery is not None:
+            elif name.startswith(copies) and store.recovery is not None and value is not None:
                 try:
                     store.recovery.adopt(value)
                 except ValueError:
@@ -102,6 +128,7 @@ class DraftSync:
         self._detach(session_tag(session_id))
         with self._mutex:
             self._pending.pop(session_id, None)
+            self._touched.pop(session_id, None)
 
     def _detach(self, tag: str) -> None:
         with self._mutex:
@@ -116,6 +143,19 @@ class DraftSync:
         self.detach_session(session_id)
         self.backend.drop(session_id)
         self.backend.publish({"worker": self.worker, "session": session_tag(session_id), "ended": True})
+
+    def touch(self, session_id: str, lifetime: float) -> None:
+        """Keep the session's records ``lifetime`` more seconds (a page of it is open); at most once
+        per tenth of ``lifetime``. Nothing while the backend cannot be reached."""
+        now = time.monotonic()
+        with self._mutex:
+            if now - self._touched.get(session_id, -lifetime) < lifetime / 10:
+                return
+            self._touched[session_id] = now
+        try:
+            self.backend.touch(session_id, lifetime)
+        except BackendUnavailable:
+            self._touched.pop(session_id, None)
 
     def _changed(self, attached: _Attached, uids: frozenset[str]) -> None:
         store = attached.store()
@@ -132,14 +172,76 @@ class DraftSync:
                 if store.recovery is not None:
                     copy = store.recovery.export(uid) if record is None else None
                     self._note(attached, records, field_name(RECOVERY, attached.store_id, uid), copy)
-        if records:
-            self.write(attached.session_id, records, attached.lifetime)
+            if not records:
+                return
+            if attached.collecting is not None:
+                attached.collecting.update(records)
+                return
+            if self._swap(attached, records) is False:
+                self._refresh(attached, [name for name in records if name.startswith(EDIT + ":")])
 
     def _note(self, attached: _Attached, records: dict[str, Record | None], name: str, value: Record | None) -> None:
         text = _text(value)
         if attached.written.get(name, _text(None)) != text:
             attached.written[name] = text
             records[name] = value
+
+    # -- edits -----------------------------------------------------------------------------------
+
+    def edit(self, session_id: str, store_id: str, apply: Callable[[], T]) -> T:
+        """Make the person's edit ``apply()`` on the store ``store_id`` and write what it changed by
+        compare-and-set; when another worker wrote a newer record of the object meanwhile, restore
+        that record and make the edit again on it (see the module doc). ``apply`` may be called more
+        than once and raises as it would alone (a newer record may refuse it: its key exists now).
+
+        Raises :class:`EditContended` after :data:`EDIT_ATTEMPTS` attempts.
+        """
+        with self._mutex:
+            attached = self._attached.get((session_tag(session_id), store_id))
+            if attached is None or attached.store() is None:
+                return apply()
+            for _ in range(EDIT_ATTEMPTS):
+                attached.collecting = {}
+                try:
+                    result = apply()
+                finally:
+                    collected, attached.collecting = attached.collecting, None
+                if not collected or self._swap(attached, collected) is not False:
+                    return result
+                self._refresh(attached, [name for name in collected if name.startswith(EDIT + ":")])
+            raise EditContended()
+
+    def _swap(self, attached: _Attached, records: dict[str, Record | None]) -> bool | None:
+        """Write ``records`` expecting the versions of their edit records known here: whether they
+        were written (``None``: the backend cannot be reached, they wait for :meth:`flush`)."""
+        session_id = attached.session_id
+        if session_id in self._pending:  # what waits is older: written first, in order
+            self.write(session_id, records, attached.lifetime)
+            return None
+        expect = {name: attached.versions.get(name, 0) for name in records if name.startswith(EDIT + ":")}
+        try:
+            versions = self.backend.swap(
+                session_id, records, expect, attached.lifetime, message=self._message(session_id, records)
+            )
+        except BackendUnavailable as exc:
+            self._keep(session_id, records, attached.lifetime, exc)
+            return None
+        self._available()
+        if versions is None:
+            return False
+        attached.versions.update(versions)
+        return True
+
+    def _refresh(self, attached: _Attached, names: list[str]) -> None:
+        """Take the newer records of ``names`` from the backend: each replaces the draft here."""
+        prefix = field_name(EDIT, attached.store_id, "")
+        try:
+            held = self.backend.read_versioned(attached.session_id, prefix)
+        except BackendUnavailable:
+            return
+        for name in names:
+            value, version = held.get(name, (None, 0))
+            self._replay(attached, name, value, version)
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -151,13 +253,28 @@ class DraftSync:
             if waiting is not None:
                 records = {**waiting[0], **records}
             try:
-                self.backend.write(session_id, records, lifetime, message=self._message(session_id, records))
-                self._available()
+                versions = self.backend.swap(
+                    session_id, records, {}, lifetime, message=self._message(session_id, records)
+                )
             except BackendUnavailable as exc:
-                self._pending[session_id] = (records, lifetime)
-                if not self.unavailable:
-                    logger.warning("drafts are temporarily unavailable (%s); keeping changes to write later", exc)
-                self.unavailable = True
+                self._keep(session_id, records, lifetime, exc)
+                return
+            self._learn(session_id, versions or {})
+            self._available()
+
+    def _keep(self, session_id: str, records: dict[str, Record | None], lifetime: float, exc: Exception) -> None:
+        waiting = self._pending.pop(session_id, None)
+        self._pending[session_id] = ({**waiting[0], **records} if waiting else records, lifetime)
+        if not self.unavailable:
+            logger.warning("drafts are temporarily unavailable (%s); keeping changes to write later", exc)
+        self._set_unavailable(True)
+
+    def _learn(self, session_id: str, versions: dict[str, int]) -> None:
+        tag = session_tag(session_id)
+        for name, version in versions.items():
+            attached = self._attached.get((tag, name.split(":", 2)[1])) if name.count(":") >= 2 else None
+            if attached is not None and name.startswith(EDIT + ":"):
+                attached.versions[name] = version
 
     def flush(self) -> bool:
         """Write what waits; whether nothing waits any more."""
@@ -166,17 +283,40 @@ class DraftSync:
                 return True
             for session_id, (records, lifetime) in list(self._pending.items()):
                 try:
-                    self.backend.write(session_id, records, lifetime, message=self._message(session_id, records))
+                    versions = self.backend.swap(
+                        session_id, records, {}, lifetime, message=self._message(session_id, records)
+                    )
                 except BackendUnavailable:
                     return False
                 del self._pending[session_id]
+                self._learn(session_id, versions or {})
             self._available()
             return True
+
+    def on_availability(self, callback: Callable[[bool], None]) -> Callable[[], None]:
+        """Call ``callback(available)`` whenever the backend becomes unreachable or reachable again;
+        returns the function that stops it."""
+        with self._mutex:
+            self._availability.append(callback)
+
+        def stop() -> None:
+            with self._mutex:
+                if callback in self._availability:
+                    self._availability.remove(callback)
+
+        return stop
+
+    def _set_unavailable(self, unavailable: bool) -> None:
+        if self.unavailable == unavailable:
+            return
+        self.unavailable = unavailable
+        for callback in list(self._availability):
+            callback(not unavailable)
 
     def _available(self) -> None:
         if self.unavailable:
             logger.info("drafts are available again")
-        self.unavailable = False
+        self._set_unavailable(False)
 
     def _message(self, session_id: str, records: dict[str, Record | None]) -> Message:
         return {"worker": self.worker, "session": session_tag(session_id), "records": records}
@@ -193,49 +333,49 @@ class DraftSync:
             if self.on_session_ended is not None:
                 self.on_session_ended(tag)
             return
-        if not isinstance(records, dict):
+        versions = message.get("versions")
+        if not isinstance(records, dict) or not isinstance(versions, dict):
             return
         for name, value in records.items():
-            if not isinstance(name, str) or not name.startswith(EDIT + ":"):
+            version = versions.get(name)
+            if not isinstance(name, str) or not name.startswith(EDIT + ":") or type(version) is not int:
                 continue
             with self._mutex:
                 attached = self._attached.get((tag, name.split(":", 2)[1]))
-            if attached is not None:
-                self._replay(attached, name, value)
+                if attached is not None:
+                    self._replay(attached, name, value, version)
 
     def catch_up(self, session_id: str, store_id: str) -> None:
-        """Replay what the backend holds for the store ``store_id`` that this worker has not
-        received yet: a request that changes a draft first takes the other workers' changes whose
-        messages may still be on their way, so it never builds on an older draft (and its edit
-        sequence counts on from theirs). Raises :class:`BackendUnavailable`.
+        """Replay the records of the store ``store_id`` newer than what this worker holds: a request
+        that changes a draft first takes the other workers' changes whose messages may still be on
+        their way, so it builds on the newest draft (an edit's compare-and-set would make it again
+        on it otherwise). Reading renews the session's records. Raises :class:`BackendUnavailable`.
         """
         with self._mutex:
             attached = self._attached.get((session_tag(session_id), store_id))
             if attached is None or session_id in self._pending:  # what waits here is newer
                 return
-            known = [name for name in attached.written if name.startswith(field_name(EDIT, store_id, ""))]
-        records = self.backend.read(session_id)
-        for name in {*known, *(n for n in records if n.startswith(field_name(EDIT, store_id, "")))}:
-            value = records.get(name)
-            if attached.written.get(name, _text(None)) != _text(value):
-                self._replay(attached, name, value)
+        held = self.backend.read_versioned(session_id, field_name(EDIT, store_id, ""), lifetime=attached.lifetime)
+        with self._mutex:
+            for name, (value, version) in held.items():
+                self._replay(attached, name, value, version)
 
-    def _replay(self, attached: _Attached, name: str, value: Record | None) -> None:
+    def _replay(self, attached: _Attached, name: str, value: Record | None, version: int) -> None:
+        """Make the record ``value`` at ``version`` the draft of its object, unless this worker
+        already holds that version or a newer one."""
         store = attached.store()
-        if store is None:
+        if store is None or version <= attached.versions.get(name, 0):
             return
         uid = name.split(":", 2)[2]
         try:
             record = EditRecord.from_json(value) if value is not None else EditRecord(uid, ())
         except ValueError:
             return
-        if record.sequence < store.edit_sequence(uid):
-            return  # overtaken by a newer record: what the backend holds is not this one
-        with self._mutex:
-            attached.written[name] = _text(value)
+        attached.versions[name] = version
+        attached.written[name] = _text(value)
         attached.replaying = True
         try:
-            store.restore(record)
+            store.restore(_not_older(record, store.edit_sequence(uid)))
         finally:
             attached.replaying = False
 
@@ -251,8 +391,16 @@ class DraftSync:
             except BackendUnavailable as exc:
                 if not self.unavailable:
                     logger.warning("drafts are temporarily unavailable (%s)", exc)
-                self.unavailable = True
+                self._set_unavailable(True)
             sleep(self.retry)
+
+
+def _not_older(record: EditRecord, sequence: int) -> EditRecord:
+    """``record`` with at least ``sequence`` as its edit sequence: a newer version of a record is
+    what the object's draft is now, whatever sequence this worker counted to."""
+    if record.sequence >= sequence:
+        return record
+    return EditRecord(record.uid, record.edits, record.conflicts, sequence)
 
 
 def _text(value: Record | None) -> str:

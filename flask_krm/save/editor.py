@@ -123,7 +123,7 @@ def _shared_save(ctx: EditorContext, state: EditorSaveState, run: t.Callable[[],
     if token is None:
         return Outcome(OutcomeKind.BUSY)
     try:
-        held = drafts.records().get(name)
+        held = drafts.record(name)
         if held is not None:
             try:
                 state.flow = SaveFlow.resumed(held)

@@ -235,7 +235,7 @@ class ReviewViews:
         shared = self._shared(binding)
         if shared is not None:
             try:
-                staging.adopt(binding.drafts.records().get(shared))
+                staging.adopt(binding.drafts.record(shared))
             except ValueError:
                 logger.warning("ignoring malformed pending creates and deletes in the draft backend")
         return staging

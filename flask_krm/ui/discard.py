@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from .actions import EditorContext
 from .render import render_template_fragment
+from .state import store_policy
 
 ACTION_NAME: t.Final = "discard"
 ACTION_LABEL: t.Final = "Discard changes"
@@ -33,7 +34,9 @@ def discard(ctx: EditorContext) -> Response:
         return ctx.outcome(_message("unavailable", GONE), 404)
     if not ctx.store.is_dirty(uid) and not ctx.store.conflicts(uid):
         return ctx.outcome(_message("nothing-to-discard", NOTHING))
-    ctx.store.revert(uid)
+    ctx.drafts.edit(
+        ctx.component.scope, ctx.component.projection, lambda: ctx.store.revert(uid), policy=store_policy(ctx.component)
+    )
     return ctx.outcome(_message("discarded", DISCARDED))
 
 

@@ -49,6 +49,7 @@ from .item_edits import add_item, edit_value, move_item, remove_item
 from .list_widgets import key_inputs
 from .page import Component, EditorSpec, is_component_id
 from .render import edited_object, render_template_fragment
+from .state import store_policy
 from .widgets import Field, ValueRefused, label_for, normalized_lines, path_json
 
 OPERATIONS: t.Final = frozenset(
@@ -227,7 +228,9 @@ def edit_response(component_id: str) -> Response:
         return binding
     component = binding.component
     try:
-        path, extra = apply_edit(binding)
+        path, extra = binding.drafts.edit(
+            component.scope, component.projection, lambda: apply_edit(binding), policy=store_policy(component)
+        )
     except EditRefused as refused:
         return _answer(component, refused.path, refused.message, refused.status)
     except ReadOnlyPathError:

@@ -406,7 +406,7 @@ def find_page(drafts: SessionDrafts, page_id: str) -> Page | None:
         return found
     if not drafts.shared:
         return None
-    held = drafts.records().get(f"{PAGE_RECORD}:{page_id}")
+    held = drafts.record(f"{PAGE_RECORD}:{page_id}")
     try:
         page = page_from_json(held) if held is not None else None
     except (ValueError, TypeError, KeyError):

@@ -30,6 +30,7 @@ from ..yaml_text import LoadedYaml, YamlRefused, load_yaml
 from .edits import bind_request
 from .page import Component, EditorSpec
 from .render import edited_object, render_template_fragment
+from .state import store_policy
 from .yaml_view import draft_yaml
 
 if t.TYPE_CHECKING:
@@ -130,7 +131,12 @@ def yaml_response(component_id: str) -> Response:
     if uid is None:
         return _answer(component, 404, "The object is no longer here: nothing was applied.", [])
     try:
-        message, fresh = apply_yaml(spec, binding.store, uid)
+        message, fresh = binding.drafts.edit(
+            component.scope,
+            component.projection,
+            lambda: apply_yaml(spec, binding.store, uid),
+            policy=store_policy(component),
+        )
     except YamlEditRefused as refused:
         count = len(refused.problems)
         lead = (

@@ -7,7 +7,7 @@ import typing as t
 import gevent
 import pytest
 
-from flask_krm.drafts.backend import BackendUnavailable, MemoryBackend, backend_from_url, session_tag
+from flask_krm.drafts.backend import BackendUnavailable, DraftBackend, MemoryBackend, backend_from_url, session_tag
 from flask_krm.drafts.redis_backend import RedisBackend
 from flask_krm.drafts.sync import EDIT, DraftSync, field_name
 from flask_krm.store import Edit, EditRecord
@@ -40,7 +40,12 @@ def test_every_key_of_a_session_shares_one_hash_tag_and_no_key_holds_the_session
     assert token is not None
     keys = sorted(k.decode() for k in clean_redis.client().keys("*"))
     tag = session_tag(session_id)
-    assert keys == [f"krm:{{{tag}}}:fence:flow:a:u1", f"krm:{{{tag}}}:lock:flow:a:u1", f"krm:{{{tag}}}:records"]
+    assert keys == [
+        f"krm:{{{tag}}}:fence:flow:a:u1",
+        f"krm:{{{tag}}}:lock:flow:a:u1",
+        f"krm:{{{tag}}}:records",
+        f"krm:{{{tag}}}:versions",
+    ]
     assert session_id not in clean_redis.keys_and_values().decode()
 
 
@@ -87,7 +92,8 @@ def test_a_write_tells_the_other_workers_through_one_subscription(clean_redis: R
 
     def listen() -> None:
         for message in reader.messages():
-            received.append(message)
+            if message:  # the first, empty, says the subscription holds
+                received.append(message)
 
     listener = gevent.spawn(listen)
     try:
@@ -99,7 +105,7 @@ def test_a_write_tells_the_other_workers_through_one_subscription(clean_redis: R
         with gevent.Timeout(5):
             while not received:
                 gevent.sleep(0.01)
-        assert received == [{"worker": "a", "records": {"x": 1}}]
+        assert received == [{"versions": {"x": 1}, "worker": "a", "records": {"x": 1}}]
     finally:
         listener.kill()
 
@@ -149,12 +155,68 @@ def test_a_message_overtaken_by_a_newer_record_changes_nothing_and_is_never_writ
     def record(value: str, sequence: int) -> dict[str, t.Any]:
         return EditRecord(CM_UID, (Edit(("data", "level"), "info", value),), (), sequence).to_json()
 
-    drafts.write("session", {name: record("second", 2)}, 60.0)  # another worker's newest
-    for late in (record("second", 2), record("first", 1)):  # its messages, the older one late
-        sync.receive({"worker": "worker-a", "session": session_tag("session"), "records": {name: late}})
+    drafts.write("session", {name: record("second", 2)}, 60.0)  # another worker's newest: version 1
+    for late, version in ((record("second", 2), 1), (record("first", 1), 0)):  # its messages, the older one late
+        sync.receive(
+            {
+                "worker": "worker-a",
+                "session": session_tag("session"),
+                "records": {name: late},
+                "versions": {name: version},
+            }
+        )
     assert store.draft(CM_UID)["data"]["level"] == "second" and store.edit_sequence(CM_UID) == 2
     drafts.write("session", {name: record("third", 3)}, 60.0)  # newer still; its message not here yet
     store.apply(modified(configmap("2", level="info", replicas="4")))  # a server change notifies the store
     assert drafts.read("session")[name] == record("third", 3), "the newest record was overwritten"
     sync.catch_up("session", "store-1")
     assert store.draft(CM_UID)["data"] == {"level": "third", "replicas": "4"}
+
+
+@pytest.fixture(params=["memory", "redis"])
+def any_backend(request: pytest.FixtureRequest) -> DraftBackend:
+    if request.param == "memory":
+        return MemoryBackend()
+    return backend(request.getfixturevalue("clean_redis"))
+
+
+def test_a_swap_writes_only_over_the_version_it_expects_and_of_two_at_once_exactly_one_lands(
+    any_backend: DraftBackend,
+) -> None:
+    assert any_backend.swap("s1", {"edit:a:u1": {"n": 1}}, {"edit:a:u1": 0}, 60) == {"edit:a:u1": 1}
+    assert any_backend.swap("s1", {"edit:a:u1": {"n": 2}}, {"edit:a:u1": 0}, 60) is None  # stale
+    assert any_backend.write("s1", {"edit:a:u1": None}, 60)  # removing a record counts as a write
+    assert any_backend.read_versioned("s1", "edit:a:")["edit:a:u1"][1] == 2
+    landed = gevent.joinall(
+        [gevent.spawn(any_backend.swap, "s1", {"edit:a:u1": {"n": n}}, {"edit:a:u1": 2}, 60) for n in range(8)]
+    )
+    assert sorted(str(g.value) for g in landed) == ["None"] * 7 + ["{'edit:a:u1': 3}"]
+    assert any_backend.swap("s2", {"edit:a:u1": {"n": 1}}, {"edit:a:u1": 0}, 60) == {"edit:a:u1": 1}  # per session
+    if any_backend.shared:
+        assert any_backend.read("s1")["edit:a:u1"] in [{"n": n} for n in range(8)]
+
+
+def test_page_records_are_kept_apart_and_capped_least_recently_used_first(clean_redis: RedisServer) -> None:
+    drafts = RedisBackend(clean_redis.client(), max_pages=5)
+    drafts.write("s1", {"edit:a:u1": {"uid": "u1"}}, 60)
+    for n in range(5):
+        drafts.write("s1", {f"page:p{n}": {"id": n}}, 60)
+    assert drafts.read("s1", ["page:p0"]) == {"page:p0": {"id": 0}}  # used: no longer the least recent
+    for n in range(5, 8):
+        drafts.write("s1", {f"page:p{n}": {"id": n}}, 60)
+    held = clean_redis.client().hkeys(drafts.key("s1", "pages"))
+    assert sorted(k.decode() for k in held) == ["page:p0", "page:p4", "page:p5", "page:p6", "page:p7"]
+    assert drafts.read("s1") == {"edit:a:u1": {"uid": "u1"}}  # the person's records never hold pages
+    assert drafts.read("s1", ["page:p1", "page:p7"]) == {"page:p7": {"id": 7}}
+
+
+def test_reading_with_a_lifetime_and_touching_renew_every_key_of_the_session(clean_redis: RedisServer) -> None:
+    drafts = backend(clean_redis)
+    drafts.write("s1", {"edit:a:u1": {"uid": "u1"}, "page:p": {"id": "p"}}, 10)
+    keys = [drafts.key("s1", name) for name in ("records", "versions", "pages", "pages-used")]
+    drafts.read("s1", ["page:p"], lifetime=1000)
+    assert all(990 <= clean_redis.client().ttl(key) <= 1000 for key in keys)
+    drafts.read_versioned("s1", "edit:", lifetime=2000)
+    assert all(1990 <= clean_redis.client().ttl(key) <= 2000 for key in keys)
+    drafts.touch("s1", 3000)
+    assert all(2990 <= clean_redis.client().ttl(key) <= 3000 for key in keys)
