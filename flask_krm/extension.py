@@ -14,7 +14,7 @@ import typing as t
 import weakref
 from collections.abc import Callable, Mapping
 
-from flask import Blueprint, Flask, Response, has_app_context, request
+from flask import Blueprint, Flask, Response, has_app_context, has_request_context, request
 from gevent.pool import Group
 
 from . import config, guards, stream_view
@@ -36,11 +36,11 @@ from .hooks import (
 from .native import NativeProxy
 from .principal import Principal
 from .proxies import current_app_object
-from .runtime import NOT_REGISTERED, KrmRuntime, find_runtime, install, krm_csrf_token
+from .runtime import NOT_REGISTERED, PRINCIPAL_KEY, KrmRuntime, find_runtime, install, krm_csrf_token
 from .save import editor as save_editor
 from .save.review import ReviewViews
 from .scope import Scope, ScopePolicy
-from .sessions import DraftRegistry, SessionDrafts
+from .sessions import DraftRegistry, SessionDrafts, end_previous_principal
 from .subscriptions import ShutdownAware, Subscription
 from .ui import discard as discard_action
 from .ui import routes as ui_routes
@@ -413,9 +413,11 @@ class KrmStream:
 
 
 def _end_sessions_on_logout(app: Flask) -> None:
-    """With Flask-Login installed, end the session's drafts when ``logout_user()`` runs in ``app``."""
+    """With Flask-Login installed, end the session's drafts when ``logout_user()`` runs in ``app``,
+    and when ``login_user()`` signs in someone other than the principal the session belonged to
+    (its open pages and streams end at once, not at the new principal's first request)."""
     try:
-        from flask_login import user_logged_out
+        from flask_login import user_logged_in, user_logged_out
     except ImportError:  # pragma: no cover - Flask-Login is a dependency; a host may vendor without it
         return
 
@@ -424,4 +426,14 @@ def _end_sessions_on_logout(app: Flask) -> None:
         if found is not None:
             found.end_session()
 
+    def signed_in(sender: Flask, **_: t.Any) -> None:
+        found = find_runtime(sender)
+        if found is None or not has_request_context():
+            return
+        request.environ.pop(PRINCIPAL_KEY, None)  # loaded before the sign-in, if at all
+        principal = found.current_principal()
+        if principal is not None:
+            end_previous_principal(found.drafts, principal.name)
+
     user_logged_out.connect(ended, app, weak=False)
+    user_logged_in.connect(signed_in, app, weak=False)

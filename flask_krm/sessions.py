@@ -456,6 +456,19 @@ def follow_principal(registry: DraftRegistry, principal_name: str | None) -> boo
     return True
 
 
+def end_previous_principal(registry: DraftRegistry, principal_name: str) -> None:
+    """A sign-in of ``principal_name`` happened (Flask-Login's ``user_logged_in``): when the browser
+    session belonged to another principal, its drafts end now, on every worker, with whatever of it
+    is open (page channels, JSON streams). Requires a request context. The CSRF token and the
+    session's owner follow at the next flask-krm request (:func:`follow_principal`)."""
+    owner = session.get(OWNER_KEY)
+    if owner is None or owner == _owner_tag(principal_name):
+        return
+    session_id = session.pop(SESSION_ID_KEY, None)
+    if isinstance(session_id, str) and session_id:
+        registry.discard(session_id)
+
+
 def end_session(registry: DraftRegistry) -> None:
     """End the browser session's flask-krm state: its drafts are discarded on the server (in the
     draft backend too) and the session id dropped. Requires a request context. Called on sign-out

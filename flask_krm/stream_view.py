@@ -14,16 +14,18 @@ from __future__ import annotations
 import logging
 import typing as t
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from flask import Flask, Response
+from flask import Flask, Response, session
 
 from . import signals
 from .errors import ScopeInvalid
 from .events import ErrorCode, StreamError, encode_body, frame
+from .ops import Failure
 from .projection import PROJECTIONS
 from .runtime import KrmRuntime, runtime
 from .scope import Scope
+from .sessions import SESSION_ID_KEY
 from .sse import HEADERS
 from .sse_response import sse_response
 from .subscriptions import SHUTDOWN_ERROR, Subscription
@@ -35,6 +37,8 @@ logger = logging.getLogger("flask_krm")
 
 UNIDENTIFIED_MESSAGE: t.Final = "the caller could not be identified"
 UNAUTHENTICATED_MESSAGE: t.Final = "sign in to open this stream"
+SESSION_ENDED: t.Final = Failure("UNAUTHENTICATED", "the session ended (signed out): sign in again", terminal=True)
+"""The last event of a stream whose browser session ended (sign-out, another sign-in, expiry)."""
 
 
 def refusal(code: ErrorCode, message: str) -> Response:
@@ -78,6 +82,8 @@ def stream_response(scope: Scope | Mapping[str, t.Any] | str, projection: str | 
         return refusal(SHUTDOWN_ERROR.code, SHUTDOWN_ERROR.message)
     subscription = krm.subscribe(principal, scope, projection, decision)
     connection = _Connection(krm, subscription, principal, scope, projection)
+    if session.get(SESSION_ID_KEY):  # a browser session's stream ends as soon as the session does
+        connection.unwatch = krm.session_drafts().watch_end(lambda: subscription.end(SESSION_ENDED))
     signals.stream_opened.send(krm.app, principal=principal, scope=scope, projection=projection)
     # the subscription's own iterator, with nothing wrapped around it: a layer per stream would
     # cost every write a resume, and every idle stream the memory of its suspended frame
@@ -97,6 +103,8 @@ class _Connection:
         self._scope = scope
         self._projection = projection
         self._finished = False
+        self.unwatch: Callable[[], None] = lambda: None
+        """Stops watching the browser session's end."""
 
     def closed(self) -> None:
         """The WSGI server closed the response (also when the body was never iterated), or the
@@ -105,6 +113,7 @@ class _Connection:
         if self._finished:
             return
         self._finished = True
+        self.unwatch()
         ended = self._subscription.ended
         self._subscription.close()
         krm = self._krm()

@@ -63,6 +63,11 @@ class Subscription(t.Protocol):
         """Stop being served. Idempotent."""
         ...
 
+    def end(self, failure: Failure) -> None:
+        """End with ``failure`` (terminal) as the next event; what was queued is dropped. Must not
+        block; nothing when the stream already ended."""
+        ...
+
 
 class _Last:
     """The final batch of a plugged subscription (possibly empty)."""
@@ -158,9 +163,18 @@ class PluggedSubscription:
         if self._closed or self._ended:
             return
         self._pump.kill(block=True)
+        self._end_with([SHUTDOWN_ERROR] if not self.engine.closed else [])
+
+    def end(self, failure: Failure) -> None:
+        if self._closed or self._ended:
+            return
+        self._pump.kill(block=False)
+        self._end_with(self.engine.feed(failure) if not self.engine.closed else [])
+
+    def _end_with(self, events: list[Event]) -> None:
         while not self._queue.empty():
             self._queue.get_nowait()
-        self._queue.put_nowait(_Last([SHUTDOWN_ERROR] if not self.engine.closed else []))
+        self._queue.put_nowait(_Last(events))
 
     def _run(self, source: OpsSource) -> None:
         engine = self.engine
@@ -203,3 +217,6 @@ class Refused:
 
     def close(self) -> None:
         """Nothing to release."""
+
+    def end(self, failure: Failure) -> None:
+        """Nothing: its one event is its last."""

@@ -21,6 +21,13 @@ the render already shows, and makes the render after an edit differ from the one
 sequence travels with the draft's edit record, so a render made by any worker is compared with an
 edit answered by any other.
 
+A channel watches its browser session: when the session ends on any worker (sign-out, a sign-in
+as someone else, expiry), each editor with unsaved changes is replaced by their copy-out, and the
+stream closes with the signed-out reason, within a second. With a shared draft backend it also
+tells the page, with the named event ``krm-drafts`` (``unavailable`` or ``available``), while the
+backend cannot be reached (edits are kept in the page and on the worker meanwhile), and each
+heartbeat renews the session's drafts there.
+
 The stream never just ends: that would make the browser reconnect twice a second. It sends
 heartbeats while idle and, to stop for good, the named event ``krm-close`` carrying the reason
 (``hx-sse:close="krm-close"`` on the channel element), after which the browser stops reconnecting:
@@ -44,7 +51,7 @@ from flask import Response, stream_with_context
 from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import sse_response
-from .binding import Refusal, attach, authorize, page_of, session_of
+from .binding import SIGNED_OUT, Refusal, attach, authorize, page_of, session_of
 from .editor_updates import EditorUpdates, shown_editor
 from .list_updates import ListUpdates
 from .page import Component, ListSpec, Page
@@ -58,6 +65,8 @@ if t.TYPE_CHECKING:
     from .feeds import Feed
 
 CLOSE_EVENT: t.Final = "krm-close"
+DRAFTS_EVENT: t.Final = "krm-drafts"
+"""The named event saying whether the shared draft backend can be reached (``available``/``unavailable``)."""
 SHUTDOWN_REASON: t.Final = "The server is restarting: reload the page in a moment."
 RESTART_RETRY: t.Final = b"retry: 1000\n\n"
 """The last frame of a stream ended by a restart with a shared draft backend: reconnect in a second."""
@@ -133,6 +142,37 @@ class Channel:
     _editors: dict[str, EditorUpdates] = field(default_factory=dict)
     _closing: str | None = None
     _gone: bool = False
+    _session_ended: bool = False
+    _drafts_available: bool | None = None
+    """What the page was last told about the draft backend (``None``: nothing yet)."""
+
+    def end_for_session(self) -> None:
+        """The page's browser session ended (on any worker): show unsaved changes for copy-out and
+        close the stream. Must not block."""
+        self._session_ended = True
+        self._wake.set()
+
+    def _availability_changed(self, available: bool) -> None:
+        self._wake.set()
+
+    def _drafts_frames(self) -> Iterator[bytes]:
+        sync = self.krm.drafts.sync
+        available = sync is None or not sync.unavailable
+        if available != (self._drafts_available is not False):
+            yield message("available" if available else "unavailable", event=DRAFTS_EVENT)
+        self._drafts_available = available
+
+    def _session_end_frames(self) -> Iterator[bytes]:
+        """The end of the stream of a session that ended: the copy-out of each editor with unsaved
+        changes, then the close event with the signed-out reason."""
+        parts = []
+        for link in self.links:
+            body = render_restart_copy_out(link.component, link.store, link.status, self.page, signed_out=True)
+            if body is not None:
+                parts.append(body_partial(link.component, body))
+        if parts:
+            yield from released(message("\n".join(parts)))
+        yield close_frame(SIGNED_OUT)
 
     def client_closed(self) -> None:
         """The client closed the connection: end the stream without writing anything more."""
@@ -226,16 +266,23 @@ class Channel:
         krm = self.krm
         undo = self._link_components()
         undo.append(krm.track_stream(self))
+        undo.append(self.drafts.watch_end(self.end_for_session))
+        if krm.drafts.sync is not None:
+            undo.append(krm.drafts.sync.on_availability(self._availability_changed))
         heartbeat = heartbeat_interval(krm.setting("HEARTBEAT_INTERVAL"))
         self.page.connected_once = True
         self._dirty.update(link.component.id for link in self.links)
         try:
             yield b": connected\n\n"
             while not self._gone:
+                if self._session_ended:
+                    yield from self._session_end_frames()
+                    return
                 if self._closing is not None or krm.shut_down:
                     yield from self._shutdown_frames()
                     return
                 self._wake.clear()
+                yield from self._drafts_frames()
                 changed, self._dirty = self._dirty, set()
                 parts = []
                 for link in self.links:
@@ -256,6 +303,7 @@ class Channel:
                     return
                 if not self._wake.wait(heartbeat):
                     self._keep_stores()
+                    self.drafts.touch()
                     yield HEARTBEAT
         finally:
             for step in reversed(undo):

@@ -320,6 +320,8 @@ class RemovedView:
     copy_out: CopyOut
     replaced: bool
     restarting: bool = False
+    signed_out: bool = False
+    """The page's session ended (sign-out, another sign-in, expiry) with these changes unsaved."""
 
 
 def _render_editor(
@@ -387,17 +389,19 @@ def render_editor_body(
 
 
 def render_restart_copy_out(
-    component: Component, store: LiveResourceStore | None, status: StreamStatus, page: Page
+    component: Component, store: LiveResourceStore | None, status: StreamStatus, page: Page, *, signed_out: bool = False
 ) -> Markup | None:
     """The body of an editor of ``page`` when the server stops while its drafts live in this
-    process only: the person's unsaved changes as a copy-out, or ``None`` when there are none."""
+    process only (or, ``signed_out``, when the page's session ended): the person's unsaved changes
+    as a copy-out, or ``None`` when there are none."""
     if store is None or not isinstance(component.spec, EditorSpec):
         return None
     edited = edited_object(store, component, page)
     copy = recovery_copy(store, edited.uid) if edited.uid is not None else edited.removed
     if copy is None:
         return None
-    return _render_editor(component, status, None, RemovedView(copy_out(copy), False, restarting=True))
+    view = RemovedView(copy_out(copy), False, restarting=not signed_out, signed_out=signed_out)
+    return _render_editor(component, status, None, view)
 
 
 def render_body(

@@ -871,6 +871,11 @@ class Subscriber:
         self._hub.observer.subscriber_overflowed(self.scope)
         self._bell.ring()
 
+    def end(self, failure: Failure) -> None:
+        """End with ``failure`` (terminal) as the next event; what was queued is dropped (the
+        browser session the stream belongs to ended)."""
+        self._end(failure)
+
     def _end(self, failure: Failure) -> None:
         """End with ``failure`` (terminal) as the last event; what was queued is dropped."""
         if self.ended:

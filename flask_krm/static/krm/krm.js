@@ -12,6 +12,8 @@
  *    field at a time in the order of the edits, once the stream is live again;
  *  - sends a field's unsent edit with a keepalive request when the page goes away (reload...);
  *  - retries a failed first connect, and stops for good on the server's "krm-close" event;
+ *  - says in every live component that drafts are unavailable while the server's shared draft
+ *    store cannot be reached (the "krm-drafts" event), and clears it when the store is back;
  *  - sends pending field edits before a request from a [data-krm-flush] button (Save...), and
  *    refuses that request while a field holds a value the server refused, naming the field;
  *  - sends with every text edit the text the field showed when the person began typing ("from"),
@@ -50,7 +52,9 @@
         resending: status => "The server did not take this edit (HTTP " + status + "); it is sent again in a moment. "
             + "Your unsaved changes are still here.",
         fixFirst: "Nothing was saved: correct the marked field first. Your other changes are still here.",
-        fixFirstMany: "Nothing was saved: correct the marked fields first. Your other changes are still here."
+        fixFirstMany: "Nothing was saved: correct the marked fields first. Your other changes are still here.",
+        draftsUnavailable: "Drafts are unavailable right now: your changes are kept in this page and on the server, "
+            + "and shared with your other tabs again as soon as the draft store is back."
     };
 
     let connection = "connecting";
@@ -582,6 +586,25 @@
         refresh();  // a swapped-in button starts enabled
     });
     onChannel("krm-close", event => setConnection("closed", event.detail && event.detail.data));
+    onChannel("krm-drafts", event => showDraftsNotice(Boolean(event.detail) && event.detail.data === "unavailable"));
+
+    // The shared draft store cannot be reached: said once per live component, under its header.
+    function showDraftsNotice(unavailable) {
+        for (const component of document.querySelectorAll("[data-krm-component]")) {
+            let notice = component.querySelector(":scope .krm-drafts-notice");
+            if (!unavailable) {
+                if (notice) notice.remove();
+                continue;
+            }
+            const header = component.querySelector(".krm-header");
+            if (notice || !header) continue;
+            notice = document.createElement("p");
+            notice.className = "krm-drafts-notice";
+            notice.setAttribute("role", "status");
+            notice.textContent = TEXT.draftsUnavailable;
+            header.after(notice);
+        }
+    }
     onChannel("htmx:sse:close", event => {
         if (event.detail && event.detail.reason !== "message") setConnection("closed");
     });
