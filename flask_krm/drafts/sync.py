@@ -41,6 +41,9 @@ EDIT: t.Final = "edit"
 RECOVERY: t.Final = "recovery"
 EDIT_ATTEMPTS: t.Final = 16
 """How many times one edit is made again on a newer record before it is refused as contended."""
+EDIT_RETRY_PAUSES: t.Final = (0.1, 0.3)
+"""Seconds before an edit's write that got no answer is checked and tried again, each time; after
+the last, the edit's records wait on the worker until the backend is back."""
 T = t.TypeVar("T")
 
 
@@ -206,14 +209,40 @@ class DraftSync:
                     result = apply()
                 finally:
                     collected, attached.collecting = attached.collecting, None
-                if not collected or self._swap(attached, collected) is not False:
+                if not collected or self._swap_retrying(attached, collected) is not False:
                     return result
                 self._refresh(attached, [name for name in collected if name.startswith(EDIT + ":")])
             raise EditContended()
 
-    def _swap(self, attached: _Attached, records: dict[str, Record | None]) -> bool | None:
+    def _swap_retrying(self, attached: _Attached, records: dict[str, Record | None]) -> bool | None:
+        """:meth:`_swap` for an edit: a write that failed for want of an answer (a timeout: it may
+        have landed) is tried again shortly, after checking whether it landed, before it is kept
+        for :meth:`flush` (``None``)."""
+        for pause in EDIT_RETRY_PAUSES:
+            try:
+                return self._swap(attached, records, keep=False)
+            except BackendUnavailable:
+                time.sleep(pause)
+                if self._landed(attached, records):
+                    return True
+        return self._swap(attached, records)
+
+    def _landed(self, attached: _Attached, records: dict[str, Record | None]) -> bool:
+        """Whether the backend holds exactly ``records``' edit records (a write whose answer was lost)."""
+        try:
+            held = self.backend.read_versioned(attached.session_id, field_name(EDIT, attached.store_id, ""))
+        except BackendUnavailable:
+            return False
+        names = [name for name in records if name.startswith(EDIT + ":")]
+        if any(_text(held.get(name, (None, 0))[0]) != _text(records[name]) for name in names):
+            return False
+        attached.versions.update({name: held[name][1] for name in names if name in held})
+        return True
+
+    def _swap(self, attached: _Attached, records: dict[str, Record | None], *, keep: bool = True) -> bool | None:
         """Write ``records`` expecting the versions of their edit records known here: whether they
-        were written (``None``: the backend cannot be reached, they wait for :meth:`flush`)."""
+        were written (``None``: the backend cannot be reached, they wait for :meth:`flush`; without
+        ``keep``, :class:`BackendUnavailable` is raised instead)."""
         session_id = attached.session_id
         if session_id in self._pending:  # what waits is older: written first, in order
             self.write(session_id, records, attached.lifetime)
@@ -224,6 +253,8 @@ class DraftSync:
                 session_id, records, expect, attached.lifetime, message=self._message(session_id, records)
             )
         except BackendUnavailable as exc:
+            if not keep:
+                raise
             self._keep(session_id, records, attached.lifetime, exc)
             return None
         self._available()

@@ -220,3 +220,41 @@ def test_reading_with_a_lifetime_and_touching_renew_every_key_of_the_session(cle
     assert all(1990 <= clean_redis.client().ttl(key) <= 2000 for key in keys)
     drafts.touch("s1", 3000)
     assert all(2990 <= clean_redis.client().ttl(key) <= 3000 for key in keys)
+
+
+class LostAnswer:
+    """A backend whose first swap lands but whose answer is lost (a timeout after the write)."""
+
+    def __init__(self, inner: RedisBackend) -> None:
+        self.inner = inner
+        self.lost = 0
+
+    def __getattr__(self, name: str) -> t.Any:
+        return getattr(self.inner, name)
+
+    def swap(self, *args: t.Any, **kwargs: t.Any) -> dict[str, int] | None:
+        written = self.inner.swap(*args, **kwargs)
+        if not self.lost:
+            self.lost += 1
+            raise BackendUnavailable("timed out")
+        return written
+
+
+def test_an_edit_whose_write_landed_without_an_answer_is_neither_lost_nor_made_twice(clean_redis: RedisServer) -> None:
+    drafts = LostAnswer(backend(clean_redis))
+    store = store_with(configmap())
+    sync = DraftSync(t.cast(DraftBackend, drafts), "worker-a")
+    sync.attach("session", "store-1", store, 60.0)
+    made = []
+
+    def apply() -> None:
+        made.append(1)
+        store.set_value(CM_UID, ("data", "level"), f"edit-{len(made)}")
+
+    sync.edit("session", "store-1", apply)
+    assert drafts.lost == 1 and made == [1] and not sync.unavailable
+    name = field_name(EDIT, "store-1", CM_UID)
+    held = drafts.inner.read_versioned("session", "edit:")[name]
+    assert held[1] == 1 and EditRecord.from_json(held[0]).edits[0].mine == "edit-1"
+    sync.edit("session", "store-1", apply)  # the next edit builds on the version that landed
+    assert drafts.inner.read_versioned("session", "edit:")[name][1] == 2

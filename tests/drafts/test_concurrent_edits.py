@@ -3,8 +3,8 @@
 One browser session sends pairs of requests at once, one to each worker (a load balancer without
 sticky sessions, two tabs, or a reconnect flushing queued edits): field edits, items added to one
 list, YAML texts and conflict resolutions. After each pair the session's edit record in Redis (what
-every worker and the next Save build on) must hold both. ``FLASK_KRM_EDIT_PAIRS`` sets the pairs per
-kind (default 12; 130 makes 1,040 edits).
+every worker and the next Save build on) must hold both. ``KRM_EDIT_PAIRS`` sets the pairs per
+kind (default 8; 130 makes 1,040 edits).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tests.drafts.test_workers import NAMESPACE, Cluster, Roaming, editor_url, n
 from tests.redis_server import RedisServer
 from tests.security.hosts import TARGET, Page, admin_writer, make_namespace, merge_patch
 
-PAIRS: t.Final = int(os.environ.get("FLASK_KRM_EDIT_PAIRS", "12"))
+PAIRS: t.Final = int(os.environ.get("KRM_EDIT_PAIRS", "8"))
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +195,29 @@ def test_simultaneous_conflict_resolutions_on_two_workers_both_land(cluster: Clu
             wrong.append(record)
     assert wrong == [], f"{len(wrong)} pairs of answered resolutions lost one: {wrong[:2]}"
     roaming.close()
+
+
+def test_two_tabs_typing_into_two_fields_through_three_workers_in_turn_keep_every_key(
+    kube: KubeSimulator, clean_redis: RedisServer
+) -> None:
+    cluster = Cluster(kube, clean_redis, count=3)
+    try:
+        name = new_configmap(kube, a="a-", b="b-")
+        roaming = Roaming(cluster)
+        page = roaming.open(0, editor_url(name))
+        typed = {"a": "a-", "b": "b-"}
+        turn = iter(range(10_000))
+
+        def tab(key: str) -> None:
+            for n in range(PAIRS * 2):
+                before = typed[key]
+                typed[key] += "xyz"[n % 3]
+                worker = next(turn) % 3
+                assert field(roaming, worker, page, "set", ["data", key], value=typed[key], **{"from": before})() == 200
+
+        gevent.joinall([gevent.spawn(tab, "a"), gevent.spawn(tab, "b")], raise_error=True)
+        held = mine(edit_record(cluster.redis))
+        assert held.get(('"data"', '"a"')) == typed["a"] and held.get(('"data"', '"b"')) == typed["b"], held
+        roaming.close()
+    finally:
+        cluster.stop()
