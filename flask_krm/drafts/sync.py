@@ -391,6 +391,18 @@ class DraftSync:
             for name, (value, version) in held.items():
                 self._replay(attached, name, value, version)
 
+    def resync(self) -> None:
+        """Replay into every attached store the records newer than what this worker holds (after its
+        subscription was lost: the other workers' changes meanwhile were published to nobody here).
+        Stops at the first store whose records cannot be read (the next resubscription tries again)."""
+        with self._mutex:
+            attached = list(self._attached.values())
+        for each in attached:
+            try:
+                self.catch_up(each.session_id, each.store_id)
+            except BackendUnavailable:
+                return
+
     def _replay(self, attached: _Attached, name: str, value: Record | None, version: int) -> None:
         """Make the record ``value`` at ``version`` the draft of its object, unless this worker
         already holds that version or a newer one."""
@@ -413,11 +425,15 @@ class DraftSync:
     def run(self, sleep: Callable[[float], object] = time.sleep) -> None:
         """Receive the other workers' changes until killed (this worker's one subscription); while the
         backend is unreachable, retry every ``retry`` seconds and write what waits when it is back."""
+        subscribed = False
         while True:
             try:
                 if self.flush():
                     for message in self.backend.messages():
                         self._available()
+                        if not message and subscribed:  # subscribed again: what was published meanwhile
+                            self.resync()  # never reached this worker
+                        subscribed = subscribed or not message
                         self.receive(message)
             except BackendUnavailable as exc:
                 if not self.unavailable:

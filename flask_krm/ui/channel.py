@@ -303,8 +303,8 @@ class Channel:
                     return
                 if not self._wake.wait(heartbeat):
                     self._keep_stores()
-                    self.drafts.touch()
                     yield HEARTBEAT
+                self.drafts.touch()  # at most once per tenth of the session lifetime
         finally:
             for step in reversed(undo):
                 step()

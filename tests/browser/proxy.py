@@ -3,12 +3,15 @@
 It relays bytes between real sockets, one thread per direction of each connection. ``cut()``
 closes every open connection (the page's stream, edits in flight, idle keep-alive connections)
 and refuses new ones by closing them as soon as they are accepted, as a dropped network does;
-``restore()`` lets new connections through again. Nothing in the browser or the app is mocked.
+``restore()`` lets new connections through again. Given several upstreams, it sends each new
+connection to the next one in turn (a round-robin load balancer). Nothing in the browser or the
+app is mocked.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import socket
 import threading
 import typing as t
@@ -19,12 +22,18 @@ CHUNK: t.Final = 65536
 
 
 class TcpProxy:
-    """Listens on a free 127.0.0.1 port and relays every connection to ``upstream_url``'s host and port."""
+    """Listens on a free 127.0.0.1 port and relays every connection to ``upstream_url``'s host and
+    port (or, given ``more``, to each of the upstreams in turn)."""
 
-    def __init__(self, upstream_url: str) -> None:
-        parts = urlsplit(upstream_url)
-        assert parts.hostname is not None and parts.port is not None, upstream_url
-        self._upstream = (parts.hostname, parts.port)
+    def __init__(self, upstream_url: str, *more: str) -> None:
+        upstreams = []
+        for url in (upstream_url, *more):
+            parts = urlsplit(url)
+            assert parts.hostname is not None and parts.port is not None, url
+            upstreams.append((parts.hostname, parts.port))
+        self._upstreams = itertools.cycle(upstreams)
+        self.connections: dict[tuple[str, int], int] = dict.fromkeys(upstreams, 0)
+        """Connections relayed to each upstream."""
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         self._lock = threading.Lock()
@@ -74,8 +83,11 @@ class TcpProxy:
             if refused:
                 _close(client)
                 continue
+            with self._lock:
+                upstream = next(self._upstreams)
+                self.connections[upstream] += 1
             try:
-                server = socket.create_connection(self._upstream, timeout=5)
+                server = socket.create_connection(upstream, timeout=5)
             except OSError:
                 _close(client)
                 continue

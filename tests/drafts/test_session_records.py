@@ -26,7 +26,7 @@ from tests.drafts.test_workers import NAMESPACE, Cluster, Roaming, edit, editor_
 from tests.redis_server import RedisServer
 from tests.security.hosts import STREAM_URL, Recorder, make_host, make_namespace, scope_query
 
-LIFETIME: t.Final = 2.0
+LIFETIME: t.Final = 3.0
 PAGE_LOADS: t.Final = int(os.environ.get("KRM_PAGE_LOADS", "80"))
 
 
@@ -144,6 +144,7 @@ def test_an_open_page_is_told_while_drafts_are_unavailable_and_when_they_are_bac
     with gevent.Timeout(10, AssertionError("the edit made while Redis was down was never written")):
         while "typed-while-down" not in str(records(cluster.redis)):
             gevent.sleep(0.1)
+    channels[1].until_text("typed-while-down", timeout=10.0)  # the other worker caught up on resubscribing
     for channel in channels:
         channel.close()
     roaming.close()
