@@ -4,7 +4,7 @@ One browser session sends pairs of requests at once, one to each worker (a load 
 sticky sessions, two tabs, or a reconnect flushing queued edits): field edits, items added to one
 list, YAML texts and conflict resolutions. After each pair the session's edit record in Redis (what
 every worker and the next Save build on) must hold both. ``KRM_EDIT_PAIRS`` sets the pairs per
-kind (default 8; 130 makes 1,040 edits).
+kind (default 8; 130 sends over 1,000 edits).
 """
 
 from __future__ import annotations
