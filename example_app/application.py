@@ -25,6 +25,9 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "EXAMPLE_MAX_REPLICAS": 10,
     "EXAMPLE_CLUSTER_DESCRIPTION": "",
     "KRM_WATCH_LINGER": 10.0,
+    # Probes for Kubernetes (docs/guide/operations.md); metrics with FLASK_KRM_METRICS_PATH=/metrics.
+    "KRM_LIVENESS_PATH": "/livez",
+    "KRM_READINESS_PATH": "/readyz",
     # The session cookie carries the CSRF token's session and the draft session id: out of scripts'
     # reach (HttpOnly) and never sent on cross-site requests but top-level navigations (Lax).
     # SESSION_COOKIE_SECURE is the deployment's choice: set it (FLASK_SESSION_COOKIE_SECURE=true)

@@ -26,6 +26,7 @@ import gevent.event  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 
 from flask_krm.cli import StatusServer  # noqa: E402
+from flask_krm.serving import stop_server  # noqa: E402
 
 from . import create_app  # noqa: E402
 from .accounts import DEMO_PASSWORDS  # noqa: E402
@@ -183,7 +184,6 @@ def serve(cluster: Cluster, listener: socket.socket) -> None:
             "EXAMPLE_CLUSTER_DESCRIPTION": cluster.description,
         }
     )
-    krm = app.extensions["krm"].extension
     status = StatusServer(app).start()  # for `flask --app example_app krm streams`
     server = WSGIServer(listener, app, log=None)
     server.start()
@@ -197,8 +197,7 @@ def serve(cluster: Cluster, listener: socket.socket) -> None:
         stopping.wait()
     finally:
         print("Stopping: ending live streams.", flush=True)
-        krm.shutdown(app, timeout=2.0)  # streams end with a terminal event, so the server can stop
-        server.stop(timeout=2.0)
+        stop_server(app, server, timeout=2.0)  # readiness fails, streams get their ending, then it stops
         status.stop()
 
 

@@ -39,6 +39,12 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "OUTCOME_TEXTS": {},
     "DRAFTS_URL": None,
     "LIST_SCHEMAS": {},
+    "METRICS_PATH": None,
+    "LIVENESS_PATH": None,
+    "READINESS_PATH": None,
+    "LIVENESS_MAX_LAG": 10.0,
+    "DRAIN_DELAY": 1.0,
+    "AUDIT_LOG": None,
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -79,9 +85,34 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
   ``x-kubernetes-list-type: map`` merge and are edited item by item, by their
   ``x-kubernetes-list-map-keys`` (a custom resource's, or a replacement of a built-in kind's
   :data:`~flask_krm.store.BUILTIN_LIST_SCHEMAS` entry); read when a session's draft store is made.
+- ``METRICS_PATH`` (structural): where the Prometheus metrics are served (``"/metrics"``, say);
+  ``None``: no metrics are kept at all (needs ``pip install flask-krm[metrics]``). Under gunicorn
+  with ``PROMETHEUS_MULTIPROC_DIR`` set, every worker's metrics are served together
+  (:mod:`flask_krm.serving`).
+- ``LIVENESS_PATH`` (structural): the liveness probe's path (``"/livez"``, say), or ``None``. It
+  fails only when the process's event loop is stuck (see ``LIVENESS_MAX_LAG``).
+- ``READINESS_PATH`` (structural): the readiness probe's path (``"/readyz"``, say), or ``None``.
+  503 until the extension serves and from the first moment of a drain; ``?verbose`` lists every
+  check.
+- ``LIVENESS_MAX_LAG``: seconds the event loop may fall behind its ticker before liveness fails.
+- ``DRAIN_DELAY``: seconds a gunicorn worker keeps accepting requests after SIGTERM (readiness
+  503, every stream already ended) before it stops listening (:mod:`flask_krm.serving`).
+- ``AUDIT_LOG`` (structural): a file that receives one JSON line per write attempt, shaped like a
+  Kubernetes audit event (``None``: no such file; the log line and the signals stay).
 """
 
-STRUCTURAL: t.Final = frozenset({"URL_PREFIX", "TARGETS", "SCOPE_POLICY", "DRAFTS_URL"})
+STRUCTURAL: t.Final = frozenset(
+    {
+        "URL_PREFIX",
+        "TARGETS",
+        "SCOPE_POLICY",
+        "DRAFTS_URL",
+        "METRICS_PATH",
+        "LIVENESS_PATH",
+        "READINESS_PATH",
+        "AUDIT_LOG",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +193,22 @@ def _positive_int(key: str, value: t.Any) -> int:
 def _url_prefix(key: str, value: t.Any) -> str:
     if not isinstance(value, str) or not value.startswith("/") or value.endswith("/"):
         raise ValueError(f"KRM_{key} must be a path starting with '/' and not ending with '/', got {value!r}")
+    return value
+
+
+def _optional_path(key: str, value: t.Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.startswith("/") or value == "/" or "?" in value:
+        raise ValueError(f"KRM_{key} must be None or a path starting with '/' (such as '/metrics'), got {value!r}")
+    return value
+
+
+def _optional_file(key: str, value: t.Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"KRM_{key} must be None or a file path, got {value!r}")
     return value
 
 
@@ -257,6 +304,12 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "OUTCOME_TEXTS": _outcome_texts,
     "DRAFTS_URL": _drafts_url,
     "LIST_SCHEMAS": _list_schemas,
+    "METRICS_PATH": _optional_path,
+    "LIVENESS_PATH": _optional_path,
+    "READINESS_PATH": _optional_path,
+    "LIVENESS_MAX_LAG": _positive_number,
+    "DRAIN_DELAY": _non_negative_number,
+    "AUDIT_LOG": _optional_file,
 }
 
 

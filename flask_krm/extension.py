@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from flask import Blueprint, Flask, Response, has_app_context, has_request_context, request
 from gevent.pool import Group
 
-from . import config, guards, stream_view
+from . import config, guards, health, stream_view
 from .access import Decision, decide
 from .cli import krm_cli
 from .drafts.backend import backend_from_url
@@ -38,6 +38,9 @@ from .principal import Principal
 from .proxies import current_app_object
 from .runtime import NOT_REGISTERED, PRINCIPAL_KEY, KrmRuntime, find_runtime, install, krm_csrf_token
 from .save import editor as save_editor
+from .save.audit import AuditRecord
+from .save.audit_sink import AuditSink
+from .save.publish import write_attempted
 from .save.review import ReviewViews
 from .scope import Scope, ScopePolicy
 from .sessions import DraftRegistry, SessionDrafts, end_previous_principal
@@ -48,6 +51,7 @@ from .ui import routes as ui_routes
 if t.TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
+    from .metrics import Metrics
     from .upstream.clients import ApiClients
 
 __all__ = ["KrmStream", "RegisteredHooks", "ShutdownAware", "Subscription", "Verb"]
@@ -125,16 +129,25 @@ class KrmStream:
             )
         config.apply_defaults(app)
         self.hooks.check()
+        metrics_path = config.get(app, "METRICS_PATH")
+        metrics = _metrics() if metrics_path is not None else None
+        backend = backend_from_url(config.get(app, "DRAFTS_URL"))
+        if metrics is not None:
+            from .metrics import MeteredBackend
+
+            backend = MeteredBackend(backend, metrics)
         runtime = KrmRuntime(
             weakref.ref(app),
             self,
             url_prefix=config.get(app, "URL_PREFIX"),
             targets=config.get(app, "TARGETS"),
             policy=config.get(app, "SCOPE_POLICY"),
-            drafts=DraftRegistry(backend=backend_from_url(config.get(app, "DRAFTS_URL"))),
+            drafts=DraftRegistry(backend=backend),
+            metrics=metrics,
         )
         install(app, runtime)
         _end_sessions_on_logout(app)
+        _observe_writes(app, metrics, config.get(app, "AUDIT_LOG"))
         self.hooks.editor_actions.add(save_editor.ACTION_NAME, save_editor.save, label=save_editor.ACTION_LABEL)
         self.hooks.editor_actions.add(
             discard_action.ACTION_NAME, discard_action.discard, label=discard_action.ACTION_LABEL
@@ -143,6 +156,7 @@ class KrmStream:
         for opted_in in (self.review, self.native):
             if opted_in is not None:
                 app.register_blueprint(opted_in.blueprint())
+        health.register(app, config.get(app, "LIVENESS_PATH"), config.get(app, "READINESS_PATH"), metrics_path)
         app.add_template_global(krm_csrf_token, "krm_csrf_token")
         app.cli.add_command(krm_cli)
         self._apps.add(app)
@@ -410,6 +424,35 @@ class KrmStream:
         SIGTERM handler). Afterwards the application's streams are refused.
         """
         self.runtime(app).shutdown(timeout)
+
+
+def _metrics() -> Metrics:
+    """The application's metrics; ``RuntimeError`` naming the extra when prometheus_client is missing."""
+    try:
+        from .metrics import Metrics
+    except ImportError:
+        raise RuntimeError(
+            "KRM_METRICS_PATH needs the prometheus_client package: pip install flask-krm[metrics]"
+        ) from None
+    return Metrics()
+
+
+def _observe_writes(app: Flask, metrics: Metrics | None, audit_log: str | None) -> None:
+    """Count every write attempt of ``app`` in the metrics and append it to the audit file, for
+    whichever of them the configuration asks for."""
+    sink = AuditSink(audit_log) if audit_log is not None else None
+    if metrics is None and sink is None:
+        return
+
+    def attempted(sender: Flask, record: AuditRecord, **_: t.Any) -> None:
+        if metrics is not None:
+            metrics.write(record)
+            if record.call is not None:
+                metrics.saved_in(record.target, record.operation, record.call.duration)
+        if sink is not None:
+            sink.write(record)
+
+    write_attempted.connect(attempted, app, weak=False)
 
 
 def _end_sessions_on_logout(app: Flask) -> None:

@@ -11,6 +11,7 @@ in, their drafts, access decisions, subscriptions.
 from __future__ import annotations
 
 import logging
+import time
 import typing as t
 import weakref
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from gevent.pool import Group
 from . import config, csrf, sessions, signals
 from .access import Decision, decide
 from .errors import ScopeInvalid, Unauthenticated
+from .event_loop import LoopTicker
 from .hooks import Hooks, HooksOwner, OpsSource, Verb
 from .ops import Failure
 from .principal import Principal
@@ -43,10 +45,15 @@ from .upstream.hub import Hub, HubObserver
 if t.TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
+    from .metrics import Metrics
+
 logger = logging.getLogger("flask_krm")
 
 EXTENSION_KEY: t.Final = "krm"
 """Where the application's :class:`KrmRuntime` lives in ``app.extensions``."""
+
+SESSION_COUNT_EVERY: t.Final = 5.0
+"""Seconds between two counts of the sessions and their unsaved edits, for the metrics."""
 
 PRINCIPAL_KEY: t.Final = "flask_krm.principal"
 """Where the current request's principal is kept, once loaded (``request.environ``)."""
@@ -82,6 +89,12 @@ class KrmRuntime:
     """The feed keeping each session store current."""
     listener: t.Any = None
     """The greenlet receiving the other workers' draft changes (a shared draft backend only)."""
+    metrics: Metrics | None = None
+    """The application's Prometheus metrics (``KRM_METRICS_PATH``), or ``None``: nothing is counted."""
+    ticker: LoopTicker = field(default_factory=LoopTicker)
+    """The event loop's ticker, which the liveness probe reads."""
+    draining: bool = False
+    """The server is stopping (:meth:`begin_drain`): readiness fails, streams are ending."""
 
     @property
     def hooks(self) -> Hooks:
@@ -250,7 +263,7 @@ class KrmRuntime:
         return hub.subscribe(scope, projection, principal, client=client, authorized=authorized)
 
     def shared_hub(self) -> Hub:
-        """The application's shared hub, made on first use."""
+        """The application's shared hub, made on first use (counting deliveries with the metrics)."""
         if self.hub is None:
             authorizer = self.hooks.require_authorizer()
 
@@ -263,7 +276,8 @@ class KrmRuntime:
                 queue_depth=self.setting("QUEUE_DEPTH"),
                 linger=self.setting("WATCH_LINGER"),
                 heartbeat=self.setting("HEARTBEAT_INTERVAL"),
-                observer=t.cast(HubObserver, SignalObserver(self.app)),
+                observer=t.cast(HubObserver, SignalObserver(self.app, self.metrics)),
+                meter=self.metrics,
             )
         return self.hub
 
@@ -308,11 +322,54 @@ class KrmRuntime:
         self.streams.add(stream)
         return lambda: self.streams.discard(stream)
 
+    # -- health --------------------------------------------------------------------------------
+
+    def start_ticker(self) -> None:
+        """Start the event loop's ticker in this process (once; not after :meth:`shutdown`). With
+        metrics, each tick also sets the loop lag, and the session counts every few seconds."""
+        if self.shut_down or self.ticker.started:
+            return
+        metrics = self.metrics
+        if metrics is not None and not self.ticker.on_tick:
+            counted = [0.0]
+
+            def measure(lag: float) -> None:
+                metrics.loop_lag.set(lag)
+                now = time.monotonic()
+                if now - counted[0] >= SESSION_COUNT_EVERY:
+                    counted[0] = now
+                    metrics.session_counts(*self.drafts.counts())
+
+            self.ticker.on_tick.append(measure)
+        self.ticker.start(self.group)
+
+    def ping_drafts(self) -> str:
+        """Whether the draft backend answers now: a short description, or raises
+        :class:`~flask_krm.drafts.backend.BackendUnavailable`."""
+        backend = self.drafts.backend
+        if not backend.shared:
+            return "in this process"
+        ping = getattr(backend, "ping", None)
+        if ping is None:
+            return "shared"
+        ping()
+        return "reachable"
+
+    def begin_drain(self) -> None:
+        """The server is stopping: readiness fails from now on (streams end with :meth:`shutdown`)."""
+        if not self.draining:
+            self.draining = True
+            logger.info("draining: readiness fails from now on", extra={"krm_event": "drain"})
+
+    # -- shutdown ----------------------------------------------------------------------------
+
     def shutdown(self, timeout: float | None = None) -> None:
         """End every stream with a terminal event and stop every watch and feed. Idempotent."""
         if self.shut_down:
             return
+        self.begin_drain()
         self.shut_down = True
+        self.ticker.stop()
         if timeout is None:
             timeout = self.setting("SHUTDOWN_TIMEOUT")
         for stream in list(self.streams):
@@ -326,13 +383,16 @@ class KrmRuntime:
         if self.clients is not None:
             self.clients.close()
         self.drafts.backend.close()
+        if self.metrics is not None:
+            self.metrics.close()
 
 
 class SignalObserver:
-    """Sends the hub's lifecycle events as :mod:`flask_krm.signals`."""
+    """Sends the hub's lifecycle events as :mod:`flask_krm.signals`, and counts them in the metrics."""
 
-    def __init__(self, app: Flask) -> None:
+    def __init__(self, app: Flask, metrics: Metrics | None = None) -> None:
         self._app = weakref.ref(app)
+        self._metrics = metrics
 
     def _send(self, signal: t.Any, **kwargs: t.Any) -> None:
         app = self._app()
@@ -340,15 +400,27 @@ class SignalObserver:
             signal.send(app, **kwargs)
 
     def watch_started(self, scope: Scope) -> None:
+        if self._metrics is not None:
+            self._metrics.watch_started(scope)
         self._send(signals.watch_started, target=scope.target, scope=scope)
 
     def watch_stopped(self, scope: Scope) -> None:
+        if self._metrics is not None:
+            self._metrics.watch_stopped(scope)
         self._send(signals.watch_stopped, target=scope.target, scope=scope)
+
+    def watch_restarted(self, scope: Scope, reason: str) -> None:
+        if self._metrics is not None:
+            self._metrics.watch_restarted(scope, reason)
+        log_fields = {"krm_event": "watch-restart", "target": scope.target, "resource": scope.resource}
+        logger.info("upstream watch restarts: %s", reason, extra={**log_fields, "reason": reason})
 
     def watch_failed(self, scope: Scope, failure: Failure) -> None:
         self._send(signals.watch_failed, target=scope.target, scope=scope, failure=failure)
 
     def subscriber_overflowed(self, scope: Scope) -> None:
+        if self._metrics is not None:
+            self._metrics.resnapshot(scope)
         self._send(signals.subscriber_overflowed, scope=scope)
 
 

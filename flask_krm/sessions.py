@@ -377,6 +377,12 @@ class DraftRegistry:
         except BackendUnavailable:
             logger.error("the draft backend is unavailable: an ended session's drafts stay there until they expire")
 
+    def counts(self) -> tuple[int, int]:
+        """How many sessions hold drafts here, and how many of them have unsaved edits."""
+        with self.lock:
+            namespaces = list(self._namespaces.values())
+        return len(namespaces), sum(1 for namespace in namespaces if namespace.has_unsaved_edits())
+
     def _ended_elsewhere(self, tag: str) -> None:
         with self.lock:
             for key in [k for k in self._namespaces if session_tag(k[0]) == tag]:

@@ -22,6 +22,7 @@ from . import signals
 from .errors import ScopeInvalid
 from .events import ErrorCode, StreamError, encode_body, frame
 from .ops import Failure
+from .log_fields import new_stream_id, request_id, scope_fields
 from .projection import PROJECTIONS
 from .runtime import KrmRuntime, runtime
 from .scope import Scope
@@ -85,6 +86,9 @@ def stream_response(scope: Scope | Mapping[str, t.Any] | str, projection: str | 
     if session.get(SESSION_ID_KEY):  # a browser session's stream ends as soon as the session does
         connection.unwatch = krm.session_drafts().watch_end(lambda: subscription.end(SESSION_ENDED))
     signals.stream_opened.send(krm.app, principal=principal, scope=scope, projection=projection)
+    if krm.metrics is not None:
+        krm.metrics.stream_opened("json")
+    logger.debug("stream opened", extra=connection.fields)
     # the subscription's own iterator, with nothing wrapped around it: a layer per stream would
     # cost every write a resume, and every idle stream the memory of its suspended frame
     return sse_response(iter(subscription), list(HEADERS), connection.closed)
@@ -105,6 +109,14 @@ class _Connection:
         self._finished = False
         self.unwatch: Callable[[], None] = lambda: None
         """Stops watching the browser session's end."""
+        self.fields: dict[str, str] = {
+            "krm_event": "stream-open",
+            "request_id": request_id(),
+            "stream_id": new_stream_id(),
+            "kind": "json",
+            **scope_fields(scope),
+        }
+        """The structured log fields of this stream (see :mod:`flask_krm.log_fields`)."""
 
     def closed(self) -> None:
         """The WSGI server closed the response (also when the body was never iterated), or the
@@ -118,6 +130,9 @@ class _Connection:
         self._subscription.close()
         krm = self._krm()
         reason = ("shutdown" if krm is not None and krm.shut_down else "ended") if ended else "client-closed"
+        if krm is not None and krm.metrics is not None:
+            krm.metrics.stream_closed("json")
+        logger.debug("stream closed: %s", reason, extra={**self.fields, "krm_event": "stream-close", "outcome": reason})
         app = self._app()
         if app is not None:
             signals.stream_closed.send(

@@ -31,6 +31,7 @@ PURE_MODULES = (
     "flask_krm.store",
     "flask_krm.store.text_merge",
     "flask_krm.logvalues",
+    "flask_krm.log_json",
     "flask_krm.yaml_text",
     "flask_krm.rbac",
 )

@@ -299,6 +299,13 @@ class RedisBackend:
             except UNAVAILABLE:
                 pass
 
+    def ping(self) -> None:
+        """Ask Redis whether it answers. Raises :class:`BackendUnavailable`."""
+        try:
+            self.client.ping()
+        except UNAVAILABLE as exc:
+            raise BackendUnavailable(str(exc)) from None
+
     def close(self) -> None:
         self.client.close()
 

@@ -48,6 +48,19 @@ class ObjectIdentity:
 
 
 @dataclass(frozen=True, slots=True)
+class WriteCall:
+    """One write through the save hook: when it was sent (seconds since the epoch), how long it
+    took, the HTTP status of its answer (0: none came, or the hook failed) and the identity the
+    client impersonated, if it did."""
+
+    started: float
+    duration: float
+    code: int = 0
+    impersonated_user: str | None = None
+    impersonated_groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class AuditRecord:
     """One write attempt and its outcome.
 
@@ -62,6 +75,8 @@ class AuditRecord:
     :param reason: why a write was not made or not accepted, value-free (the host's refusal, the
         Kubernetes status reason, each 422 cause's field and message with messages at redacted
         paths withheld), else ``None``. Not part of :meth:`log_line`.
+    :param resource: the resource written (``configmaps``), with ``api_group`` its API group.
+    :param call: how the write went on the wire, when it was sent (see :class:`WriteCall`).
     """
 
     principal: str
@@ -73,6 +88,9 @@ class AuditRecord:
     redacted_paths: tuple[str, ...] = ()
     resource_version: str | None = None
     reason: str | None = None
+    resource: str = ""
+    api_group: str = ""
+    call: WriteCall | None = None
 
     @property
     def fields(self) -> tuple[str, ...]:

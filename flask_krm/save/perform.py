@@ -25,8 +25,9 @@ from ..principal import Principal
 from ..projection import is_secret
 from ..scope import Scope
 from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
+from ..upstream.clients import Impersonation
 from ..versions import compare
-from .audit import ObjectIdentity, create_diff, delete_diff, patch_diff, secret_value_paths
+from .audit import ObjectIdentity, WriteCall, create_diff, delete_diff, patch_diff, secret_value_paths
 from .flow import Done, KnownVersions, Read, SaveFlow, Step
 from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_detail, status_reason
 from .publish import audit_reason, publish, record_for
@@ -87,7 +88,7 @@ def save_edit(
     redacted = _audit_redactions(target, store, intent.uid, before, intent.patch)
     scope = object_scope(target.scope, before)
     rebase = _rebase(known, before, store.redactions(intent.uid)) if known is not None else None
-    result = _call_hook(
+    result, call = _call_hook(
         target.hook,
         WriteRequest("patch", target.principal, scope, target.projection, target.api, intent=intent, rebase=rebase),
     )
@@ -117,6 +118,7 @@ def save_edit(
         redacted_paths=redacted,
         resource_version=version,
         reason=audit_reason(step.outcome),
+        call=call,
     )
     publish(record, principal=target.principal, scope=scope)
     return step.outcome
@@ -157,8 +159,26 @@ def guarded_read(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow,
     return flow.read(store, step, read_result(answer, target.projection))
 
 
-def _call_hook(hook: SaveHook, request: WriteRequest) -> WriteResult | Outcome:
-    """Run the save hook; a refusal is an outcome, an unexpected error an unknown result."""
+def _call_hook(hook: SaveHook, request: WriteRequest) -> tuple[WriteResult | Outcome, WriteCall | None]:
+    """Run the save hook; a refusal is an outcome (nothing was sent: no call), an unexpected error
+    an unknown result."""
+    started, clock = time.time(), time.perf_counter()
+    result = _run_hook(hook, request)
+    if isinstance(result, Outcome):
+        return result, None
+    identity = getattr(request.api, "identity", None)
+    acting = identity if isinstance(identity, Impersonation) else None
+    call = WriteCall(
+        started=started,
+        duration=time.perf_counter() - clock,
+        code=result.code,
+        impersonated_user=acting.user if acting is not None else None,
+        impersonated_groups=acting.groups if acting is not None else (),
+    )
+    return result, call
+
+
+def _run_hook(hook: SaveHook, request: WriteRequest) -> WriteResult | Outcome:
     try:
         result = hook(request)
     except SaveRefused as refused:
@@ -301,7 +321,7 @@ def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
     body = pending.body
     redacted = secret_value_paths(body) if is_secret(target.scope.group, target.scope.resource) else ()
     scope = create_scope(target.scope, pending)
-    result = _call_hook(
+    result, call = _call_hook(
         target.hook, WriteRequest("create", target.principal, scope, target.projection, target.api, body=body)
     )
     outcome = result if isinstance(result, Outcome) else _write_outcome(result, OutcomeKind.CREATED, redacted)
@@ -317,6 +337,7 @@ def create(target: EditorTarget, pending: PendingCreate, kind: str) -> Outcome:
             redacted_paths=redacted,
             resource_version=None if isinstance(result, Outcome) or not outcome.wrote else result.written_version,
             reason=audit_reason(outcome),
+            call=call,
         ),
         principal=target.principal,
         scope=scope,
@@ -336,7 +357,7 @@ def delete(target: EditorTarget, pending: PendingDelete, kind: str) -> Outcome:
         uid=pending.uid,
         resource_version=pending.resource_version,
     )
-    result = _call_hook(target.hook, request)
+    result, call = _call_hook(target.hook, request)
     outcome = result if isinstance(result, Outcome) else _write_outcome(result, OutcomeKind.DELETED)
     publish(
         record_for(
@@ -347,6 +368,7 @@ def delete(target: EditorTarget, pending: PendingDelete, kind: str) -> Outcome:
             outcome=outcome.kind.value,
             diff=delete_diff(),
             reason=audit_reason(outcome),
+            call=call,
         ),
         principal=target.principal,
         scope=scope,

@@ -14,12 +14,13 @@ from typing import Any
 
 from blinker import Namespace
 
+from ..log_fields import request_id
 from ..principal import Principal
 from ..projection import is_secret
 from ..proxies import current_app_or_none
 from ..scope import Scope
 from ..signals import saved
-from .audit import AuditRecord, ObjectIdentity, Operation, merge_patch_ops, secret_value_paths
+from .audit import AuditRecord, ObjectIdentity, Operation, WriteCall, merge_patch_ops, secret_value_paths
 from .outcomes import Outcome, OutcomeKind, classify_write, status_reason
 
 logger = logging.getLogger("flask_krm.save")
@@ -36,7 +37,15 @@ def publish(record: AuditRecord, *, principal: Principal, scope: Scope) -> None:
     """Log ``record`` (one line, no values; the record itself rides along as the log record's
     ``krm_audit`` attribute, for structured handlers) and send it to the signals' receivers."""
     sender = current_app_or_none()
-    logger.info("%s", record.log_line(), extra={"krm_audit": record})
+    fields = {
+        "krm_event": "write",
+        "request_id": request_id(),
+        "target": record.target,
+        "resource": f"{record.resource}.{record.api_group}" if record.api_group else record.resource,
+        "operation": record.operation,
+        "outcome": record.outcome,
+    }
+    logger.info("%s", record.log_line(), extra={"krm_audit": record, **fields})
     write_attempted.send(sender, record=record)
     if record.resource_version is not None or record.outcome in (OutcomeKind.CREATED, OutcomeKind.DELETED):
         saved.send(
@@ -66,8 +75,9 @@ def record_for(
     redacted_paths: tuple[str, ...] = (),
     resource_version: str | None = None,
     reason: str | None = None,
+    call: WriteCall | None = None,
 ) -> AuditRecord:
-    """An audit record for a write in ``scope`` by ``principal``."""
+    """An audit record for a write in ``scope`` by ``principal``; ``call`` when it was sent."""
     return AuditRecord(
         principal=principal.name,
         target=scope.target,
@@ -78,6 +88,9 @@ def record_for(
         redacted_paths=redacted_paths,
         resource_version=resource_version,
         reason=reason,
+        resource=scope.resource,
+        api_group=scope.group,
+        call=call,
     )
 
 

@@ -41,6 +41,7 @@ chunks go to the server as they are, and a client that closes the connection is 
 from __future__ import annotations
 
 import hashlib
+import logging
 import typing as t
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 import gevent.event
 from flask import Response, stream_with_context
 
+from ..log_fields import new_stream_id, request_id
 from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import sse_response
@@ -63,6 +65,8 @@ if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
     from ..store import LiveResourceStore
     from .feeds import Feed
+
+logger = logging.getLogger("flask_krm")
 
 CLOSE_EVENT: t.Final = "krm-close"
 DRAFTS_EVENT: t.Final = "krm-drafts"
@@ -173,6 +177,8 @@ class Channel:
         if parts:
             yield from released(message("\n".join(parts)))
         yield close_frame(SIGNED_OUT)
+    fields: dict[str, str] = field(default_factory=dict)
+    """The structured log fields of this connection (see :mod:`flask_krm.log_fields`)."""
 
     def client_closed(self) -> None:
         """The client closed the connection: end the stream without writing anything more."""
@@ -272,6 +278,11 @@ class Channel:
         heartbeat = heartbeat_interval(krm.setting("HEARTBEAT_INTERVAL"))
         self.page.connected_once = True
         self._dirty.update(link.component.id for link in self.links)
+        metrics = krm.metrics
+        if metrics is not None:
+            metrics.stream_opened("page")
+        logger.debug("page channel opened", extra={**self.fields, "krm_event": "stream-open"})
+        outcome = "client-closed"
         try:
             yield b": connected\n\n"
             while not self._gone:
@@ -279,6 +290,7 @@ class Channel:
                     yield from self._session_end_frames()
                     return
                 if self._closing is not None or krm.shut_down:
+                    outcome = "shutdown"
                     yield from self._shutdown_frames()
                     return
                 self._wake.clear()
@@ -296,9 +308,14 @@ class Channel:
                         continue
                     parts.extend(self._editor_parts(link))
                 if parts:
-                    yield from released(message("\n".join(parts)))
+                    sent = message("\n".join(parts))
+                    if metrics is not None:
+                        metrics.page_delivered(len(sent))
+                    yield from released(sent)
+                    del sent
                 terminal = [link.status for link in self.links if link.status.state == "terminal"]
                 if self.links and len(terminal) == len(self.links):
+                    outcome = "ended"
                     yield close_frame(terminal[0].reason)
                     return
                 if not self._wake.wait(heartbeat):
@@ -308,6 +325,13 @@ class Channel:
         finally:
             for step in reversed(undo):
                 step()
+            if metrics is not None:
+                metrics.stream_closed("page")
+            logger.debug(
+                "page channel closed: %s",
+                outcome,
+                extra={**self.fields, "krm_event": "stream-close", "outcome": outcome},
+            )
 
 
 def channel_response(page_id: str) -> Response:
@@ -319,7 +343,9 @@ def channel_response(page_id: str) -> Response:
     except Refusal as refusal:
         return event_stream(iter([close_frame(refusal.message)]))
     if krm.shut_down:
-        return event_stream(iter([close_frame(SHUTDOWN_REASON)]))
+        # with shared drafts another worker (or the next process) serves the page: retry there
+        return event_stream(iter([RESTART_RETRY if drafts.shared else close_frame(SHUTDOWN_REASON)]))
     resend_all = page.connected_once
-    channel = Channel(krm, principal, drafts, page, resend_all)
+    fields = {"request_id": request_id(), "stream_id": new_stream_id(), "kind": "page"}
+    channel = Channel(krm, principal, drafts, page, resend_all, fields=fields)
     return event_stream(stream_with_context(channel.stream()), channel.client_closed)

@@ -39,7 +39,7 @@ import gc
 import logging
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import gevent
 import gevent.monkey
@@ -59,7 +59,7 @@ from .clients import SERVICE_IDENTITY, ActingApiClient, ApiClients
 from .collector import Collector
 from .reflector import Reflector, StreamingListMemory, WatchSettings
 
-__all__ = ["Hub", "HubClosed", "HubObserver", "Subscriber", "DEFAULT_QUEUE_DEPTH"]
+__all__ = ["Hub", "HubClosed", "HubMeter", "HubObserver", "StreamMeter", "Subscriber", "DEFAULT_QUEUE_DEPTH"]
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +92,26 @@ class HubObserver:
     def subscriber_overflowed(self, scope: Scope) -> None:
         """A subscriber of ``scope`` fell behind its queue bound and is being resynchronized."""
 
+    def watch_restarted(self, scope: Scope, reason: str) -> None:
+        """The upstream watch of ``scope`` starts over: ``expired`` (its version expired, 410: it
+        relists), ``error`` (it failed and retries) or ``recovered`` (synced again after an outage)."""
+
+
+class StreamMeter(Protocol):
+    """Counts what one subscriber writes (see :class:`HubMeter`)."""
+
+    def delivered(self, events: int, size: int, received: float) -> None:
+        """``events`` frames of ``size`` bytes were written in one chunk; the oldest live operation
+        among them was logged at ``received`` (``time.monotonic()``; 0 when none was live)."""
+
+
+class HubMeter(Protocol):
+    """Delivery counting: when a hub has one, each subscriber looks its scope's meter up once and
+    reports once per chunk it writes. Without one (the default) nothing is counted or stamped."""
+
+    def for_scope(self, scope: Scope) -> StreamMeter:
+        """The meter of ``scope``'s target and resource."""
+
 
 class Hub:
     """Shared upstream watches and their subscribers for one application.
@@ -107,6 +127,7 @@ class Hub:
     :param observer: lifecycle hooks.
     :param collector: freeze long-lived objects after snapshots and set the collector's thresholds
         (see :mod:`flask_krm.upstream.collector`); ``False`` leaves the garbage collector alone.
+    :param meter: counts deliveries (``None``: nothing is counted).
     """
 
     def __init__(
@@ -121,6 +142,7 @@ class Hub:
         settings: WatchSettings | None = None,
         observer: HubObserver | None = None,
         collector: bool = True,
+        meter: HubMeter | None = None,
     ) -> None:
         if not gevent.monkey.is_module_patched("socket"):
             raise RuntimeError(
@@ -142,6 +164,7 @@ class Hub:
         self.reauthorize_every = reauthorize_every
         self.settings = settings or WatchSettings()
         self.observer = observer or HubObserver()
+        self.meter = meter
         self.collector = Collector(collector)
         self.streaming_lists = StreamingListMemory()
         self.group = Group()
@@ -157,6 +180,11 @@ class Hub:
     def watch_count(self) -> int:
         """Upstream watches currently open (lingering ones included)."""
         return len(self._watches)
+
+    def synced_count(self) -> tuple[int, int]:
+        """How many of the open upstream watches are synced, and how many are open."""
+        watches = list(self._watches.values())
+        return sum(1 for watch in watches if watch.synced), len(watches)
 
     def subscribe(
         self,
@@ -284,11 +312,13 @@ class _Entry:
     resolved once for every subscriber) or a non-terminal failure, and the bodies of the other
     events its readers made of it."""
 
-    __slots__ = ("op", "prepared", "position", "recent")
+    __slots__ = ("op", "prepared", "position", "recent", "received")
 
-    def __init__(self, op: Change | Failure, prepared: SharedChange | None) -> None:
+    def __init__(self, op: Change | Failure, prepared: SharedChange | None, received: float = 0.0) -> None:
         self.op = op
         self.prepared = prepared
+        self.received = received
+        """When the watch logged it (``time.monotonic()``), for a hub with a meter; else 0."""
         self.position: list[Pair] = []
         self.recent: Pair | None = None
         """The pair a reader made of this entry last."""
@@ -451,7 +481,8 @@ class _Watch:
             else:
                 self.cache[uid] = op.object
             # resolved once for every reader; what it replaces stays usable while the log holds it
-            self._append(_Entry(op, self.projections.prepare(op, keep_replaced=True)))
+            received = time.monotonic() if self.hub.meter is not None else 0.0
+            self._append(_Entry(op, self.projections.prepare(op, keep_replaced=True), received))
             if op.type == "DELETED":
                 self.projections.release(uid)
         elif isinstance(op, Snapshot):
@@ -460,12 +491,15 @@ class _Watch:
             self.cache = {str(obj["metadata"]["uid"]): obj for obj in op.objects}
             self.projections.retain(self.cache)
             self.synced = True
+            if self.outage is not None:
+                self.hub.observer.watch_restarted(self.scope, "recovered")
             self.outage = None
             self.hub.collector.settle()
             for subscriber in self.subscribers:
                 subscriber._awaiting = True
                 subscriber._bell.ring()
         elif isinstance(op, ContinuityLost):
+            self.hub.observer.watch_restarted(self.scope, "expired")
             self.synced = False
             for subscriber in self.subscribers:
                 subscriber._awaiting = True
@@ -476,6 +510,7 @@ class _Watch:
                 for subscriber in list(self.subscribers):
                     subscriber._deliver(subscriber.engine.feed(op))  # what is not read yet is dropped
             else:
+                self.hub.observer.watch_restarted(self.scope, "error")
                 self.synced = False
                 self.outage = op
                 self._append(_Entry(op, None))
@@ -601,6 +636,15 @@ def _framed(pairs: list[Pair], first: int) -> bytes:
     return chunk
 
 
+def _metered(chunk: bytes, meter: StreamMeter, events: int, received: float) -> Iterator[bytes]:
+    """:func:`~flask_krm.sse.released` of ``chunk``, counted once it was written."""
+    size = len(chunk)
+    written = released(chunk)
+    del chunk
+    yield from written
+    meter.delivered(events, size, received)
+
+
 class _Doorbell:
     """Wakes the one greenlet that reads a subscriber: what a ``gevent.event.Event`` does for it at
     a third of the cost (one loop callback per ring and no link bookkeeping), which matters when
@@ -667,6 +711,10 @@ class Subscriber:
         self._bell = _Doorbell()
         self._written_at = time.monotonic()
         self._beat = False
+        meter = hub.meter
+        self._meter = meter.for_scope(engine.scope) if meter is not None else None
+        self._received = 0.0
+        """With a meter: when the oldest live operation not yet written was logged."""
         self.resyncs = 0
         """How many times this subscriber overflowed its queue and was resynchronized."""
 
@@ -700,7 +748,12 @@ class Subscriber:
                 if pairs:
                     # the hub queues nothing after a terminal error, so every pair is framed
                     first, seq = seq + 1, seq + len(pairs)
-                    yield from released(_framed(pairs, first))
+                    meter = self._meter
+                    if meter is None:
+                        yield from released(_framed(pairs, first))
+                    else:
+                        received, self._received = self._received, 0.0
+                        yield from _metered(_framed(pairs, first), meter, seq - first + 1, received)
                 else:
                     yield HEARTBEAT
                 self._written_at = time.monotonic()
@@ -765,7 +818,10 @@ class Subscriber:
         pair = watch.bodies.pair
         append = self._queue.append
         awaiting = self._awaiting
-        for entry in log.since(cursor):
+        entries = log.since(cursor)
+        if self._meter is not None and not self._received and entries:
+            self._received = entries[0].received
+        for entry in entries:
             prepared = entry.prepared
             if prepared is not None:
                 if awaiting:
