@@ -28,7 +28,8 @@ load, and the idle one costs nothing, since its namespace is not written. A step
 writer kept the rate
 (:data:`HELD_WRITES`), every event written was delivered to every subscriber and p99 latency stayed
 under :data:`HELD_P99_MS`; the ladder stops at the first step that does not hold.
-``FLASK_KRM_BENCH_RUNS=3`` measures three times (alternating which server goes first) and adds a
+``FLASK_KRM_BENCH_METRICS=1`` serves with Prometheus metrics on (``KRM_METRICS_PATH``), so every
+delivery is counted. ``FLASK_KRM_BENCH_RUNS=3`` measures three times (alternating which server goes first) and adds a
 ``fanout-N-summary`` line with ``[min, median, max]`` of every number below.
 
 Reported for each, next to the baseline and as a ratio to it:
@@ -413,6 +414,8 @@ def _endpoint_app(kubeconfig: str, namespace: str, closed: list[float]) -> Any:
             namespaces=frozenset({namespace}),
         ),
         KRM_HEARTBEAT_INTERVAL=HEARTBEAT,
+        # FLASK_KRM_BENCH_METRICS=1: count deliveries in Prometheus metrics, as a host with them does
+        KRM_METRICS_PATH="/metrics" if os.environ.get("FLASK_KRM_BENCH_METRICS") else None,
     )
     principal = Principal("bench")
     KrmStream(

@@ -64,6 +64,16 @@ class TcpProxy:
         with self._lock:
             self._cut = False
 
+    def retarget(self, upstream_url: str) -> None:
+        """Relay new connections to ``upstream_url`` from now on (open ones stay where they are),
+        as a Service does when its endpoints change."""
+        parts = urlsplit(upstream_url)
+        assert parts.hostname is not None and parts.port is not None, upstream_url
+        upstream = (parts.hostname, parts.port)
+        with self._lock:
+            self._upstreams = itertools.cycle([upstream])
+            self.connections.setdefault(upstream, 0)
+
     def _drop_all(self) -> None:
         with self._lock:
             sockets, self._open = self._open, set()
