@@ -176,7 +176,10 @@ class Connection:
     kind: str
     sock: socket.socket
     received: bytearray = field(default_factory=bytearray)
+    last_data_at: float | None = None
+    """When its last bytes arrived (``time.monotonic()``)."""
     ended_at: float | None = None
+    """When the server closed it."""
 
 
 class RawStreams:
@@ -217,6 +220,7 @@ class RawStreams:
                     chunk = b""
                 if chunk:
                     connection.received += chunk
+                    connection.last_data_at = time.monotonic()
                 else:
                     connection.ended_at = time.monotonic()
                     self.selector.unregister(connection.sock)
@@ -236,21 +240,27 @@ class ReadinessProber:
     def __init__(self, url: str) -> None:
         self.url = url
         self.answers: list[tuple[float, int | str]] = []
+        """``(when it came, status)`` of every probe."""
+        self.sent: list[float] = []
+        """When each probe was sent (same order)."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            sent = time.monotonic()
             status, _ = get(self.url, timeout=1.0)
             self.answers.append((time.monotonic(), status))
+            self.sent.append(sent)
             self._stop.wait(self.every)
 
-    def first(self, status: int | str, since: float) -> float | None:
-        """Seconds from ``since`` to the first answer ``status`` after it."""
-        for at, answered in list(self.answers):
+    def first(self, status: int | str, since: float) -> tuple[float, float] | None:
+        """Seconds from ``since`` to the first answer ``status`` after it came, and to when that
+        probe was sent."""
+        for (at, answered), sent in zip(list(self.answers), list(self.sent)):
             if at >= since and answered == status:
-                return at - since
+                return at - since, sent - since
         return None
 
     def stop(self) -> None:
