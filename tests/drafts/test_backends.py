@@ -258,3 +258,38 @@ def test_an_edit_whose_write_landed_without_an_answer_is_neither_lost_nor_made_t
     assert held[1] == 1 and EditRecord.from_json(held[0]).edits[0].mine == "edit-1"
     sync.edit("session", "store-1", apply)  # the next edit builds on the version that landed
     assert drafts.inner.read_versioned("session", "edit:")[name][1] == 2
+
+
+def test_the_subscription_outlives_idle_periods_longer_than_the_socket_timeout(clean_redis: RedisServer) -> None:
+    """``pubsub.listen()`` on a client with a socket timeout raised ``TimeoutError`` after one idle
+    timeout on every redis-py release before 8.0.1 (checked down to 5.0.0, the former floor), so a
+    quiet deployment dropped and re-made its subscription every two seconds, losing what was
+    published in between: setup.cfg requires ``redis>=8.0.1``."""
+    import redis
+
+    short = RedisBackend(redis.Redis.from_url(clean_redis.url, socket_timeout=0.3, socket_connect_timeout=0.3))
+    writer = backend(clean_redis)
+    received: list[dict[str, object]] = []
+    failures: list[BaseException] = []
+
+    def listen() -> None:
+        try:
+            for message in short.messages():
+                received.append(message)
+        except BaseException as exc:  # noqa: BLE001 - what ended it is the finding
+            failures.append(exc)
+
+    listener = gevent.spawn(listen)
+    try:
+        with gevent.Timeout(5):
+            while clean_redis.client().pubsub_numsub(short.channel)[0][1] < 1:
+                gevent.sleep(0.02)
+        gevent.sleep(1.0)  # more than three socket timeouts with nothing published
+        writer.publish({"worker": "a", "after": "idle"})
+        with gevent.Timeout(5):
+            while not received and not failures:
+                gevent.sleep(0.01)
+        assert not failures, failures
+        assert received == [{"worker": "a", "after": "idle"}]
+    finally:
+        listener.kill()
