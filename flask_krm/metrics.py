@@ -44,6 +44,8 @@ MULTIPROC_ENV: t.Final = "PROMETHEUS_MULTIPROC_DIR"
 
 LAG_BUCKETS: t.Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 FAST_BUCKETS: t.Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+MAX_PENDING_PAUSES: t.Final = 10_000
+"""Collector pauses kept between two flushes at most (the rest are not observed)."""
 SAVE_BUCKETS: t.Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -167,6 +169,10 @@ class Metrics:
         )
         self._scopes: dict[tuple[str, str], ScopeMeter] = {}
         self._gc_started = 0.0
+        self._gc_pauses: list[tuple[int, float]] = []
+        """Pauses noted by the collector's callback, observed later by :meth:`flush`: the callback
+        runs inside whatever allocated, perhaps a metric update holding prometheus_client's
+        (non-reentrant) lock, so it must not take that lock itself."""
         gc.callbacks.append(self._gc)
 
     # -- streams -------------------------------------------------------------------------------
@@ -233,8 +239,15 @@ class Metrics:
         if phase == "start":
             self._gc_started = time.perf_counter()
         elif self._gc_started:
-            self.gc_pause.labels(str(info.get("generation", ""))).observe(time.perf_counter() - self._gc_started)
+            if len(self._gc_pauses) < MAX_PENDING_PAUSES:
+                self._gc_pauses.append((int(info.get("generation", -1)), time.perf_counter() - self._gc_started))
             self._gc_started = 0.0
+
+    def flush(self) -> None:
+        """Observe the collector pauses noted since the last flush (the event loop's ticker calls it)."""
+        pauses, self._gc_pauses = self._gc_pauses, []
+        for generation, seconds in pauses:
+            self.gc_pause.labels(str(generation)).observe(seconds)
 
     def close(self) -> None:
         """Stop timing the garbage collector (the application is shutting down)."""
@@ -244,6 +257,7 @@ class Metrics:
     def exposition(self) -> tuple[bytes, str]:
         """The text exposition and its content type: every worker's values under gunicorn's
         multiprocess mode, this process's otherwise."""
+        self.flush()
         if os.environ.get(MULTIPROC_ENV):
             merged = CollectorRegistry()
             multiprocess.MultiProcessCollector(merged)  # type: ignore[no-untyped-call]

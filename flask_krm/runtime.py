@@ -335,6 +335,7 @@ class KrmRuntime:
 
             def measure(lag: float) -> None:
                 metrics.loop_lag.set(lag)
+                metrics.flush()
                 now = time.monotonic()
                 if now - counted[0] >= SESSION_COUNT_EVERY:
                     counted[0] = now

@@ -8,6 +8,7 @@ multi-worker behaviour (gunicorn, Redis, a real Prometheus) is in
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import re
@@ -190,6 +191,8 @@ def test_metrics_count_json_streams_and_writes_without_names(served: tuple[Flask
     assert metric(text, "krm_writes_total", outcome="saved-pending", **labels) == 1
     assert metric(text, "krm_writes_total", outcome="version-stale", **labels) == 1
     assert metric(text, "krm_save_duration_seconds_count", target="demo", operation="patch") == 2
+    gc.collect()  # noted by the collector's callback, observed at the next scrape (or tick)
+    assert metric(client.get("/metrics").text, "krm_gc_pause_seconds_count", generation="2") >= 1
     assert not FORBIDDEN_LABELS.search(text), FORBIDDEN_LABELS.search(text)
     assert "uid-1" not in text and "editor" not in text and '"cm"' not in text
 
