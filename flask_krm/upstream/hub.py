@@ -94,7 +94,8 @@ class HubObserver:
 
     def watch_restarted(self, scope: Scope, reason: str) -> None:
         """The upstream watch of ``scope`` starts over: ``expired`` (its version expired, 410: it
-        relists), ``error`` (it failed and retries) or ``recovered`` (synced again after an outage)."""
+        relists), ``error`` (it failed, or the watch broke, and it retries) or ``recovered`` (synced
+        again after an outage)."""
 
 
 class StreamMeter(Protocol):
@@ -499,7 +500,9 @@ class _Watch:
                 subscriber._awaiting = True
                 subscriber._bell.ring()
         elif isinstance(op, ContinuityLost):
-            self.hub.observer.watch_restarted(self.scope, "expired")
+            if self.outage is None:  # after an outage, its recovery is what is reported
+                cause = "expired" if "expired" in op.reason else "error"
+                self.hub.observer.watch_restarted(self.scope, cause)
             self.synced = False
             for subscriber in self.subscribers:
                 subscriber._awaiting = True

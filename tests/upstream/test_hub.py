@@ -500,3 +500,75 @@ def test_a_subscriber_looks_up_the_newest_raw_object_its_watch_holds(make_hub, c
 
     subscriber.close()
     assert subscriber.cached(uid) is None, "a closed subscriber has no watch"
+
+
+class Meter:
+    """A :class:`~flask_krm.upstream.hub.HubMeter` recording each chunk's count, size and lag."""
+
+    def __init__(self) -> None:
+        self.scopes: list[Scope] = []
+        self.chunks: list[tuple[int, int, float]] = []
+
+    def for_scope(self, scope: Scope) -> Meter:
+        self.scopes.append(scope)
+        return self
+
+    def delivered(self, events: int, size: int, received: float) -> None:
+        self.chunks.append((events, size, received))
+
+
+class Restarts(HubObserver):
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def watch_restarted(self, scope: Scope, reason: str) -> None:
+        self.reasons.append(reason)
+
+
+def test_a_meter_counts_every_frame_and_byte_once_per_chunk_written(make_hub, cluster: Cluster) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    meter = Meter()
+    hub = make_hub(meter=meter)
+    chunks = iter(hub.subscribe(APP, FULL, Principal("one")))
+    written: list[bytes] = []
+    with gevent.Timeout(5):
+        written.append(next(chunks))
+        cluster.create_configmap("b", {"k": "2"})
+        cluster.create_configmap("c", {"k": "3"})
+        while sum(len(decode_events(chunk)) for chunk in written) < 5:
+            written.append(next(chunks))
+    gevent.sleep(0.05)
+    chunks.close()  # type: ignore[attr-defined]
+    assert meter.scopes == [APP], "looked up once per subscriber"
+    frames = [len(decode_events(chunk)) for chunk in written if chunk != HEARTBEAT]
+    counted = meter.chunks[: len(frames)]
+    assert [events for events, _, _ in counted] == frames
+    assert [size for _, size, _ in counted] == [len(chunk) for chunk in written if chunk != HEARTBEAT]
+    assert counted[0][2] == 0.0, "a snapshot has no live operation to time"
+    assert all(received > 0 for _, _, received in counted[1:]), "live changes carry when they were logged"
+
+
+def test_without_a_meter_nothing_is_stamped(make_hub, cluster: Cluster) -> None:
+    hub = make_hub()
+    subscriber = hub.subscribe(APP, FULL, Principal("one"))
+    read(subscriber, until_type("synced"))
+    cluster.create_configmap("a", {"k": "1"})
+    read(subscriber, until_type("added"))
+    watch = subscriber._watch
+    assert watch is not None and subscriber._meter is None
+    assert all(entry.received == 0.0 for entry in watch.log.since(watch.log.start))
+
+
+def test_watch_restarts_are_reported_by_reason(make_hub, cluster: Cluster, kube) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    restarts = Restarts()
+    hub = make_hub(observer=restarts)
+    subscriber = hub.subscribe(APP, FULL, Principal("one"))
+    read(subscriber, until_type("synced"))
+    kube.faults.expire_watches()
+    read(subscriber, until_type("synced"))
+    kube.faults.refuse_connections(1.0)
+    kube.faults.drop_watches()
+    read(subscriber, until_type("error:UPSTREAM_UNAVAILABLE"))
+    read(subscriber, until_type("synced"))
+    assert restarts.reasons == ["expired", "error", "recovered"]
