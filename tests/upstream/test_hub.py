@@ -528,16 +528,17 @@ class Restarts(HubObserver):
 def test_a_meter_counts_every_frame_and_byte_once_per_chunk_written(make_hub, cluster: Cluster) -> None:
     cluster.create_configmap("a", {"k": "1"})
     meter = Meter()
-    hub = make_hub(meter=meter)
+    hub = make_hub(meter=meter, heartbeat=0.2)
     chunks = iter(hub.subscribe(APP, FULL, Principal("one")))
     written: list[bytes] = []
     with gevent.Timeout(5):
         written.append(next(chunks))
         cluster.create_configmap("b", {"k": "2"})
         cluster.create_configmap("c", {"k": "3"})
-        while sum(len(decode_events(chunk)) for chunk in written) < 5:
+        while sum(len(decode_events(chunk)) for chunk in written if chunk != HEARTBEAT) < 5:
             written.append(next(chunks))
-    gevent.sleep(0.05)
+        while next(chunks) != HEARTBEAT:  # the server asks for more once a chunk is written
+            pass
     chunks.close()  # type: ignore[attr-defined]
     assert meter.scopes == [APP], "looked up once per subscriber"
     frames = [len(decode_events(chunk)) for chunk in written if chunk != HEARTBEAT]
