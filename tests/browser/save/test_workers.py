@@ -369,6 +369,9 @@ def test_drafts_staged_changes_and_recovery_copies_are_back_after_every_worker_r
     while (workers.worker_pids() & before or len(workers.worker_pids()) < WORKERS) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not workers.worker_pids() & before, "the workers were not replaced"
+    # The old workers ended every stream at once (retry), so the page waits for a new worker to
+    # serve: under load, booting one can take longer than the page's wait below.
+    workers.wait_for_workers(WORKERS)
     wait_live(page)  # the page reconnected by itself, to a new worker
     more = typed_keys(page, "a", 2, lambda index: None)
     expect(value_field(page, "a")).not_to_have_attribute("data-krm-unsent", "")
