@@ -42,9 +42,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "save.flow",
             "save.staging",
             "save.audit",
-            "rbac",
             "save.audit_events",
             "log_json",
+            "rbac",
         ),
     ),
     (
