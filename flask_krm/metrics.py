@@ -20,7 +20,7 @@ import gc
 import os
 import time
 import typing as t
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -32,7 +32,7 @@ from prometheus_client import (
     multiprocess,
 )
 
-from .drafts.backend import BackendUnavailable, DraftBackend, Message, Record
+from .drafts.backend import BackendUnavailable, DraftBackend, Message, Record, Versioned
 from .scope import Scope
 
 if t.TYPE_CHECKING:
@@ -285,8 +285,32 @@ class MeteredBackend:
         finally:
             self._metrics.backend_call(operation, time.perf_counter() - started, failed=failed)
 
-    def read(self, session_id: str) -> dict[str, Record]:
-        return t.cast("dict[str, Record]", self._timed("read", lambda: self.backend.read(session_id)))
+    def read(
+        self, session_id: str, fields: Collection[str] | None = None, *, lifetime: float | None = None
+    ) -> dict[str, Record]:
+        return t.cast(
+            "dict[str, Record]", self._timed("read", lambda: self.backend.read(session_id, fields, lifetime=lifetime))
+        )
+
+    def read_versioned(self, session_id: str, prefix: str, *, lifetime: float | None = None) -> dict[str, Versioned]:
+        return t.cast(
+            "dict[str, Versioned]",
+            self._timed("read", lambda: self.backend.read_versioned(session_id, prefix, lifetime=lifetime)),
+        )
+
+    def swap(
+        self,
+        session_id: str,
+        records: Mapping[str, Record | None],
+        expect: Mapping[str, int],
+        lifetime: float,
+        *,
+        message: Message | None = None,
+    ) -> dict[str, int] | None:
+        return t.cast(
+            "dict[str, int] | None",
+            self._timed("swap", lambda: self.backend.swap(session_id, records, expect, lifetime, message=message)),
+        )
 
     def write(
         self,
@@ -302,6 +326,9 @@ class MeteredBackend:
                 "write", lambda: self.backend.write(session_id, records, lifetime, fence=fence, message=message)
             )
         )
+
+    def touch(self, session_id: str, lifetime: float) -> None:
+        self._timed("touch", lambda: self.backend.touch(session_id, lifetime))
 
     def drop(self, session_id: str) -> None:
         self._timed("drop", lambda: self.backend.drop(session_id))

@@ -21,8 +21,8 @@ from flask import Flask, Response, session
 from . import signals
 from .errors import ScopeInvalid
 from .events import ErrorCode, StreamError, encode_body, frame
-from .ops import Failure
 from .log_fields import new_stream_id, request_id, scope_fields
+from .ops import Failure
 from .projection import PROJECTIONS
 from .runtime import KrmRuntime, runtime
 from .scope import Scope

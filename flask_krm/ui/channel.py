@@ -177,6 +177,7 @@ class Channel:
         if parts:
             yield from released(message("\n".join(parts)))
         yield close_frame(SIGNED_OUT)
+
     fields: dict[str, str] = field(default_factory=dict)
     """The structured log fields of this connection (see :mod:`flask_krm.log_fields`)."""
 
