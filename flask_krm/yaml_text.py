@@ -1,13 +1,18 @@
 """Objects as YAML text: rendering a draft, and loading what a person typed, safely and bounded.
 
-Loading uses PyYAML's pure-Python safe loader (no tags that build objects) with the resolution
-rules Kubernetes tools apply to YAML (``yes``/``on`` are booleans, ``0755`` is octal, ``1e3`` a
-float, ``~`` and ``null`` are null; timestamps stay strings), and refuses, with a message naming
-what is wrong and where (:class:`YamlRefused`): text over :data:`MAX_YAML_BYTES`, nesting deeper
-than :data:`MAX_DEPTH`, more than :data:`MAX_ALIASES` aliases, a document that expands to more
-than :data:`MAX_NODES` values (billion laughs), recursive aliases, syntax errors (with line and
-column), several documents, a root that is not a mapping, keys that are not strings and values
-JSON cannot hold (``.inf``, ``!!binary``...).
+Loading uses PyYAML's safe loader (no tags that build objects; libyaml scans and parses when PyYAML
+has it, PyYAML's own parser otherwise) with the resolution rules Kubernetes tools apply to YAML
+(``yes``/``on`` are booleans, ``0755`` is octal, ``1e3`` a float, ``~`` and ``null`` are null;
+timestamps stay strings), and refuses, with a message naming what is wrong and where
+(:class:`YamlRefused`): text over :data:`MAX_YAML_BYTES`, nesting deeper than :data:`MAX_DEPTH`,
+more than :data:`MAX_ALIASES` aliases, aliases that stand for more than :data:`MAX_ALIASED_VALUES`
+values together, a document that expands to more than :data:`MAX_NODES` values or
+:data:`MAX_EXPANDED_BYTES` characters (billion laughs, merge-key bombs), recursive aliases, a key
+written twice in one mapping, an integer of more digits than the number field takes
+(:func:`~flask_krm.store.values.int_digit_limit`, in any base), syntax errors (with line and
+column), several documents, a root that is not a mapping, keys that are not strings and values JSON
+cannot hold (``.inf``, ``!!binary``...). The bounds hold while the text is composed, node by node
+(an alias counts as everything it stands for), so nothing past them is ever built.
 
 Rendering (:func:`dump_yaml`) keeps key order and block style, writes multi-line strings as
 literal blocks, and quotes every string that any YAML reader (1.1 or 1.2) could take for another
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -32,15 +37,21 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .bodies import MAX_DEPTH
 from .store.paths import MISSING, Path, get_at
-from .store.values import json_copy, set_in
+from .store.values import int_digit_limit, json_copy, printable_int, set_in
 from .store.view_edits import WITHHELD, Withheld
 
 MAX_YAML_BYTES: Final = 2 * 1024 * 1024
 """The largest YAML text accepted (Kubernetes stores objects of at most 1.5 MiB)."""
 MAX_ALIASES: Final = 64
 """Aliases (``*name``) one text may use."""
-MAX_NODES: Final = 200_000
-"""Values one text may expand to once every alias is followed."""
+MAX_NODES: Final = 100_000
+"""Values one text may expand to once every alias and merge key is followed."""
+MAX_EXPANDED_BYTES: Final = MAX_YAML_BYTES
+"""Characters of scalar text one text may expand to once every alias and merge key is followed."""
+MAX_ALIASED_VALUES: Final = 10_000
+"""Values all the aliases of one text may stand for together (merge keys included)."""
+PAUSE_EVERY: Final = 2_000
+"""Values composed between two calls of :func:`load_yaml`'s ``pause``."""
 WITHHELD_TAG: Final = "!withheld"
 WITHHELD_TEXT: Final = "not shown"
 
@@ -92,28 +103,133 @@ class LoadedYaml:
 # -- loading ---------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """The safe loader with Kubernetes' scalar rules and bounds on depth and aliases."""
+class _PythonParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    """PyYAML's pure-Python scanner and parser, where libyaml is not available."""
 
     def __init__(self, stream: str) -> None:
-        super().__init__(stream)
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+_Parser: type[Any]
+try:
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    _Parser = _PythonParser
+
+
+@dataclass(slots=True)
+class _Size:
+    values: int
+    text: int
+
+
+class _Loader(yaml.composer.Composer, _Parser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):  # type: ignore[misc]
+    """libyaml's parser (when present) under PyYAML's composer and safe constructor, with
+    Kubernetes' scalar rules, and bounds that hold while the text is composed: nesting, aliases,
+    the size every alias expands to (merge keys included), duplicate keys, integer digits."""
+
+    def __init__(self, stream: str, pause: Callable[[], None] | None) -> None:
+        _Parser.__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
         self.depth = 0
         self.aliases = 0
+        self.pause = pause
+        self.composed = 0
+        self.expanded = _Size(0, 0)
+        self.aliased = 0
+        self.sizes: dict[int, _Size] = {}
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YamlRefused(f"The YAML uses more than {MAX_ALIASES} aliases", mark.line + 1, mark.column + 1)
+            node: Node | None = super().compose_node(parent, index)
+            size = self.sizes.get(id(node))
+            if size is None:
+                raise YamlRefused("The YAML refers to itself through an alias", mark.line + 1, mark.column + 1)
+            self.aliased += size.values
+            if self.aliased > MAX_ALIASED_VALUES:
+                raise YamlRefused(
+                    f"The aliases of the YAML stand for more than {MAX_ALIASED_VALUES} values (merge keys included)",
+                    mark.line + 1,
+                    mark.column + 1,
+                )
+            self._expand(size, mark)
+            return node
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                mark = self.peek_event().start_mark
                 raise YamlRefused(f"The YAML nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
-            return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self.depth -= 1
+        assert node is not None
+        self.sizes[id(node)] = self._size_of(node)
+        self.composed += 1
+        if self.pause is not None and self.composed % PAUSE_EVERY == 0:
+            self.pause()
+        return node
+
+    def _size_of(self, node: Node) -> _Size:
+        """The size ``node`` expands to (its children are composed), counted once into the total."""
+        if isinstance(node, ScalarNode):
+            own = _Size(1, len(node.value))
+            self._expand(own, node.start_mark)
+            return own
+        size = _Size(1, 0)
+        children: list[Node] = []
+        if isinstance(node, MappingNode):
+            _refuse_duplicate_keys(node)
+            for key_node, value_node in node.value:
+                children += (key_node, value_node)
+        elif isinstance(node, SequenceNode):
+            children = list(node.value)
+        for child in children:
+            child_size = self.sizes[id(child)]
+            size.values += child_size.values
+            size.text += child_size.text
+        self._expand(_Size(1, 0), node.start_mark)
+        return size
+
+    def _expand(self, size: _Size, mark: Any) -> None:
+        self.expanded.values += size.values
+        self.expanded.text += size.text
+        if self.expanded.values > MAX_NODES:
+            raise YamlRefused(
+                f"The YAML expands to more than {MAX_NODES} values (aliases and merge keys followed)",
+                mark.line + 1,
+                mark.column + 1,
+            )
+        if self.expanded.text > MAX_EXPANDED_BYTES:
+            raise YamlRefused(
+                f"The YAML expands to more than {MAX_EXPANDED_BYTES} characters of values "
+                "(aliases and merge keys followed)",
+                mark.line + 1,
+                mark.column + 1,
+            )
+
+
+def _refuse_duplicate_keys(node: MappingNode) -> None:
+    """Refuse a key written twice in one mapping, at its second place (a merged key may be overridden)."""
+    seen: dict[tuple[str, str], Any] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        mark: Any = key_node.start_mark
+        first = seen.setdefault((key_node.tag, key_node.value), mark)
+        if first is not mark:
+            raise YamlRefused(
+                f"The key {key_node.value[:80]!r} is written twice in this mapping (first on line {first.line + 1})",
+                mark.line + 1,
+                mark.column + 1,
+            )
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -128,40 +244,46 @@ def _construct_withheld(loader: yaml.SafeLoader, node: Node) -> Withheld:
     return WITHHELD
 
 
+_INT_BASES: Final = (("0b", 2), ("0x", 16), ("0o", 8))
+
+
+def _construct_int(loader: yaml.SafeLoader, node: Node) -> int:
+    """An integer, refused past the number field's digit limit (in decimal) before it is converted."""
+    text = str(loader.construct_scalar(node)).replace("_", "")  # type: ignore[arg-type]
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    base = 10
+    for prefix, prefix_base in _INT_BASES:
+        if digits.startswith(prefix):
+            digits, base = digits[2:], prefix_base
+            break
+    else:
+        if ":" in digits:
+            base = 60
+        elif len(digits) > 1 and digits.startswith("0"):
+            base = 8
+    limit = int_digit_limit()
+    significant = digits.count(":") + 1 if base == 60 else len(digits.lstrip("0"))
+    if significant > limit if base == 10 else significant * math.log10(base) > limit + 1:
+        raise _too_long(node, limit)  # before converting: a decimal conversion past it costs quadratic time
+    if base == 60:
+        value = 0
+        for part in digits.split(":"):
+            value = value * 60 + int(part)
+    else:
+        value = int(digits or "0", base)
+    if not printable_int(value):
+        raise _too_long(node, limit)
+    return sign * value
+
+
+def _too_long(node: Node, limit: int) -> YamlRefused:
+    mark = node.start_mark
+    return YamlRefused(f"The number has more than {limit} digits", mark.line + 1, mark.column + 1)
+
+
 _Loader.add_constructor(WITHHELD_TAG, _construct_withheld)
-
-
-def _expanded_size(root: Node) -> None:
-    """Refuse a node graph whose aliases expand past :data:`MAX_NODES` values, or loop."""
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-
-    def size(node: Node) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in open_nodes:
-            mark = node.start_mark
-            raise YamlRefused("The YAML refers to itself through an alias", mark.line + 1, mark.column + 1)
-        open_nodes.add(key)
-        total = 1
-        if isinstance(node, MappingNode):
-            for key_node, value_node in node.value:
-                total += size(key_node) + size(value_node)
-                if total > MAX_NODES:
-                    break
-        elif isinstance(node, SequenceNode):
-            for item in node.value:
-                total += size(item)
-                if total > MAX_NODES:
-                    break
-        if total > MAX_NODES:
-            raise YamlRefused(f"The YAML expands to more than {MAX_NODES} values (through its aliases)")
-        open_nodes.discard(key)
-        sizes[key] = total
-        return total
-
-    size(root)
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _position(text: str, index: int) -> tuple[int, int]:
@@ -169,26 +291,30 @@ def _position(text: str, index: int) -> tuple[int, int]:
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def _unreadable(text: str, exc: yaml.reader.ReaderError) -> YamlRefused:
-    line, column = _position(text, exc.position)
-    character = chr(exc.character) if isinstance(exc.character, int) else exc.character
-    return YamlRefused(f"The YAML holds a character it cannot contain ({character!r})", line, column)
+_UNREADABLE: Final = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|[\ud800-\udfff]")
 
 
-def load_yaml(text: str) -> LoadedYaml:
-    """Load one object (a mapping) from ``text``; raises :class:`YamlRefused` (see the module doc)."""
+def _refuse_unreadable(text: str) -> None:
+    found = _UNREADABLE.search(text)
+    if found is not None:
+        line, column = _position(text, found.start())
+        raise YamlRefused(f"The YAML holds a character it cannot contain ({found.group()!r})", line, column)
+
+
+def load_yaml(text: str, *, pause: Callable[[], None] | None = None) -> LoadedYaml:
+    """Load one object (a mapping) from ``text``; raises :class:`YamlRefused` (see the module doc).
+
+    ``pause()`` is called every :data:`PAUSE_EVERY` values composed (a server lets other requests
+    run there)."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_YAML_BYTES:
         raise YamlRefused(f"The YAML is {size} bytes; at most {MAX_YAML_BYTES} bytes can be edited")
-    try:
-        loader = _Loader(text)
-    except yaml.reader.ReaderError as exc:
-        raise _unreadable(text, exc) from None
+    _refuse_unreadable(text)
+    loader = _Loader(text, pause)
     try:
         root = loader.get_single_node()
         if root is None:
             raise YamlRefused("The YAML is empty: it must hold the object, a mapping of its fields")
-        _expanded_size(root)
         value = loader.construct_document(root)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -197,8 +323,6 @@ def load_yaml(text: str) -> LoadedYaml:
         if mark is None:
             raise YamlRefused(message) from None
         raise YamlRefused(message, mark.line + 1, mark.column + 1) from None
-    except yaml.reader.ReaderError as exc:
-        raise _unreadable(text, exc) from None
     except RecursionError:
         raise YamlRefused(f"The YAML nests deeper than {MAX_DEPTH} levels") from None
     finally:

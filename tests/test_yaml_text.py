@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+import time
+import tracemalloc
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from flask_krm.store.view_edits import WITHHELD
 from flask_krm.yaml_text import (
+    MAX_ALIASED_VALUES,
     MAX_ALIASES,
     MAX_NODES,
     MAX_YAML_BYTES,
@@ -115,7 +120,10 @@ BILLION_LAUGHS = "\n".join(
 def test_billion_laughs_is_refused() -> None:
     with pytest.raises(YamlRefused) as refused:
         load_yaml(BILLION_LAUGHS)
-    assert str(MAX_NODES) in refused.value.message or str(MAX_ALIASES) in refused.value.message
+    assert refused.value.message == (
+        f"The aliases of the YAML stand for more than {MAX_ALIASED_VALUES} values (merge keys included)"
+    )
+    assert refused.value.line == 6
 
 
 def test_too_many_aliases_refused_at_their_line() -> None:
@@ -150,8 +158,8 @@ def test_ten_megabytes_refused_before_parsing() -> None:
 @pytest.mark.parametrize(
     ("text", "message", "line", "column"),
     [
-        ("a: 1\n b: 2\n", "Mapping values are not allowed here", 2, 3),
-        ("a: [1, 2\nb: 3\n", "Expected ',' or ']', but got ':'", 2, 2),
+        ("a: 1\n b: 2\n", "Mapping values are not allowed in this context", 2, 3),
+        ("a: [1, 2\nb: 3\n", "Did not find expected ',' or ']'", 2, 2),
         ("a: 1\n---\nb: 2\n", "But found another document", 2, 1),
         ("- 1\n- 2\n", "The YAML must be a mapping of the object's fields", 1, 1),
         ("a: 1\n1: x\n", "The key 1 is not a string; quote it", 1, 1),
@@ -170,3 +178,107 @@ def test_unusable_text_names_what_and_where(text: str, message: str, line: int, 
 def test_empty_text_refused() -> None:
     with pytest.raises(YamlRefused, match="empty"):
         load_yaml("# nothing\n")
+
+
+# -- amplification, integers and duplicate keys ----------------------------------------------
+
+NESTED_ANCHORS = (
+    "a: &a ["
+    + ",".join(["x" * 10] * 10)
+    + "]\n"
+    + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
+)
+"""Anchors nested nine deep, each aliasing the one before nine times (6.9 KB of text would be
+hundreds of megabytes expanded)."""
+ALIAS_FAN_OUT = "a: &a [" + ",".join(["item"] * 3000) + "]\nb: [" + ",".join(["*a"] * 63) + "]\n"
+"""63 aliases of a list of 3,000 items."""
+MERGE_BOMB = "a: &a {" + ", ".join(f"k{i}: {i}" for i in range(504)) + "}\nb:\n  <<: [" + ", ".join(["*a"] * 63) + "]\n"
+"""A merge key merging one mapping of 504 keys 63 times."""
+EXPANDED_TEXT = "a: &a " + "x" * 600_000 + "\nb: [*a, *a, *a, *a]\n"
+"""Four aliases of a 600,000-character string."""
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        (NESTED_ANCHORS, f"The aliases of the YAML stand for more than {MAX_ALIASED_VALUES} values", 5),
+        (ALIAS_FAN_OUT, f"The aliases of the YAML stand for more than {MAX_ALIASED_VALUES} values", 2),
+        (MERGE_BOMB, f"The aliases of the YAML stand for more than {MAX_ALIASED_VALUES} values", 3),
+        (EXPANDED_TEXT, "The YAML expands to more than 2097152 characters of values", 2),
+    ],
+    ids=["nested-anchors", "alias-fan-out", "merge-keys", "expanded-text"],
+)
+def test_amplification_is_refused_at_its_line_quickly_and_small(text: str, message: str, line: int) -> None:
+    started = time.process_time()
+    with pytest.raises(YamlRefused) as refused:
+        load_yaml(text)
+    spent = time.process_time() - started
+    tracemalloc.start()
+    try:
+        with pytest.raises(YamlRefused):
+            load_yaml(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refused.value.message.startswith(message)
+    assert refused.value.line == line
+    assert spent < 0.1, f"refused after {spent * 1000:.0f} ms"
+    assert peak < 5 * 1024 * 1024 + 2 * len(text), f"{peak} bytes allocated to refuse it"
+
+
+def test_every_value_counts_towards_the_expanded_size() -> None:
+    text = "data:\n" + "".join(f"  k{i}: v\n" for i in range(MAX_NODES // 2))
+    with pytest.raises(YamlRefused, match=f"expands to more than {MAX_NODES} values"):
+        load_yaml(text)
+
+
+def test_a_merge_key_is_overridden_by_the_keys_written_beside_it() -> None:
+    loaded = load_yaml("base: &b {x: 1, y: 2}\nc:\n  <<: *b\n  y: 3\n")
+    assert loaded.value["c"] == {"x": 1, "y": 3}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ("kind: ConfigMap\ndata:\n  a: '1'\n  b: '2'\n  a: '3'\n", 5, 3),
+        ("metadata:\n  labels:\n    app: web\n    app: db\n", 4, 5),
+        ("data:\n  a: '1'\nkind: ConfigMap\ndata:\n  b: '2'\n", 4, 1),
+        ("data: {a: '1', a: '2'}\n", 1, 16),
+    ],
+    ids=["data-key", "label", "top-level-data", "flow-mapping"],
+)
+def test_a_key_written_twice_is_refused_at_its_second_line(text: str, line: int, column: int) -> None:
+    with pytest.raises(YamlRefused, match="is written twice in this mapping") as refused:
+        load_yaml(text)
+    assert (refused.value.line, refused.value.column) == (line, column)
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "9" * 4301,
+        "-" + "9" * 4301,
+        "0x" + "f" * 20_000,
+        "-0x" + "f" * 3580,
+        "0b" + "1" * 30_000,
+        "0" + "7" * 5000,
+        "1" + ":30" * 3000,
+        "1_" * 4301 + "1",
+    ],
+    ids=["decimal", "negative", "hex", "hex-just-past", "binary", "octal", "sexagesimal", "underscores"],
+)
+def test_an_integer_past_the_number_fields_digit_limit_is_refused_at_its_line(number: str) -> None:
+    started = time.process_time()
+    with pytest.raises(YamlRefused) as refused:
+        load_yaml(f"a: 1\nspec:\n  replicas: {number}\n")
+    assert time.process_time() - started < 0.1
+    limit = sys.get_int_max_str_digits()
+    assert (refused.value.message, refused.value.line) == (f"The number has more than {limit} digits", 3)
+
+
+@pytest.mark.parametrize(
+    ("number", "value"),
+    [("9" * 4300, int("9" * 4300)), ("0x" + "f" * 3571, int("f" * 3571, 16)), ("0o17", "0o17"), ("017", 15)],
+)
+def test_integers_within_the_limit_load(number: str, value: object) -> None:
+    assert load_yaml(f"a: {number}\n").value["a"] == value

@@ -9,8 +9,10 @@ merge cost about one copy of the incoming object.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -88,10 +90,35 @@ def share(new: Any, old: Any) -> Any:
     return old if type(old) is kind and old == new else new
 
 
+DEFAULT_INT_DIGITS = 4300
+"""Python's default integer string conversion limit, used when the interpreter sets none."""
+
+
+def int_digit_limit() -> int:
+    """The most decimal digits an integer of a draft may have: as many as Python converts to text
+    (``sys.get_int_max_str_digits()``), the number field's limit."""
+    return sys.get_int_max_str_digits() or DEFAULT_INT_DIGITS
+
+
+@functools.lru_cache(maxsize=4)
+def _int_bound(digits: int) -> int:
+    bound: int = 10**digits
+    return bound
+
+
+def printable_int(value: int) -> bool:
+    """Whether ``value`` has at most :func:`int_digit_limit` decimal digits (checked without
+    converting it to text)."""
+    return -_int_bound(int_digit_limit()) < value < _int_bound(int_digit_limit())
+
+
 def is_plain_scalar(value: Any) -> bool:
-    """A JSON scalar the store can edit and write back: UTF-8 text, a finite number, a bool, null."""
-    if value is None or type(value) in (bool, int):
+    """A JSON scalar the store can edit and write back: UTF-8 text, a finite number of at most
+    :func:`int_digit_limit` digits, a bool, null."""
+    if value is None or type(value) is bool:
         return True
+    if type(value) is int:
+        return printable_int(value)
     if type(value) is float:
         return math.isfinite(value)
     if type(value) is str:
@@ -140,6 +167,8 @@ def check_value(value: Any, *, in_map: bool) -> None:
     elif value is None:
         if in_map:
             raise InvalidValueError("null inside a map cannot be written by a merge patch; remove the key instead")
+    elif type(value) is int and not printable_int(value):
+        raise InvalidValueError(f"a number of more than {int_digit_limit()} digits cannot be stored")
     elif not is_plain_scalar(value):
         raise InvalidValueError(f"{type(value).__name__} value {value!r} is not writable JSON")
 

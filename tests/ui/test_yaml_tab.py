@@ -140,7 +140,12 @@ def test_a_same_field_change_is_a_conflict_listed_by_line(deployment: PageHandle
             "Line 4:",
             "/metadata/name is read-only",
         ),
-        (lambda t: t.replace("replicas: 2", "replicas: [2"), 422, "Line 10, column 9:", "Expected ',' or ']'"),
+        (
+            lambda t: t.replace("replicas: 2", "replicas: [2"),
+            422,
+            "Line 10, column 9:",
+            "Did not find expected ',' or ']'",
+        ),
         (lambda t: t.replace("paused: false", "paused:"), 422, "Line 10:", "An empty value (null) cannot be stored"),
         (lambda t: "", 422, "", "The YAML is empty"),
         (lambda t: t + "x: " + "y" * MAX_YAML_BYTES, 422, "", f"at most {MAX_YAML_BYTES} bytes"),
