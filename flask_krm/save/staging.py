@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, Protocol
 
 from ..bodies import MAX_DEPTH, nests_too_deep
+from ..store.bounds import DraftRefused, check_draft
 from .outcomes import Outcome, Path
 
 MACHINERY: Final[tuple[Path, ...]] = (
@@ -106,6 +107,10 @@ class CreatePolicy:
         if namespace:
             metadata["namespace"] = namespace
         out["metadata"] = metadata
+        try:
+            check_draft(out, {}, out, [(key,) for key in out])
+        except DraftRefused as refused:
+            raise CreateRejected(refused.path, refused.message) from None
         return out
 
 

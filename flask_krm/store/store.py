@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..events import Deleted, Event, Redaction, Reset, StreamError, Synced, Upsert
+from .bounds import DraftRefused, check_draft
 from .errors import (
     InvalidEventError,
     InvalidValueError,
@@ -88,6 +89,18 @@ def _present(value: Any) -> Any:
 
 def _prefix(a: Path, b: Path) -> bool:
     return len(a) <= len(b) and b[: len(a)] == a
+
+
+def _view_problem_of(refused: DraftRefused, edits: Sequence[Any], items: Sequence[Any]) -> ViewProblem:
+    """``refused`` where the person's view has it: under the edit it came from, or at the first edit."""
+    message = refused.message[:1].upper() + refused.message[1:] + "."
+    for edit in [*edits, *items]:
+        if _prefix(edit.path, refused.path):
+            return ViewProblem(edit.view_path + refused.path[len(edit.path) :], message)
+    for edit in [*edits, *items]:
+        if _prefix(refused.path, edit.path):  # a limit: at the first edit under it
+            return ViewProblem(edit.view_path if refused.limit else edit.view_path[: len(refused.path)], message)
+    return ViewProblem(refused.path, message)
 
 
 class LiveResourceStore:
@@ -389,9 +402,13 @@ class LiveResourceStore:
             except PathTypeError as exc:
                 where = exc.path if isinstance(exc.path, tuple) else ()
                 raise ViewEditRefused((ViewProblem(where, "This field no longer has that shape.", 409),)) from None
-            held.conflicts = conflicts
             edited = [e.path for e in plan.edits] + [i.path for i in plan.items]
-            changed = self._commit(uid, held, draft, *edited)
+            try:
+                check_draft(held.server, held.draft, draft, edited)
+            except DraftRefused as refused:
+                raise ViewEditRefused((_view_problem_of(refused, plan.edits, plan.items),)) from None
+            held.conflicts = conflicts
+            changed = self._commit(uid, held, draft, *edited, checked=True)
             conflicted = tuple(p for p in edited if p in held.conflicts)
         self._notify(changed)
         return ViewEditResult(len(edited), conflicted)
@@ -455,12 +472,18 @@ class LiveResourceStore:
             raise ReadOnlyPathError(where, "read-only path")
         return held, where
 
-    def _commit(self, uid: str, held: _Resource, draft: dict[str, Any], *edited: Path) -> set[str]:
-        """Install an edited draft, drop the conflicts it settled, keep a recovery copy.
+    def _commit(
+        self, uid: str, held: _Resource, draft: dict[str, Any], *edited: Path, checked: bool = False
+    ) -> set[str]:
+        """Install an edited draft (``checked``: already by :func:`.bounds.check_draft`; raises
+        :class:`.bounds.DraftRefused` before anything changes), drop the conflicts it settled, keep
+        a recovery copy.
 
         Returns the uids to notify (none when nothing changed).
         """
         unchanged = draft is held.draft
+        if not unchanged and not checked:
+            check_draft(held.server, held.draft, draft, edited)
         held.draft = draft
         settled = [
             p

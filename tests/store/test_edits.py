@@ -83,8 +83,8 @@ def test_set_value_refuses_values_a_merge_patch_cannot_write(value: Any) -> None
         store.set_value(CM_UID, ("data", "level"), value)
     with pytest.raises(InvalidValueError):
         store.set_value(CM_UID, ("data", "level"), None)  # null in a map: use remove_key
-    store.set_value(CM_UID, ("data", "list"), (None, 1))  # null inside an array is fine; a tuple is a list
-    assert store.draft(CM_UID)["data"]["list"] == [None, 1]
+    store.set_value(CM_UID, ("spec", "list"), (None, 1))  # null inside an array is fine; a tuple is a list
+    assert store.draft(CM_UID)["spec"]["list"] == [None, 1]
 
 
 def test_every_edit_refuses_an_unknown_uid() -> None:

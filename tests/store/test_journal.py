@@ -161,7 +161,7 @@ def test_what_is_not_a_record_is_refused(data: Any) -> None:
 
 
 keys = st.sampled_from(["level", "replicas", "new", "other"])
-values = st.one_of(st.text(max_size=3), st.integers(-2, 2), st.booleans(), st.dictionaries(keys, st.text(max_size=2)))
+values = st.text(max_size=3)  # a ConfigMap's data holds strings
 
 
 @settings(max_examples=60, deadline=None)
