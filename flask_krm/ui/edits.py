@@ -198,11 +198,13 @@ def _fresh_add_row(component: Component, map_path: Address) -> str:
     """An empty add row for the map at ``map_path``, replacing the one just used."""
     fid = component.element_id(map_path)
     labels: dict[t.Any, str] = dict(component.spec.labels) if isinstance(component.spec, EditorSpec) else {}
+    # a map inside a list item (named by its keys, a dict) is never a labelled root
+    named = labels.get(tuple(map_path)) if not any(isinstance(s, Mapping) for s in map_path) else None
     row = render_template_fragment(
         "krm/map_add_row.html",
         fid=fid,
         map_path_json=path_json(map_path),
-        label=labels.get(tuple(map_path)) or label_for(map_path),  # as the map's field says
+        label=named or label_for(map_path),  # as the map's field says
         edit_url=request.path,
     )
     return partial(f"{fid}-add", row, swap="outerHTML")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import typing as t
 from collections import OrderedDict
@@ -40,6 +41,8 @@ from .yaml_view import YamlView, build_yaml_view
 
 if t.TYPE_CHECKING:
     from ..store import LiveResourceStore
+
+log = logging.getLogger("flask_krm")
 
 StreamState: t.TypeAlias = t.Literal["connecting", "syncing", "live", "retrying", "terminal"]
 
@@ -383,7 +386,13 @@ def render_editor_body(
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
-        return _render_editor(component, status, state, patch=store.patch(uid))
+        try:
+            return _render_editor(component, status, state, patch=store.patch(uid))
+        except Exception as exc:  # a draft no edit should have let in: say so, offer Discard
+            log.warning("draft of %s cannot be rendered (%s); the editor offers to discard it", uid, type(exc).__name__)
+            return render_template_fragment(
+                "krm/editor_body.html", component=component, spec=spec, status=status, unrenderable=True
+            )
     key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]))
     return cache.get_or_render(key, lambda: _render_editor(component, status, state))
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import typing as t
 from dataclasses import dataclass
+from functools import partial as bind_arguments
 
+import gevent
 from flask import Response, request
 
 from ..htmx import html_response, partial
@@ -37,6 +39,8 @@ if t.TYPE_CHECKING:
     from ..store import LiveResourceStore
 
 OUTSIDE_FIELDS: t.Final = "This field is not editable in this editor."
+MAX_PROBLEMS: t.Final = 50
+"""Problems listed in one answer; the message says how many there are in all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +83,7 @@ def _load(name: str, *, status: int) -> LoadedYaml:
     if text is None:
         raise YamlEditRefused(400, [Problem(f"The request has no {name}.")])
     try:
-        return load_yaml(text)
+        return load_yaml(text, pause=bind_arguments(gevent.sleep, 0))  # other requests run meanwhile
     except YamlRefused as refused:
         prefix = "" if name == "yaml" else "The text you started from cannot be read: "
         raise YamlEditRefused(status, [Problem(prefix + refused.message + ".", refused.line, refused.column)]) from None
@@ -143,8 +147,10 @@ def yaml_response(component_id: str) -> Response:
             "Nothing was applied: fix the problem below."
             if count == 1
             else f"Nothing was applied: fix the {count} problems below."
+            if count <= MAX_PROBLEMS
+            else f"Nothing was applied: fix the {count} problems (the first {MAX_PROBLEMS} are below)."
         )
-        return _answer(component, refused.status, lead, refused.problems)
+        return _answer(component, refused.status, lead, refused.problems[:MAX_PROBLEMS])
     except UnknownResourceError:
         return _answer(component, 404, "The object is no longer here: nothing was applied.", [])
     return _answer(component, 200, message, [], fresh)
