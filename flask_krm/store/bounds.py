@@ -34,7 +34,7 @@ MAX_DATA_BYTES: Final = 1_048_576
 """The most data a ConfigMap (keys and values) or a Secret (values) may hold (1 MiB)."""
 MAX_ANNOTATION_BYTES: Final = 262_144
 """The most annotations (keys and values) one object may have (256 KiB)."""
-MAX_DRAFT_VALUES: Final = 20_000
+MAX_DRAFT_VALUES: Final = 10_000
 """The most values (every map, list and scalar) a draft may grow to, unless its server object has more."""
 
 STRING_MAP_NAMES: Final = frozenset({"labels", "annotations", "matchLabels", "nodeSelector"})

@@ -272,6 +272,9 @@ class EditorView:
     other_conflicts: tuple[ConflictView, ...]
     conflict_count: int
     dirty: bool
+    too_many: int = 0
+    """:data:`MAX_FORM_VALUES` when the editor's fields hold more values than a form shows (no
+    fields then: the YAML tab edits them); 0 otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -586,13 +589,22 @@ def conflict_view(path: Address, theirs: t.Any) -> ConflictView:
     return ConflictView(path, display_text(theirs), False)
 
 
+MAX_FORM_VALUES: t.Final = 1000
+"""The most values one editor shows as form fields: rendering each takes about a millisecond, and a
+page must not hold its server for seconds. An object with more is edited on its YAML tab."""
+
+
 def build_editor(
     state: ObjectState, roots: Sequence[Path] | None = None, labels: Mapping[Path, str] | None = None
 ) -> EditorView:
     """The fields of one object under ``roots`` (default: :func:`default_roots`), each labelled
-    from ``labels`` or by :func:`label_for`."""
+    from ``labels`` or by :func:`label_for`; none when they hold more than :data:`MAX_FORM_VALUES`
+    values (:attr:`EditorView.too_many`)."""
     builder = _Builder(state)
     selected = roots if roots is not None else default_roots(state.draft, state.server, state.redacted)
+    shown = sum(_count_values(get_at(state.draft, tuple(root)), MAX_FORM_VALUES + 1) for root in selected)
+    if shown > MAX_FORM_VALUES:
+        return EditorView((), (), len(builder.conflicts), bool(builder.dirty), too_many=MAX_FORM_VALUES)
     fields: list[Field] = []
     for root in selected:
         if (
@@ -616,6 +628,20 @@ def build_editor(
         conflict_count=len(builder.conflicts),
         dirty=bool(builder.dirty),
     )
+
+
+def _count_values(value: t.Any, enough: int) -> int:
+    """How many values ``value`` holds (itself included), counting no further than ``enough``."""
+    total = 0
+    pending = [value]
+    while pending and total < enough:
+        node = pending.pop()
+        total += node is not MISSING
+        if isinstance(node, Mapping):
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return total
 
 
 def label_for(path: Sequence[t.Any]) -> str:

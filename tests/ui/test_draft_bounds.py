@@ -12,6 +12,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from flask_krm.store.bounds import MAX_ANNOTATION_BYTES, MAX_DATA_BYTES
+from flask_krm.ui.widgets import MAX_FORM_VALUES
 from flask_krm.yaml_text import load_yaml
 from tests.ui.conftest import CONFIGMAPS, DEPLOYMENTS, PageHandle, Upstream, configmap, field_id, open_page
 from tests.ui.test_rendering import DEPLOYMENT, editor_url
@@ -163,3 +164,17 @@ def test_a_draft_that_cannot_render_says_so_and_offers_discard(
     assert discarded.status_code == 200
     monkeypatch.undo()
     assert NO_CHANGES in open_page(demo.client, editor_url(CONFIGMAPS, "demo")).html
+
+
+def test_an_object_too_large_for_a_form_is_edited_on_its_yaml_tab(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("big", {f"k{i}": "v" for i in range(MAX_FORM_VALUES)}))
+    page = open_page(client, editor_url(CONFIGMAPS, "big"))
+    cid = page.component_ids[0]
+    assert f"more than {MAX_FORM_VALUES} values under this editor" in page.html
+    assert 'class="krm-field ' not in page.html and 'class="krm-field"' not in page.html
+    before = source(page.html, cid)
+    response = post_yaml(page, cid, before, before.replace("k7: v", "k7: changed"))
+    assert response.status_code == 200
+    assert (
+        load_yaml(source(open_page(client, editor_url(CONFIGMAPS, "big")).html, cid)).value["data"]["k7"] == "changed"
+    )
