@@ -11,20 +11,29 @@ come from an anonymous browser or from a signed-in editor or viewer holding real
 without their CSRF and page headers, so a body reaches the code that parses it. Answers to event
 streams are read for a moment, then closed, as a browser that goes away would.
 
+YAML-shaped bodies (anchors, aliases, merge keys, tags, huge scalars, deep nesting, duplicate keys,
+numbers past the digit limit, values of the wrong type for their place, non-UTF-8 bytes) go to every
+route, and :func:`test_yaml_and_field_edits_answer_random_bodies_without_a_server_error` sends them
+(in ``yaml`` and in ``before``) and field edits to the live editors of both applications, as
+coherent requests that reach the draft: :data:`EXAMPLES` of each per application.
+
 A stateful machine then drives one signed-in session through sequences of UI requests (open a
 page, edit, stage creates and deletes, save, read the channel) with fuzzed fields.
 """
 
 from __future__ import annotations
 
+import html
 import io
+import json
 import logging
 import os
+import re
 import typing as t
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_from_bytes, urlencode
 
 import gevent
 import pytest
@@ -191,6 +200,88 @@ JSON_TEXT: t.Final = st.sampled_from(
 """JSON texts: valid, truncated, non-finite, too long, too deep, wrongly typed."""
 
 
+YAML_FRAGMENTS: t.Final = (
+    "a: &a [x, y]\nb: *a\n",
+    "a: &a [" + ",".join(["item"] * 3000) + "]\nb: [" + ",".join(["*a"] * 63) + "]\n",
+    "a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
+    + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)),
+    "a: &a {" + ", ".join(f"k{i}: {i}" for i in range(504)) + "}\nb:\n  <<: [" + ", ".join(["*a"] * 63) + "]\n",
+    "base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n",
+    "a: &a [1, *a]\n",
+    "a: *nowhere\n",
+    "a: !!binary aGVsbG8=\n",
+    "a: !!python/object:os.system ls\n",
+    "a: !custom x\n",
+    "a: !withheld 'not shown'\n",
+    "a: !!set {x, y}\n",
+    "a: !!omap [{x: 1}]\n",
+    "a: !!float .inf\nb: .nan\n",
+    "a: 0x" + "f" * 20_000 + "\n",
+    "a: 0b" + "1" * 30_000 + "\n",
+    "a: -" + "9" * 5000 + "\n",
+    "a: 1" + ":30" * 3000 + "\n",
+    "a: " + "x" * 1_100_000 + "\n",
+    "a: " + "[" * 200 + "]" * 200 + "\n",
+    "a:\n" + "".join("  " * i + "- \n" for i in range(100)),
+    "a: 1\na: 2\n",
+    "data:\n  x: 1\ndata:\n  y: 2\n",
+    "data:\n  x: [a, b]\n",
+    "data:\n  x: {y: z}\n",
+    "data: [1, 2]\n",
+    "metadata:\n  labels:\n    a: [b]\n",
+    "metadata:\n  annotations:\n    big: " + "x" * 300_000 + "\n",
+    "spec:\n  replicas: " + "9" * 4301 + "\n",
+    "spec: null\n",
+    "metadata:\n  name: other\n",
+    "? [complex, key]\n: value\n",
+    "1: one\n",
+    "--- a\n--- b\n",
+    "- just\n- a list\n",
+    "",
+    "\t: tab\n",
+    "a: \x07\n",
+    "a: '\ud800'\n",
+    "a: \u2028b\n",
+)
+"""YAML fragments that have broken loaders: amplification through aliases and merge keys, tags that
+build objects, numbers past Python's digit limit in every base, huge scalars, deep nesting, keys
+written twice, values of the wrong type for their place, several documents, unreadable characters."""
+
+NON_UTF8: t.Final = (b"a: \xff\xfe\n", b"\xc3\x28: x\n", b"data:\n  k: \xed\xa0\x80\n")
+
+
+def yaml_texts(source: str) -> st.SearchStrategy[bytes]:
+    """A YAML text as the tab would send it: the editor's own text with a fragment added, put in
+    the middle or replacing it, or a fragment alone (as UTF-8 bytes; sometimes not UTF-8 at all)."""
+    fragment = st.sampled_from(YAML_FRAGMENTS)
+    indented = fragment.map(lambda text: "".join("  " + line + "\n" for line in text.splitlines()))
+    texts = st.one_of(
+        st.just(source),
+        fragment,
+        fragment.map(lambda text: source + text),
+        indented.map(lambda text: source.replace("data:\n", "data:\n" + text, 1)),
+        st.tuples(fragment, fragment).map(lambda pair: source + pair[0] + pair[1]),
+        TEXT.map(lambda text: source.replace(": ", ": " + text, 1)),
+    )
+    return st.one_of(texts.map(lambda text: text.encode("utf-8", "surrogatepass")), st.sampled_from(NON_UTF8))
+
+
+def yaml_body(token: str, source: str) -> st.SearchStrategy[bytes]:
+    """A YAML edit's form: ``before`` and ``yaml``, either of them fuzzed, with the CSRF token."""
+    text = yaml_texts(source)
+    return st.builds(
+        lambda before, after: (
+            f"{CSRF_FIELD}={token}&".encode()
+            + b"before="
+            + quote_from_bytes(before).encode()
+            + b"&yaml="
+            + quote_from_bytes(after).encode()
+        ),
+        st.one_of(st.just(source.encode()), st.just(source.encode()), text),
+        text,
+    )
+
+
 def latin1(data: bytes) -> str:
     """Bytes as a WSGI environ carries them (PEP 3333)."""
     return data.decode("latin-1")
@@ -308,6 +399,10 @@ PATHS: t.Final = (
 FIELD_VALUES: t.Final = st.one_of(st.sampled_from(OPS + PATHS), TEXT, JSON_TEXT)
 
 
+EXAMPLE_SOURCE: t.Final = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\ndata:\n  greeting: hello\n"
+"""A ConfigMap's YAML as an editor's tab shows it (the targeted test uses each editor's own)."""
+
+
 def bodies(token: str) -> st.SearchStrategy[tuple[str, bytes]]:
     """A form (with or without the session's CSRF token), JSON, or raw bytes of any content type."""
     form = pairs(FORM_FIELDS, FIELD_VALUES, 4)
@@ -322,6 +417,7 @@ def bodies(token: str) -> st.SearchStrategy[tuple[str, bytes]]:
     )
     signed = st.one_of(form, edit, st.builds(lambda body: urlencode({"body": body}).encode(), JSON_TEXT))
     return st.one_of(
+        st.tuples(st.just("application/x-www-form-urlencoded"), yaml_body(token, EXAMPLE_SOURCE)),
         st.tuples(
             st.just("application/x-www-form-urlencoded"),
             signed.map(lambda data: f"{CSRF_FIELD}={token}&".encode() + data),
@@ -580,6 +676,77 @@ def test_every_route_answers_random_requests_without_a_server_error(
     assert min(target.counts.values()) >= EXAMPLES, target.counts
     reached = {endpoint for (endpoint, status), _ in target.statuses.items() if status < 300}
     assert {"krm.resource_stream", "krm.ui_channel", "krm_review.show"} <= reached, sorted(target.statuses.items())
+
+
+def editor_sources(target: Target) -> list[tuple[Session, str, str, list[str]]]:
+    """Every live editor of the signed-in sessions, with the YAML its tab starts from and the paths
+    its fields name."""
+    found = []
+    for session in target.sessions:
+        session.reopen()
+        for page in session.pages:
+            for component_id, info in page.components.items():
+                match = re.search(rf'id="{component_id}-yaml-source" hidden>(.*?)</pre>', page.html, re.S)
+                if info["kind"] == "editor" and match:
+                    paths = sorted({json.loads(vals)["path"] for vals in re.findall(r"hx-vals='([^']*)'", page.html)})
+                    found.append((session, component_id, html.unescape(match.group(1)), paths))
+    return found
+
+
+def field_edits(token: str, paths: list[str]) -> st.SearchStrategy[bytes]:
+    """Field edits as an editor's fields send them: an operation, one of the editor's own paths (or
+    a telling one), values that have broken parsers, and the CSRF token."""
+    return st.builds(
+        lambda op, path, value, started, key: (
+            f"{CSRF_FIELD}={token}&".encode()
+            + urlencode(
+                {"op": op, "path": path, "value": value, "from": started, "key": key, "new_key": value}
+            ).encode()
+        ),
+        st.sampled_from(OPS),
+        st.sampled_from(paths + list(PATHS)) if paths else st.sampled_from(PATHS),
+        st.one_of(TEXT, JSON_TEXT, HUGE_NUMBER),
+        st.one_of(TEXT, st.just("")),
+        TEXT,
+    )
+
+
+def test_yaml_and_field_edits_answer_random_bodies_without_a_server_error(
+    target: Target, tracebacks: tuple[Tracebacks, io.StringIO]
+) -> None:
+    handler, printed = tracebacks
+    rules = {url_rule.endpoint: url_rule for url_rule in target.app.url_map.iter_rules()}
+    editors = editor_sources(target)
+    assert editors, "no editor to send edits to"
+
+    def edit_request(session: Session, component_id: str, source: str, paths: list[str]) -> st.SearchStrategy[Fuzzed]:
+        token = session.browser.csrf_token() or ""
+        yaml_path = rule_path(rules["krm.ui_yaml"], {"component_id": component_id.encode()})
+        edit_path = rule_path(rules["krm.ui_edit"], {"component_id": component_id.encode()})
+        form = "application/x-www-form-urlencoded"
+        headers = session.headers_for(component_id)
+        return st.one_of(
+            yaml_body(token, source).map(lambda body: Fuzzed(session, "POST", yaml_path, b"", headers, form, body)),
+            field_edits(token, paths).map(lambda body: Fuzzed(session, "POST", edit_path, b"", headers, form, body)),
+        )
+
+    strategy = st.one_of([edit_request(*editor) for editor in editors])
+    statuses: Counter[tuple[bytes, int]] = Counter()
+
+    @settings(max_examples=EXAMPLES * 2, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def run(request: Fuzzed) -> None:
+        before_logged, before_printed = len(handler.found), printed.tell()
+        status = send(request)
+        statuses[request.path.rsplit(b"/", 1)[-1], status] += 1
+        assert status < 500, f"{request.session.name}: POST {request.path!r}: HTTP {status}"
+        assert len(handler.found) == before_logged, handler.found[before_logged:]
+        assert printed.tell() == before_printed, printed.getvalue()[before_printed:][:3000]
+
+    run()
+    answered = {(route, status // 100) for route, status in statuses}
+    assert {(b"yaml", 2), (b"yaml", 4), (b"edit", 2), (b"edit", 4)} <= answered, sorted(statuses.items())
+    assert sum(statuses.values()) >= EXAMPLES * 2
 
 
 # ------------------------------------------------------------------------- the stateful run --
