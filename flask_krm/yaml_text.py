@@ -50,7 +50,7 @@ MAX_EXPANDED_BYTES: Final = MAX_YAML_BYTES
 """Characters of scalar text one text may expand to once every alias and merge key is followed."""
 MAX_ALIASED_VALUES: Final = 10_000
 """Values all the aliases of one text may stand for together (merge keys included)."""
-PAUSE_EVERY: Final = 2_000
+PAUSE_EVERY: Final = 500
 """Values composed between two calls of :func:`load_yaml`'s ``pause``."""
 WITHHELD_TAG: Final = "!withheld"
 WITHHELD_TEXT: Final = "not shown"

@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "signals",
             "config",
             "csrf",
+            "memory",
             "drafts.*",
             "sessions",
             "upstream.__init__",

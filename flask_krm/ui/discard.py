@@ -5,8 +5,9 @@ editor gets a second button posting to ``/ui/components/<id>/actions/discard`` (
 CSRF and page headers, like every action). The draft is dropped server-side
 (:meth:`~flask_krm.store.LiveResourceStore.revert` of the whole object: every changed field and
 every open conflict), so a reload, another tab of the session and the next Save all see the
-object as Kubernetes holds it; the editor's body is re-rendered by the page's stream. Nothing is
-written to Kubernetes, so no write permission is needed.
+object as Kubernetes holds it; the editor's body is re-rendered by the page's stream, and the memory
+the draft held goes back to the operating system. Nothing is written to Kubernetes, so no write
+permission is needed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import typing as t
 from flask import Response
 from markupsafe import Markup
 
+from ..memory import release_freed_memory
 from .actions import EditorContext
 from .render import render_template_fragment
 from .state import store_policy
@@ -37,6 +39,7 @@ def discard(ctx: EditorContext) -> Response:
     ctx.drafts.edit(
         ctx.component.scope, ctx.component.projection, lambda: ctx.store.revert(uid), policy=store_policy(ctx.component)
     )
+    release_freed_memory()  # the draft may have been large
     return ctx.outcome(_message("discarded", DISCARDED))
 
 

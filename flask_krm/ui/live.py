@@ -48,6 +48,10 @@ from .state import FIRST_PAINT_WAIT, RENDER_HOLD
 
 PAGE_KEY: t.Final = "flask_krm.page"
 
+MAX_SHOWN_BYTES: t.Final = 256 * 1024
+"""The largest editor body a page keeps as painted (its channel sends changed elements only):
+the page record lives as long as the page, a large draft's rendering must not."""
+
 
 def _scope(value: t.Any) -> Scope:
     if isinstance(value, Scope):
@@ -212,7 +216,8 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
     else:
         body = render_body(component, store, feed.status, krm.cache, page)
         page.painted[component.id] = body_digest(body)
-        page.shown_editors[component.id] = shown_editor(body)
+        if len(body) <= MAX_SHOWN_BYTES:  # a larger one is not kept: the channel's first update resends it
+            page.shown_editors[component.id] = shown_editor(body)
     store_page(drafts, page)
     context.update(
         body=body,
