@@ -209,10 +209,12 @@ EXPANDED_TEXT = "a: &a " + "x" * 600_000 + "\nb: [*a, *a, *a, *a]\n"
     ids=["nested-anchors", "alias-fan-out", "merge-keys", "expanded-text"],
 )
 def test_amplification_is_refused_at_its_line_quickly_and_small(text: str, message: str, line: int) -> None:
-    started = time.process_time()
-    with pytest.raises(YamlRefused) as refused:
-        load_yaml(text)
-    spent = time.process_time() - started
+    spent = float("inf")
+    for _ in range(3):  # the least of three: a busy machine slows a run, never speeds one
+        started = time.process_time()
+        with pytest.raises(YamlRefused) as refused:
+            load_yaml(text)
+        spent = min(spent, time.process_time() - started)
     tracemalloc.start()
     try:
         with pytest.raises(YamlRefused):
