@@ -165,3 +165,18 @@ def test_what_is_pending_goes_through_json_and_keeps_the_outcomes_shown_here() -
     assert here.creates() == [] and here.deletes() == []
     with pytest.raises(ValueError):
         here.adopt({"creates": [{"body": {}}], "deletes": []})
+
+
+@pytest.mark.parametrize(
+    ("body", "path", "reason"),
+    [
+        ({"data": {"a": ["b"]}}, ("data", "a"), "/data/a is an entry of a map of strings"),
+        ({"metadata": {"labels": {"a": 1}}}, ("metadata", "labels", "a"), "/metadata/labels/a is an entry of a map"),
+        ({"data": {"a": "x" * (1024 * 1024)}}, (), "the data of a ConfigMap would take 1048577 bytes"),
+    ],
+)
+def test_a_create_holds_only_what_its_kind_can(body: dict[str, object], path: tuple[str, ...], reason: str) -> None:
+    policy = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name"), ("metadata", "labels"), ("data",)))
+    with pytest.raises(CreateRejected) as rejected:
+        policy.validate({**body, "metadata": {"name": "new", **body.get("metadata", {})}}, namespace="demo")  # type: ignore[dict-item]
+    assert rejected.value.path == path and rejected.value.reason.startswith(reason)
