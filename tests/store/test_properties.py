@@ -84,7 +84,11 @@ def server_change(draw: st.DrawFn, obj: dict[str, Any], version: int, hot: list[
         if kind == "remove" and isinstance(parent, dict) and len(path) > 2:
             changed = delete_in(changed, path)
         elif kind == "add" and isinstance(get_at(changed, path), dict):
-            changed = set_in(changed, path + (draw(KEYS),), draw(VALUES))
+            # labels and annotations hold only text, on any server
+            text = path[0] == "metadata" and len(path) == 2
+            changed = set_in(
+                changed, path + (draw(KEYS),), draw(st.text(alphabet="pq", max_size=2) if text else VALUES)
+            )
         elif len(path) > 1 or path[0] in ("spec", "status"):
             value = draw(TEXT_MAPS if path[0] == "metadata" and len(path) == 2 else VALUES)
             if path[0] == "metadata" and len(path) == 3:
