@@ -128,7 +128,7 @@ class _Namespace:
 
 def has_unsaved_edits(store: LiveResourceStore) -> bool:
     """Whether any object of ``store`` has a dirty path or an open conflict."""
-    return any(store.dirty(uid) or store.conflicts(uid) for uid in store.uids())
+    return store.unsaved()
 
 
 class SessionDrafts:

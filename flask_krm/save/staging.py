@@ -191,6 +191,8 @@ class ReviewStore(Protocol):
 
     def uids(self) -> list[str]: ...
 
+    def edited_uids(self) -> list[str]: ...
+
     def server(self, uid: str) -> Mapping[str, Any] | None: ...
 
     def dirty(self, uid: str) -> Sequence[Path]: ...
@@ -284,8 +286,9 @@ class Staging:
         """Deletes, then creates, then edited objects not pending delete: one list, one Save."""
         items = [ReviewItem("delete", d.uid, d.name, outcome=d.outcome) for d in self._deletes.values()]
         items += [ReviewItem("create", c.draft_id, c.name, outcome=c.outcome) for c in self._creates.values()]
+        edited = set(store.edited_uids())  # a clean object has no changes: never read
         for uid in store.uids():
-            if uid in self._deletes:
+            if uid in self._deletes or uid not in edited:
                 continue
             changes = tuple(store.dirty(uid))
             if changes:

@@ -6,16 +6,22 @@ every server change into the draft three-way, so an edit is never lost: it is ke
 or becomes a conflict holding the server's value. Dirty paths, changes and patches are derived
 from draft vs server on every read. Every getter returns a copy; the store never aliases a
 caller's object.
+
+The server objects live in a :class:`~.truth.ServerTruth`: the store's own, fed by :meth:`apply`,
+or one shared by every store of the same stream (the live UI's sessions of one watch), fed once by
+its own writer. The store itself holds only what its person did (:class:`_Resource`, made at the
+first edit, restore or adopted object of a uid): a clean object is read from the truth.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import typing as t
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..events import Deleted, Event, Redaction, Reset, StreamError, Synced, Upsert
+from ..events import Event, Redaction
 from .bounds import DraftRefused, check_draft
 from .errors import (
     InvalidEventError,
@@ -36,11 +42,12 @@ from .journal import Edit, EditRecord
 from .keyed_lists import KeyedLists, Schema, identities
 from .merge import Conflict, flashed_paths, three_way_merge
 from .patch import Change, changes, merge_patch
-from .paths import MISSING, Path, as_path, get_at, path_to_pointer, pointer_to_path
+from .paths import MISSING, Path, as_path, get_at, path_to_pointer
 from .policy import DEFAULT_POLICY, EditPolicy
 from .reconcile import Reconciliation, Refusal, resolve_redactions
 from .recovery import RecoveryCopies, identity_of
 from .regions import Regions
+from .truth import TICKS, ServerObject, ServerTruth, TruthChange, redacted_paths, uid_of
 from .values import check_value, delete_in, json_copy, json_equal, rename_in, set_in, share
 from .view_edits import ViewEditRefused, ViewEditResult, ViewProblem, apply_items, plan_view_edits
 
@@ -51,6 +58,9 @@ NULL_IN_MAP = "An empty value (null) cannot be stored in a map: remove the key, 
 
 @dataclass(slots=True)
 class _Resource:
+    """What a session holds for one object: the server object its draft was merged against (the
+    truth's own, shared, unless the person adopted a newer one), the draft, conflicts and edits."""
+
     server: dict[str, Any]
     draft: dict[str, Any]
     redactions: tuple[Redaction, ...]
@@ -61,21 +71,6 @@ class _Resource:
     tick: int
     sequence: int = 0
     """Edits the person has made to the object (see :meth:`LiveResourceStore.edit_sequence`)."""
-
-
-def _uid_of(obj: Any) -> str:
-    metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
-    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
-    if not isinstance(uid, str) or not uid:
-        raise InvalidEventError("an object without metadata.uid cannot be held")
-    return uid
-
-
-def _redacted_paths(redactions: Iterable[Redaction]) -> list[tuple[str, ...]]:
-    try:
-        return [pointer_to_path(r.path) for r in redactions]
-    except (MalformedPathError, AttributeError) as exc:
-        raise InvalidEventError(f"malformed redaction: {exc}") from exc
 
 
 def _put(root: Any, path: Path, value: Any) -> Any:
@@ -108,7 +103,9 @@ class LiveResourceStore:
 
     ``policy`` decides what is editable (:data:`DEFAULT_POLICY`: spec, labels, annotations, data,
     stringData); ``schemas`` maps ``(apiVersion, kind)`` to a structural OpenAPI schema whose keyed
-    lists merge by key; ``recovery`` keeps copies of drafts whose objects disappear.
+    lists merge by key; ``recovery`` keeps copies of drafts whose objects disappear; ``truth`` is a
+    :class:`~.truth.ServerTruth` shared with other stores of the same stream and fed by its own
+    writer (``None``: a private one, fed by :meth:`apply`).
     """
 
     def __init__(
@@ -117,19 +114,28 @@ class LiveResourceStore:
         schemas: Mapping[tuple[str, str], Schema] | None = None,
         *,
         recovery: RecoveryCopies | None = None,
+        truth: ServerTruth | None = None,
     ) -> None:
         self.policy = policy
         self.recovery = recovery
         self._schemas = dict(schemas or {})
         self._lists: dict[tuple[str, str], KeyedLists | None] = {}
+        self._shared = truth is not None
+        self._truth = truth if truth is not None else ServerTruth()
         self._resources: dict[str, _Resource] = {}
-        self._seen: set[str] | None = None
-        self._synced = False
-        self._epoch = 0
-        self._tick = 0
+        """What the person did, per uid (a clean object has no entry)."""
+        self._hidden: set[str] = set()
+        """Uids removed here (an optimistic delete) while the truth still holds them."""
         self._subscribers: list[Subscriber] = []
         self._restoring: dict[str, EditRecord] = {}
         self._lock = threading.RLock()
+        if truth is not None:
+            truth.follow(self)
+
+    @property
+    def truth(self) -> ServerTruth:
+        """Where the server objects this store reads are held."""
+        return self._truth
 
     # -- stream events ---------------------------------------------------------------------------
 
@@ -139,59 +145,104 @@ class LiveResourceStore:
         ``reset`` opens a snapshot cycle (prunes nothing); ``added``/``modified`` replace the server
         object and merge it into the draft; ``deleted`` drops the uid; ``synced`` prunes every uid
         the cycle did not resend; errors change nothing. Re-applying an event changes nothing.
+        A store following a shared truth applies the event to the truth, for every store of it.
         """
+        if self._shared:
+            change = self._truth.apply(event)
+            return set(change.changed) | set(change.dropped)
         with self._lock:
-            if isinstance(event, Reset):
-                self._epoch += 1
-                self._seen = set()
-                changed: set[str] = set()
-            elif isinstance(event, Upsert):
-                uid = _uid_of(event.object)
-                changed = self._upsert(uid, event.object, tuple(event.redacted))
-                if self._seen is not None:
-                    self._seen.add(uid)
-            elif isinstance(event, Deleted):
-                changed = self._drop(event.uid)
-            elif isinstance(event, Synced):
-                changed = self._end_cycle()
-            elif isinstance(event, StreamError):
-                changed = set()
-            else:
-                raise InvalidEventError(f"not a protocol event: {event!r}")
+            changed = self._absorb(self._truth.apply(event, notify=False))
         self._notify(changed)
         return changed
+
+    def truth_changed(self, change: TruthChange) -> None:
+        """The shared truth changed (called by its writer): merge into the drafts, notify."""
+        with self._lock:
+            changed = self._absorb(change)
+        self._notify(changed)
 
     @property
     def snapshot_complete(self) -> bool:
         """A snapshot cycle has reached ``synced`` and no newer one is open."""
-        return self._synced and self._seen is None
+        return self._truth.snapshot_complete
 
-    def _end_cycle(self) -> set[str]:
-        if self._seen is None:
-            return set()
-        pruned = {uid for uid in self._resources if uid not in self._seen}
-        for uid in pruned:
+    def _absorb(self, change: TruthChange) -> set[str]:
+        """Bring what the person did in line with ``change`` of the truth; the uids to notify."""
+        changed: set[str] = set()
+        truth = self._truth
+        for uid in change.touched:
+            server = truth.get(uid)
+            if server is None:
+                continue
+            if uid in self._hidden:
+                self._hidden.discard(uid)
+                changed.add(uid)
+            held = self._resources.get(uid)
+            if held is None:
+                record = self._restoring.pop(uid, None)
+                if record is not None:
+                    held = self._resources[uid] = self._materialized(server)
+                    self._replay(uid, held, record)
+                    changed.add(uid)
+                elif uid in change.changed:
+                    changed.add(uid)
+                continue
+            if self._merge(held, server):
+                changed.add(uid)
+        for uid in change.dropped:
+            if uid in self._hidden:
+                self._hidden.discard(uid)
+                continue
             self._drop(uid)
-        for uid in [uid for uid in self._restoring if uid not in self._seen]:
-            del self._restoring[uid]
-        self._seen = None
-        self._synced = True
-        return pruned
+            changed.add(uid)
+        if change.cycle_ended:
+            for uid in [uid for uid in self._resources if uid not in truth]:
+                changed |= self._drop(uid)
+            for uid in [uid for uid in self._restoring if uid not in truth]:
+                del self._restoring[uid]
+            self._hidden &= set(truth.uids())
+        return changed
+
+    def _materialized(self, server: ServerObject) -> _Resource:
+        """A clean object's state, read from the truth (kept only once the person does something)."""
+        obj = server.object
+        previous = None if server.previous is None else (server.previous, server.previous)
+        lists = self._keyed_lists(obj)
+        return _Resource(obj, obj, server.redactions, server.regions(self.policy), lists, {}, previous, server.tick)
+
+    def _merge(self, held: _Resource, server: ServerObject) -> bool:
+        """Merge the truth's newer ``server`` object into ``held``'s draft three-way."""
+        held.tick = server.tick
+        if share(server.object, held.server) is held.server and server.redactions == held.redactions:
+            return False
+        theirs = server.object
+        regions = server.regions(self.policy)
+        lists = self._keyed_lists(theirs)
+        merged = three_way_merge(held.server, held.draft, theirs, regions, lists, held.conflicts)
+        held.previous = (held.server, held.draft)
+        held.server, held.draft, held.redactions = theirs, merged.draft, server.redactions
+        held.regions, held.lists, held.conflicts = regions, lists, merged.conflicts
+        return True
 
     def _upsert(self, uid: str, obj: Mapping[str, Any], redactions: tuple[Redaction, ...]) -> set[str]:
-        paths = _redacted_paths(redactions)
-        self._tick += 1
+        """Adopt ``obj`` for this store only (a save's result, a guarded read): merged like a server
+        event into the person's draft; the truth's later delivery of it changes nothing more."""
+        paths = redacted_paths(redactions)
         held = self._resources.get(uid)
         if held is None:
-            server = json_copy(obj)
-            lists = self._keyed_lists(server)
-            regions = Regions(self.policy, server, paths)
-            held = self._resources[uid] = _Resource(server, server, redactions, regions, lists, {}, None, self._tick)
-            record = self._restoring.pop(uid, None)
-            if record is not None:
-                self._replay(uid, held, record)
-            return {uid}
-        held.tick = self._tick
+            server = self._visible(uid)
+            if server is None:
+                copy = json_copy(obj)
+                regions = Regions(self.policy, copy, paths)
+                lists = self._keyed_lists(copy)
+                held = self._resources[uid] = _Resource(copy, copy, redactions, regions, lists, {}, None, next(TICKS))
+                self._hidden.discard(uid)
+                record = self._restoring.pop(uid, None)
+                if record is not None:
+                    self._replay(uid, held, record)
+                return {uid}
+            held = self._resources[uid] = self._materialized(server)
+        held.tick = next(TICKS)
         theirs = share(obj, held.server)
         if theirs is held.server and redactions == held.redactions:
             return set()
@@ -203,6 +254,10 @@ class LiveResourceStore:
         held.regions, held.lists, held.conflicts = regions, lists, merged.conflicts
         return {uid}
 
+    def _visible(self, uid: str) -> ServerObject | None:
+        """The truth's object for ``uid``, unless this store removed it."""
+        return None if uid in self._hidden else self._truth.get(uid)
+
     def _keyed_lists(self, obj: Mapping[str, Any]) -> KeyedLists | None:
         kind = (str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         if kind not in self._lists:
@@ -211,6 +266,7 @@ class LiveResourceStore:
         return self._lists[kind]
 
     def _drop(self, uid: str) -> set[str]:
+        """Forget what the person did to ``uid`` (kept as a recovery copy when unsaved)."""
         held = self._resources.pop(uid, None)
         if held is None:
             return set()
@@ -228,9 +284,12 @@ class LiveResourceStore:
         unless ``redacted`` is given; the watch echo of the same object is then a no-op. Unguarded:
         never pass a delayed response (use :meth:`capture_reconciliation`) or a raw object.
         """
-        uid = _uid_of(obj)
+        uid = uid_of(obj)
         with self._lock:
             held = self._resources.get(uid)
+            if held is None:
+                server = self._visible(uid)
+                held = None if server is None else self._materialized(server)
             if redacted is not None:
                 redactions = tuple(redacted)
             else:
@@ -241,9 +300,13 @@ class LiveResourceStore:
     def remove_resource(self, uid: str) -> bool:
         """Drop ``uid`` and its draft now (an optimistic delete); False when it was not held."""
         with self._lock:
-            changed = self._drop(uid)
-        self._notify(changed)
-        return bool(changed)
+            if uid in self._hidden or (uid not in self._resources and uid not in self._truth):
+                return False
+            self._drop(uid)
+            if uid in self._truth:
+                self._hidden.add(uid)
+        self._notify({uid})
+        return True
 
     def capture_save(self, uid: str) -> SaveIntent | None:
         """The save intent for ``uid``: uid, held resourceVersion and patch, or None when clean."""
@@ -261,14 +324,14 @@ class LiveResourceStore:
         """A guard for a read of ``uid`` started after this call; see :class:`Reconciliation`."""
         with self._lock:
             tick = self._get(uid).tick
-            epoch = self._epoch
+            epoch = self._truth.epoch
 
         def accept(obj: Any, paths: Sequence[str] | None, redacted: Sequence[Redaction] | None) -> Refusal | None:
             with self._lock:
                 refusal = self._refusal(uid, tick, epoch, obj)
                 if refusal is not None:
                     return refusal
-                held = self._resources[uid]
+                held = self._get(uid)
                 redactions = resolve_redactions(held.redactions, paths, redacted)
                 if redactions is None:
                     return Refusal.UNKNOWN_REDACTION
@@ -282,15 +345,15 @@ class LiveResourceStore:
         return Reconciliation(uid, accept)
 
     def _refusal(self, uid: str, tick: int, epoch: int, obj: Any) -> Refusal | None:
-        if self._epoch != epoch:
+        if self._truth.epoch != epoch:
             return Refusal.SNAPSHOT
-        held = self._resources.get(uid)
+        held = self._find(uid)
         if held is None:
             return Refusal.REMOVED
         if held.tick != tick:
             return Refusal.NEWER_EVENT
         try:
-            read_uid = _uid_of(obj)
+            read_uid = uid_of(obj)
         except InvalidEventError:
             return Refusal.INVALID_OBJECT
         return Refusal.REPLACED if read_uid != uid else None
@@ -445,6 +508,7 @@ class LiveResourceStore:
                 return
             held.conflicts = kept
             held.sequence += 1
+            self._resources[uid] = held
         self._notify({uid})
 
     def _revert_at(self, held: _Resource, draft: Any, path: Path) -> Any:
@@ -484,6 +548,7 @@ class LiveResourceStore:
         unchanged = draft is held.draft
         if not unchanged and not checked:
             check_draft(held.server, held.draft, draft, edited)
+        self._resources[uid] = held
         held.draft = draft
         settled = [
             p
@@ -506,7 +571,7 @@ class LiveResourceStore:
         """What the person did to ``uid`` (edits with their bases, open conflicts), or None when
         ``uid`` is not held. A clean object gives a record without edits."""
         with self._lock:
-            held = self._resources.get(uid)
+            held = self._find(uid)
             if held is None:
                 return self._restoring.get(uid)
             edits = tuple(
@@ -529,7 +594,7 @@ class LiveResourceStore:
         older than the draft held (a lower :meth:`edit_sequence`) changes nothing.
         """
         with self._lock:
-            held = self._resources.get(record.uid)
+            held = self._find(record.uid)
             if held is None:
                 waiting = self._restoring.get(record.uid)
                 if waiting is None or waiting.sequence <= record.sequence:
@@ -537,6 +602,7 @@ class LiveResourceStore:
                 return
             if record.sequence < held.sequence:
                 return
+            self._resources[record.uid] = held
             changed = self._replay(record.uid, held, record)
         self._notify(changed)
 
@@ -697,21 +763,43 @@ class LiveResourceStore:
     # -- queries ---------------------------------------------------------------------------------
 
     def uids(self) -> list[str]:
-        """The uids held, in arrival order."""
+        """The uids held, in arrival order (objects adopted here before the server sent them last)."""
         with self._lock:
-            return list(self._resources)
+            truth, hidden = self._truth, self._hidden
+            held = [uid for uid in truth.uids() if uid not in hidden] if hidden else truth.uids()
+            return held + [uid for uid in self._resources if uid not in truth]
 
     def server(self, uid: str) -> dict[str, Any] | None:
         """A copy of the server object held for ``uid``, or None."""
         with self._lock:
             held = self._resources.get(uid)
-            return None if held is None else json_copy(held.server)
+            if held is not None:
+                return t.cast("dict[str, Any]", json_copy(held.server))
+            server = self._visible(uid)
+            return None if server is None else t.cast("dict[str, Any]", json_copy(server.object))
 
     def draft(self, uid: str) -> dict[str, Any] | None:
         """A copy of the person's draft of ``uid``, or None."""
         with self._lock:
             held = self._resources.get(uid)
-            return None if held is None else json_copy(held.draft)
+            if held is not None:
+                return t.cast("dict[str, Any]", json_copy(held.draft))
+            server = self._visible(uid)
+            return None if server is None else t.cast("dict[str, Any]", json_copy(server.object))
+
+    def edited_uids(self) -> list[str]:
+        """The uids the person did something to (edited, restored, adopted), in the order they
+        did: every uid with a dirty path or a conflict is among them; a clean object never is."""
+        with self._lock:
+            return [uid for uid in self._resources if uid not in self._hidden]
+
+    def unsaved(self) -> bool:
+        """Whether any object has a dirty path or an open conflict (clean objects are not looked at)."""
+        with self._lock:
+            return any(
+                changes(held.regions, held.server, held.draft) or self._open_conflicts(held)
+                for held in self._resources.values()
+            )
 
     def redactions(self, uid: str) -> tuple[Redaction, ...]:
         """The withheld paths of ``uid`` with their stream revisions."""
@@ -784,8 +872,17 @@ class LiveResourceStore:
     def _patch_of(self, held: _Resource) -> dict[str, Any] | None:
         return merge_patch(changes(held.regions, held.server, held.draft))
 
-    def _get(self, uid: str) -> _Resource:
+    def _find(self, uid: str) -> _Resource | None:
+        """What this store holds for ``uid``: the person's state, else the clean object's as read
+        from the truth (not kept: an edit keeps it), else None."""
         held = self._resources.get(uid)
+        if held is not None:
+            return held
+        server = self._visible(uid)
+        return None if server is None else self._materialized(server)
+
+    def _get(self, uid: str) -> _Resource:
+        held = self._find(uid)
         if held is None:
             raise UnknownResourceError(uid)
         return held
