@@ -33,13 +33,14 @@ from .save.outcomes import OutcomeTexts
 from .scope import Scope, ScopeError, ScopePolicy, parse_scope
 from .sse import heartbeat_interval
 from .store import DEFAULT_POLICY, LiveResourceStore
+from .store.truth import ServerTruth
 from .stream import StreamEngine
 from .subscriptions import CLIENT_FAILED, PluggedSubscription, Refused, ShutdownAware, Subscription
 from .ui.feeds import Feed
 from .ui.page import Component
 from .ui.render import FragmentCache
 from .ui.state import new_store, store_policy
-from .upstream.clients import ApiClients
+from .upstream.clients import ActingApiClient, ApiClients
 from .upstream.hub import Hub, HubObserver
 
 if t.TYPE_CHECKING:
@@ -87,6 +88,12 @@ class KrmRuntime:
     """Rendered fragments shared across sessions."""
     feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
     """The feed keeping each session store current."""
+    truths: weakref.WeakValueDictionary[tuple[t.Any, ...], ServerTruth] = field(
+        default_factory=weakref.WeakValueDictionary
+    )
+    """The server truth of each hub watch and projection, while a session store reads it."""
+    truth_feeds: weakref.WeakKeyDictionary[ServerTruth, Feed] = field(default_factory=weakref.WeakKeyDictionary)
+    """The one feed of each shared truth."""
     listener: t.Any = None
     """The greenlet receiving the other workers' draft changes (a shared draft backend only)."""
     metrics: Metrics | None = None
@@ -283,26 +290,65 @@ class KrmRuntime:
 
     # -- the live UI's stores and feeds -------------------------------------------------------
 
-    def store_for(self, drafts: sessions.SessionDrafts, component: Component) -> LiveResourceStore:
+    def store_for(
+        self, drafts: sessions.SessionDrafts, component: Component, principal: Principal | None = None
+    ) -> LiveResourceStore:
         """The session's store for ``component``'s scope, projection and edit policy (made on first use).
 
         An editor with a narrowed policy gets a store of its own that enforces that policy
         (:func:`~flask_krm.ui.state.store_policy`). A new store keeps recovery copies for
-        ``KRM_RECOVERY_LIFETIME`` seconds. Raises :class:`~flask_krm.errors.DraftLimitReached`
-        when the session holds too many stores with unsaved edits.
+        ``KRM_RECOVERY_LIFETIME`` seconds. Given the ``principal`` it is made for, a new store of a
+        hub target reads the server truth shared by every store of the same watch
+        (:meth:`shared_truth`). Raises :class:`~flask_krm.errors.DraftLimitReached` when the
+        session holds too many stores with unsaved edits.
         """
         lifetime = float(self.setting("RECOVERY_LIFETIME"))
         schemas = self.setting("LIST_SCHEMAS")
         policy = store_policy(component)
-        return drafts.store(
-            component.scope,
-            component.projection,
-            lambda: new_store(lifetime, policy or DEFAULT_POLICY, schemas),
-            policy=policy,
-        )
+
+        def create() -> LiveResourceStore:
+            truth = self.shared_truth(principal, component) if principal is not None else None
+            return new_store(lifetime, policy or DEFAULT_POLICY, schemas, truth=truth)
+
+        return drafts.store(component.scope, component.projection, create, policy=policy)
+
+    def shared_truth(self, principal: Principal, component: Component) -> ServerTruth | None:
+        """The server truth of the hub watch ``principal``'s stream of ``component`` joins, shared
+        by every session of that watch and projection in this process (made on first use, fed by
+        one hub subscriber of its own, :meth:`~flask_krm.upstream.hub.Hub.follow`).
+
+        Watches are keyed as the hub keys them, by scope and identity: the target's service identity
+        (whose every subscriber the authorizer decides) or one impersonated identity, so principals
+        share only what each of their own watches would deliver. ``None`` (the store keeps its own
+        objects, fed by the session's subscription) for plugged sources, clients the hub keys by
+        object, a failing client loader and an unpatched process.
+        """
+        scope, projection = component.scope, component.projection
+        if scope.target in self.sources or self.shut_down:
+            return None
+        try:
+            client = self.hooks.require_client_loader()(scope.target, principal)
+            hub = self.shared_hub()
+            service = hub.clients.service(scope.target)
+        except Exception:  # the session's own subscription reports it (CLIENT_FAILED, unpatched...)
+            return None
+        if client is not None and client is not service and not isinstance(client, ActingApiClient):
+            return None
+        key = (hub.watch_key(scope, client), projection)
+        truth = self.truths.get(key)
+        if truth is None:
+            truth = self.truths[key] = ServerTruth()
+            self.truth_feeds[truth] = Feed(
+                truth,
+                lambda: hub.follow(scope, projection, client=client),
+                self.group,
+                linger=float(self.setting("WATCH_LINGER")),
+            )
+        return truth
 
     def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component) -> Feed:
-        """The feed that keeps ``store`` current (made on first use)."""
+        """The feed that keeps ``store`` current (made on first use): it authorizes the session, and
+        when ``store`` reads a shared truth, that truth's feed applies the events."""
         feed = self.feeds.get(store)
         if feed is None:
             scope, projection, app = component.scope, component.projection, self.app
@@ -311,7 +357,8 @@ class KrmRuntime:
                 with app.app_context():
                     return self.subscribe(principal, scope, projection)
 
-            feed = Feed(store, opener, self.group, linger=float(self.setting("WATCH_LINGER")))
+            source = self.truth_feeds.get(store.truth)
+            feed = Feed(store, opener, self.group, linger=float(self.setting("WATCH_LINGER")), source=source)
             self.feeds[store] = feed
         return feed
 
@@ -375,7 +422,7 @@ class KrmRuntime:
             timeout = self.setting("SHUTDOWN_TIMEOUT")
         for stream in list(self.streams):
             stream.end_for_shutdown()
-        for feed in list(self.feeds.values()):
+        for feed in [*self.feeds.values(), *self.truth_feeds.values()]:
             feed.close()
         if self.hub is not None:
             self.hub.shutdown(timeout)

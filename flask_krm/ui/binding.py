@@ -84,7 +84,7 @@ def attach(
 ) -> tuple[LiveResourceStore, Feed]:
     """The session store and feed of an authorized component. Raises :class:`Refusal` (409)."""
     try:
-        store = krm.store_for(drafts, component)
+        store = krm.store_for(drafts, component, principal)
     except DraftLimitReached:
         raise Refusal(409, TOO_MANY_DRAFTS) from None
     return store, krm.feed_for(store, principal, component)

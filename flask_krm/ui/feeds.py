@@ -1,8 +1,12 @@
 """Feeds: what keeps a session's store current, and where its stream stands.
 
 A :class:`Feed` pumps one upstream subscription (the hub's shared watch of a scope, seen through
-one projection) into one session :class:`~flask_krm.store.LiveResourceStore`, in a greenlet of the
-application's group. It runs while something needs it: every page channel showing the store
+one projection) into what holds its server objects, in a greenlet of the application's group: a
+session's :class:`~flask_krm.store.LiveResourceStore` (a plugged source, an unshared client), or
+the :class:`~flask_krm.store.truth.ServerTruth` every session store of one hub watch and projection
+shares. A session feed given such a truth's feed as its ``source`` applies nothing itself: its own
+subscription is what authorizes the session (it ends when access is revoked) and its state is the
+source's, unless its own stream ended. It runs while something needs it: every page channel showing the store
 holds it, and a freshly rendered page holds it for a short while so the channel finds it running.
 When the last holder lets go it stops after a linger, and a later holder starts a new
 subscription, which begins with a fresh snapshot (the store keeps the drafts).
@@ -27,7 +31,6 @@ from ..events import Event, Reset, StreamError, Synced
 from .render import CONNECTING, StreamStatus
 
 if t.TYPE_CHECKING:
-    from ..store import LiveResourceStore
     from ..subscriptions import Subscription
 
 log = logging.getLogger("flask_krm")
@@ -50,6 +53,12 @@ RETRYING_REASON: t.Final = "The cluster is unavailable; retrying."
 SubscriptionOpener: t.TypeAlias = Callable[[], "Subscription"]
 
 
+class EventSink(t.Protocol):
+    """What a feed applies protocol events to: a store, or a shared truth."""
+
+    def apply(self, event: Event) -> t.Any: ...
+
+
 @t.runtime_checkable
 class _Cached(t.Protocol):
     """A subscription whose upstream watch keeps the raw objects it has seen (the hub's)."""
@@ -65,13 +74,17 @@ def terminal_reason(error: StreamError) -> str:
 class Feed:
     """One store, kept current by one upstream subscription while anything holds the feed.
 
-    :param store: the session store the events are applied to.
+    :param store: the session store (or shared truth) the events are applied to.
     :param opener: opens a new upstream subscription (called in the pump greenlet).
     :param group: the application's greenlet group (shutdown joins and kills it).
     :param linger: seconds the subscription stays open after the last holder let go.
+    :param source: the feed of the shared truth ``store`` reads: it applies the events, and its
+        state is this feed's, except when this feed's own stream ended (refused, revoked).
     """
 
-    def __init__(self, store: LiveResourceStore, opener: SubscriptionOpener, group: Group, linger: float) -> None:
+    def __init__(
+        self, store: EventSink, opener: SubscriptionOpener, group: Group, linger: float, source: Feed | None = None
+    ) -> None:
         # Weak: the registry keeps feeds in a weak mapping keyed by their store, so a feed must not
         # keep its store alive; a store nobody holds any more ends its feed.
         self._store = weakref.ref(store)
@@ -86,10 +99,15 @@ class Feed:
         self._status = CONNECTING
         self._listeners: list[Listener] = []
         self._changed = gevent.event.Event()
+        self._source = source
+        self._unlisten: Callable[[], None] | None = None
 
     @property
     def status(self) -> StreamStatus:
-        return self._status
+        source = self._source
+        if source is None or self._status.state == "terminal":
+            return self._status
+        return source.status
 
     @property
     def running(self) -> bool:
@@ -106,6 +124,10 @@ class Feed:
     def acquire(self) -> None:
         """Hold the feed: start the subscription unless it runs already."""
         self._holders += 1
+        if self._source is not None:
+            self._source.acquire()
+            if self._unlisten is None:
+                self._unlisten = self._source.on_status(self._source_changed)
         if self._stopper is not None:
             self._stopper.kill(block=False)
             self._stopper = None
@@ -115,6 +137,8 @@ class Feed:
 
     def release(self) -> None:
         """Let go of the feed; the last holder's release stops it after the linger."""
+        if self._holders and self._source is not None:
+            self._source.release()
         self._holders = max(0, self._holders - 1)
         if self._holders or self._stopper is not None:
             return
@@ -142,13 +166,16 @@ class Feed:
         """Wait up to ``timeout`` seconds for the stream to be live (or terminal); True when live."""
         deadline = gevent.Timeout(timeout, False)
         with deadline:
-            while self._status.state not in ("live", "terminal"):
+            while self.status.state not in ("live", "terminal"):
                 self._changed.clear()
                 self._changed.wait()
-        return self._status.state == "live"
+        return self.status.state == "live"
 
     def stop(self) -> None:
         """Close the subscription now (shutdown, or nobody holds the feed)."""
+        unlisten, self._unlisten = self._unlisten, None
+        if unlisten is not None:
+            unlisten()
         pump, self._pump = self._pump, None
         if pump is not None and pump is not gevent.getcurrent():
             pump.kill(block=False)
@@ -182,7 +209,16 @@ class Feed:
     def _set_status(self, status: StreamStatus) -> None:
         if status == self._status:
             return
+        shown = self.status
         self._status = status
+        if self.status != shown:
+            self._tell()
+
+    def _source_changed(self) -> None:
+        if self._status.state != "terminal":
+            self._tell()
+
+    def _tell(self) -> None:
         self._changed.set()
         for listener in list(self._listeners):
             listener()
@@ -211,8 +247,9 @@ class Feed:
                     self._subscription = None
                 subscription.close()
 
-    def _apply(self, store: LiveResourceStore, event: Event) -> None:
-        """Apply one protocol event to the store and move the status along."""
+    def _apply(self, store: EventSink, event: Event) -> None:
+        """Apply one protocol event to the store (unless a source feeds its truth) and move the
+        status along."""
         if isinstance(event, StreamError):
             if event.terminal:
                 self._set_status(StreamStatus("terminal", terminal_reason(event)))
@@ -221,7 +258,8 @@ class Feed:
             else:
                 self._set_status(StreamStatus("syncing"))
             return
-        store.apply(event)
+        if self._source is None:
+            store.apply(event)
         if isinstance(event, Reset):
             self._set_status(StreamStatus("syncing"))
         elif isinstance(event, Synced):

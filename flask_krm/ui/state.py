@@ -10,6 +10,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ..store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, EditPolicy, LiveResourceStore, RecoveryCopies
+from ..store.truth import ServerTruth
 from .page import Component, EditorSpec
 
 FIRST_PAINT_WAIT: t.Final = 0.3
@@ -32,13 +33,17 @@ def new_store(
     recovery_lifetime: float | None = None,
     policy: EditPolicy = DEFAULT_POLICY,
     list_schemas: Mapping[tuple[str, str], Mapping[str, t.Any]] | None = None,
+    *,
+    truth: ServerTruth | None = None,
 ) -> LiveResourceStore:
     """A session store as the UI makes them: ``policy`` (an editor's narrowed one, or the default),
     the built-in keyed-list schemas with the host's ``list_schemas`` over them (per kind) and, given
     a lifetime in seconds, recovery copies of drafts whose objects disappear (the store belongs to
-    one session and principal; copies are kept per uid)."""
+    one session and principal; copies are kept per uid). ``truth``: the server truth it shares
+    with the other sessions of its watch (``None``: its own)."""
     recovery = RecoveryCopies(recovery_lifetime) if recovery_lifetime is not None else None
-    return LiveResourceStore(policy, {**BUILTIN_LIST_SCHEMAS, **(list_schemas or {})}, recovery=recovery)
+    schemas = {**BUILTIN_LIST_SCHEMAS, **(list_schemas or {})}
+    return LiveResourceStore(policy, schemas, recovery=recovery, truth=truth)
 
 
 __all__ = ["FIRST_PAINT_WAIT", "RENDER_HOLD", "new_store", "store_policy"]

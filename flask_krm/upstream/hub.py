@@ -214,23 +214,44 @@ class Hub:
         """
         if self._closed:
             raise HubClosed("the upstream hub was shut down")
-        engine = StreamEngine(scope, projection, ordering)
-        service = self.clients.service(scope.target)
-        if client is None or client is service:
-            identity: object = SERVICE_IDENTITY
-            api = service
-        elif isinstance(client, ActingApiClient):
-            identity, api = client.identity, client
-        else:
-            identity, api = ("client", id(client)), client
-        subscriber = Subscriber(self, engine, principal)
+        subscriber = Subscriber(self, StreamEngine(scope, projection, ordering), principal)
         refusal = None if authorized else self._authorize(subscriber)
         if refusal is not None:
             subscriber._end(refusal)
             return subscriber
+        return self._join(subscriber, client)
+
+    def follow(self, scope: Scope, projection: str, *, client: ApiClient | None = None) -> Subscriber:
+        """A subscriber for the server's own shared state of a watch (see
+        :class:`~flask_krm.store.truth.ServerTruth`), never for a person: nobody is asked about it,
+        so it is never refused, re-authorized or revoked. Whoever reads what it holds must have
+        decided that reader's access itself (every session still has its own :meth:`subscribe`).
+        ``client`` picks the watch as for :meth:`subscribe`."""
+        if self._closed:
+            raise HubClosed("the upstream hub was shut down")
+        subscriber = Subscriber(self, StreamEngine(scope, projection), None)
+        subscriber.trusted = True
+        return self._join(subscriber, client)
+
+    def watch_key(self, scope: Scope, client: ApiClient | None = None) -> tuple[Scope, object]:
+        """The key of the watch :meth:`subscribe` gives ``scope`` and ``client``: subscribers with the
+        same key share one watch, its cache and what it delivers."""
+        return (scope, self._identity(scope, client)[0])
+
+    def _identity(self, scope: Scope, client: ApiClient | None) -> tuple[object, ApiClient]:
+        service = self.clients.service(scope.target)
+        if client is None or client is service:
+            return SERVICE_IDENTITY, service
+        if isinstance(client, ActingApiClient):
+            return client.identity, client
+        return ("client", id(client)), client
+
+    def _join(self, subscriber: Subscriber, client: ApiClient | None) -> Subscriber:
         if self._closed:
             subscriber._end(SHUTDOWN_FAILURE)
             return subscriber
+        scope = subscriber.scope
+        identity, api = self._identity(scope, client)
         key = (scope, identity)
         watch = self._watches.get(key)
         if watch is None:
@@ -258,6 +279,8 @@ class Hub:
     # -- internals used by watches and subscribers -----------------------------------------
 
     def _authorize(self, subscriber: Subscriber) -> Failure | None:
+        if subscriber.trusted:
+            return None
         engine = subscriber.engine
         authorizer = self.authorizer
         decision = decide(
@@ -720,6 +743,8 @@ class Subscriber:
         """With a meter: when the oldest live operation not yet written was logged."""
         self.resyncs = 0
         """How many times this subscriber overflowed its queue and was resynchronized."""
+        self.trusted = False
+        """Made by :meth:`Hub.follow`: never authorized (it serves no person)."""
 
     @property
     def scope(self) -> Scope:
