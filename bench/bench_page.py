@@ -33,6 +33,15 @@ the run waits until every session's channel and the JSON stream delivered it. Re
 ``sessions`` says S: 100 for the 500-object list (quick: 5); the 5,000-object list is followed by
 :data:`LARGE_SESSIONS` sessions (each session's store holds its own copy of every object).
 
+Every case also reports ``rss_per_session_kb``: the process's resident memory grown per session
+opened after the first (the first one's store, watch and rendering caches are the process's,
+whatever the number of sessions), and the list cases ``page_get_ms`` (the median wall time of the
+page GETs after the first, while other sessions show the same list) and ``rows_in_first_paint`` (the
+rows the last GET's HTML held). The ``stream-<N>`` cases hold S readers of the spec-v1 JSON stream
+of the same scope instead (``cpu_ms_per_change_per_reader``, ``rss_per_reader_kb``), measured in the
+same run, as ``ratio_cpu_stream`` and ``ratio_rss_stream`` of the page and editor cases with as
+many sessions.
+
 A last case (``editor-<K>``) opens ``krm.editor`` of one ConfigMap with K data keys and two labels
 in :data:`EDITOR_SESSIONS` sessions (quick: 3), and changes one data value C times: reported are
 ``bytes_per_change`` (one session's page-stream bytes per change, the median), ``whole_body_bytes``
@@ -51,6 +60,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -70,11 +80,39 @@ _EDITOR_PAGE: Final = """{% import "krm/_macros.html" as krm %}<!doctype html>
 {{ krm.editor(scope, "edited") }}</body></html>"""
 
 
+SESSION_LADDER: Final = (100, 1000)
+"""Sessions of the list, editor and JSON stream cases compared side by side."""
+LADDER_OBJECTS: Final = 500
+
+
 def run(quick: bool) -> Iterable[dict[str, Any]]:
-    cases = ((100, 5, 5), (1000, 3, 5)) if quick else ((500, 100, 20), (5000, LARGE_SESSIONS, 20))
-    for objects, sessions, changes in cases:
-        yield _child(objects=objects, sessions=sessions, changes=changes)
-    yield _child(kind="editor", objects=1, sessions=3 if quick else EDITOR_SESSIONS, changes=5 if quick else 20)
+    ladder = (5, 20) if quick else SESSION_LADDER
+    objects = 100 if quick else LADDER_OBJECTS
+    changes = 5 if quick else 10
+    yield _child(objects=1000 if quick else 5000, sessions=3 if quick else LARGE_SESSIONS, changes=changes)
+    for sessions in ladder:
+        stream = _child(kind="stream", objects=objects, sessions=sessions, changes=changes)
+        yield stream
+        for result in (
+            _child(objects=objects, sessions=sessions, changes=changes),
+            _child(kind="editor", objects=1, sessions=sessions, changes=changes),
+        ):
+            per_session = result["cpu_ms_per_change_per_session"]
+            result["stream_cpu_ms_per_change_per_reader"] = stream["cpu_ms_per_change_per_reader"]
+            result["ratio_cpu_stream"] = round(per_session / stream["cpu_ms_per_change_per_reader"], 2)
+            result["stream_rss_per_reader_kb"] = stream["rss_per_reader_kb"]
+            yield result
+
+
+def _rss_kb() -> float:
+    """The process's resident memory now, in KB, after a full collection."""
+    import gc
+
+    gc.collect()
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return float(line.split()[1])
+    raise RuntimeError("no VmRSS in /proc/self/status")
 
 
 def _child(**arguments: Any) -> dict[str, Any]:
@@ -166,21 +204,58 @@ class _Reader:
         self.greenlet.kill()
 
 
-def _open_pages(app: Any, path: str, sessions: int, wake: Any) -> tuple[list[_Reader], list[Any], bytes]:
+@dataclass
+class _Opened:
+    """Sessions opened on a page: their readers and clients, the last page's HTML, the wall time of
+    every GET after the first, and the resident memory once the first session reads its channel."""
+
+    readers: list[_Reader]
+    clients: list[Any]
+    html: bytes
+    get_seconds: list[float]
+    first_rss_kb: float
+
+    def rss_per_session_kb(self) -> float:
+        extra = len(self.readers) - 1
+        return round((_rss_kb() - self.first_rss_kb) / extra, 1) if extra else 0.0
+
+
+def _open_pages(app: Any, path: str, sessions: int, wake: Any) -> _Opened:
     """``sessions`` sessions (each its own client) having loaded ``path`` and reading its page
-    channel: their readers, their clients and the last page's HTML."""
+    channel."""
+    import gevent
+
     readers: list[_Reader] = []
     clients = []
     html = b""
-    for _ in range(sessions):
+    gets: list[float] = []
+    first_rss = 0.0
+    for n in range(sessions):
         client = app.test_client()
+        started = time.perf_counter()
         html = client.get(path).data
+        if n:
+            gets.append(time.perf_counter() - started)
         page_id = re.search(rb'hx-sse:connect="/krm/ui/pages/([^/"]+)/channel"', html)
         assert page_id is not None, html[:2000]
         channel = f"/krm/ui/pages/{page_id.group(1).decode()}/channel"
         readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
         clients.append(client)
-    return readers, clients, html
+        if n == 0:
+            _settle(wake, 1.0)
+            first_rss = _rss_kb()
+        elif n % 50 == 0:
+            gevent.sleep(0)
+    _settle(wake, 1.0)
+    return _Opened(readers, clients, html, gets, first_rss)
+
+
+def _settle(wake: Any, seconds: float) -> None:
+    """Wait until nothing was delivered for ``seconds``."""
+    while True:
+        wake.clear()
+        if not wake.wait(seconds):
+            return
 
 
 def _edited() -> dict[str, Any]:
@@ -216,8 +291,9 @@ def editor_main(sessions: int, changes: int) -> None:
         kube.create_objects([_edited()])
         app = _app(kube.kubeconfig_path)
         wake = gevent.event.Event()
-        readers, _, html = _open_pages(app, "/edit", sessions, wake)
-        gevent.sleep(1.0)
+        opened = _open_pages(app, "/edit", sessions, wake)
+        readers, html = opened.readers, opened.html
+        rss_per_session = opened.rss_per_session_kb()
         per_session: list[int] = []
         cpu: list[float] = []
         for change in range(changes):
@@ -254,6 +330,71 @@ def editor_main(sessions: int, changes: int) -> None:
             "max_bytes_per_change": max(per_session),
             "cpu_ms_per_change": round(cpu_ms, 2),
             "cpu_ms_per_change_per_session": round(cpu_ms / sessions, 3),
+            "rss_per_session_kb": rss_per_session,
+            "load_average": list(os.getloadavg()),
+        }
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+        app.extensions["krm"].shutdown(2.0)
+
+
+def stream_main(objects: int, readers_wanted: int, changes: int) -> None:
+    """The measured child of a ``stream`` case: ``readers_wanted`` readers of the spec-v1 JSON stream
+    of the list's scope, one object changed ``changes`` times."""
+    import gevent.event
+
+    from flask_krm.testing.simulator import KubeSimulator, catalog
+
+    with KubeSimulator() as kube:
+        application = kube.application
+        assert application is not None
+        registry = application.registry
+        kube.create_objects([_configmap(n) for n in range(objects)])
+        app = _app(kube.kubeconfig_path)
+        wake = gevent.event.Event()
+        stream = f"/krm/resource-stream/v1?{_SCOPE}"
+        readers: list[_Reader] = []
+        first_rss = 0.0
+        for n in range(readers_wanted):
+            readers.append(_Reader(app.test_client(), stream, lambda chunk: chunk.count(b'"type":"modified"'), wake))
+            if n == 0:
+                _settle(wake, 1.0)
+                first_rss = _rss_kb()
+            elif n % 50 == 0:
+                gevent.sleep(0)
+        _settle(wake, 1.0)
+        rss_per_reader = round((_rss_kb() - first_rss) / max(1, readers_wanted - 1), 1)
+        cpu: list[float] = []
+        per_reader: list[int] = []
+        for change in range(changes):
+            before = [(r.bytes, r.messages) for r in readers]
+            started = time.thread_time()
+            kube.call(
+                lambda change=change: registry.patch(  # type: ignore[misc]
+                    catalog.CONFIGMAPS, NAMESPACE, "cm-00000", {"data": {"version": str(change + 1)}}
+                )
+            )
+            deadline = time.monotonic() + 60
+            while not all(r.messages > b[1] for r, b in zip(readers, before, strict=True)):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("a change was not delivered to every JSON stream within 60 s")
+                wake.clear()
+                wake.wait(0.5)
+            cpu.append(time.thread_time() - started)
+            per_reader.extend(r.bytes - b[0] for r, b in zip(readers, before, strict=True))
+            _settle(wake, 0.2)
+        for reader in readers:
+            reader.close()
+        cpu_ms = statistics.median(cpu) * 1000
+        result = {
+            "case": f"stream-{objects}",
+            "objects": objects,
+            "sessions": readers_wanted,
+            "changes": changes,
+            "bytes_per_change": statistics.median(per_reader),
+            "cpu_ms_per_change": round(cpu_ms, 2),
+            "cpu_ms_per_change_per_reader": round(cpu_ms / readers_wanted, 4),
+            "rss_per_reader_kb": rss_per_reader,
             "load_average": list(os.getloadavg()),
         }
         sys.stdout.write(json.dumps(result) + "\n")
@@ -272,6 +413,9 @@ def page_main() -> None:
     if arguments.get("kind") == "editor":
         editor_main(arguments["sessions"], arguments["changes"])
         return
+    if arguments.get("kind") == "stream":
+        stream_main(arguments["objects"], arguments["sessions"], arguments["changes"])
+        return
     objects, sessions, changes = arguments["objects"], arguments["sessions"], arguments["changes"]
     with KubeSimulator() as kube:
         application = kube.application
@@ -280,17 +424,14 @@ def page_main() -> None:
         kube.create_objects([_configmap(n) for n in range(objects)])
         app = _app(kube.kubeconfig_path)
         wake = gevent.event.Event()
-        page_readers, clients, poll_html = _open_pages(app, "/list", sessions, wake)
+        opened = _open_pages(app, "/list", sessions, wake)
+        page_readers, clients, poll_html = opened.readers, opened.clients, opened.html
+        rss_per_session = opened.rss_per_session_kb()
+        rows_in_first_paint = poll_html.count(b"<tr id=")
         stream = f"/krm/resource-stream/v1?{_SCOPE}"
         json_reader = _Reader(app.test_client(), stream, lambda chunk: chunk.count(b'"type":"modified"'), wake)
 
-        def settle(seconds: float = 1.0) -> None:
-            while True:
-                wake.clear()
-                if not wake.wait(seconds):
-                    return
-
-        settle()
+        _settle(wake, 1.0)
         for reader in (*page_readers, json_reader):
             reader.bytes = reader.messages = reader.framing = 0
         per_session: list[int] = []
@@ -322,7 +463,7 @@ def page_main() -> None:
             per_session.extend(r.bytes - b[0] for r, b in zip(page_readers, before, strict=True))
             framing.extend(r.framing - b[2] for r, b in zip(page_readers, before, strict=True))
             spec_v1.append(json_reader.bytes - json_before[0])
-            settle(0.2)
+            _settle(wake, 0.2)
         poll_cpu = []
         for _ in range(3):
             started = time.thread_time()
@@ -355,6 +496,9 @@ def page_main() -> None:
             "cpu_ms_per_change_per_session": round(cpu_ms / sessions, 3),
             "poll_cpu_ms": round(poll_ms, 2),
             "ratio_poll_cpu": round(cpu_ms / (poll_ms * sessions), 4),
+            "rss_per_session_kb": rss_per_session,
+            "page_get_ms": round(statistics.median(opened.get_seconds) * 1000, 1) if opened.get_seconds else None,
+            "rows_in_first_paint": rows_in_first_paint,
             "load_average": list(os.getloadavg()),
         }
         sys.stdout.write(json.dumps(result) + "\n")

@@ -137,6 +137,24 @@ class LiveResourceStore:
         """Where the server objects this store reads are held."""
         return self._truth
 
+    @property
+    def shared(self) -> bool:
+        """Whether :attr:`truth` is shared with other stores (fed by its own writer)."""
+        return self._shared
+
+    def diverged(self) -> bool:
+        """Whether this store shows a server object other than the truth's: one it removed (an
+        optimistic delete) or adopted (a save's result, a guarded read) before the truth caught up."""
+        with self._lock:
+            if self._hidden:
+                return True
+            truth = self._truth
+            for uid, held in self._resources.items():
+                server = truth.get(uid)
+                if server is None or server.object is not held.server:
+                    return True
+            return False
+
     # -- stream events ---------------------------------------------------------------------------
 
     def apply(self, event: Event) -> set[str]:
@@ -214,6 +232,9 @@ class LiveResourceStore:
         """Merge the truth's newer ``server`` object into ``held``'s draft three-way."""
         held.tick = server.tick
         if share(server.object, held.server) is held.server and server.redactions == held.redactions:
+            if held.draft is held.server:
+                held.draft = server.object
+            held.server = server.object  # the same content: read the truth's copy, keep none
             return False
         theirs = server.object
         regions = server.regions(self.policy)

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import itertools
 import threading
+import typing as t
 import weakref
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +30,9 @@ from .paths import pointer_to_path
 from .policy import EditPolicy
 from .regions import Regions
 from .values import json_copy, share
+
+MAX_VIEWS = 64
+"""Views (:meth:`ServerTruth.view`) one truth keeps; the least recently used is dropped first."""
 
 TICKS = itertools.count(1)
 """Ticks of every truth and store of the process: a tick is never given twice, so a tick captured
@@ -83,6 +88,8 @@ class TruthChange:
 
 NOTHING = TruthChange()
 
+T = t.TypeVar("T")
+
 
 class Follower(Protocol):
     """A store attached to a truth."""
@@ -100,6 +107,7 @@ class ServerTruth:
         self.epoch = 0
         """Counts the snapshot cycles opened (``reset``)."""
         self._followers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._views: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.RLock()
 
     # -- the writer ----------------------------------------------------------------------------
@@ -161,6 +169,19 @@ class ServerTruth:
         """Tell ``follower`` (held weakly) of every change from now on."""
         with self._lock:
             self._followers.add(follower)
+
+    def view(self, key: Hashable, make: Callable[[], T]) -> T:
+        """What ``make()`` derives from this truth, made once per ``key`` and shared by every reader
+        (a list's sorted, filtered order); the :data:`MAX_VIEWS` most recently used are kept."""
+        with self._lock:
+            made = self._views.get(key)
+            if made is None:
+                made = self._views[key] = make()
+                while len(self._views) > MAX_VIEWS:
+                    self._views.popitem(last=False)
+            else:
+                self._views.move_to_end(key)
+            return t.cast(T, made)
 
     def get(self, uid: str) -> ServerObject | None:
         """What the server last delivered for ``uid``, or ``None``."""

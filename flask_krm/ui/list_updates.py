@@ -132,6 +132,9 @@ class ListUpdates:
         """The partials bringing the page up to date after ``uids`` changed (``None``: unknown,
         everything is read again), or ``[]`` when it shows the current rows already."""
         everything = self.index is None or uids is None or store is None
+        if not everything and self.index is not None and store is not None:
+            # a session that removed or adopted an object reads its own index until the truth catches up
+            everything = self.index.following != (store.shared and not store.diverged())
         if self.index is None or everything:
             self.index = list_index(self.component, store, self.page)
         elif uids:

@@ -23,6 +23,7 @@ from .list_query import ListQuery, column_keys
 
 if t.TYPE_CHECKING:
     from ..store import LiveResourceStore
+    from ..store.truth import ServerTruth, TruthChange
     from .page import ListSpec
 
 
@@ -99,6 +100,32 @@ class ListIndex:
         self._rows: dict[str, Row] = {}
         """Whole rows made so far (the shown ones, and those read by :meth:`update`)."""
         self._order: list[tuple[tuple[t.Any, ...], str]] = []
+        self._truth: ServerTruth | None = None
+
+    @property
+    def following(self) -> bool:
+        """Whether this index follows a shared truth (:meth:`follow`): every session of the
+        truth showing the same view reads it, and :meth:`update` has nothing to do."""
+        return self._truth is not None
+
+    def follow(self, truth: ServerTruth) -> None:
+        """Read every object of ``truth`` (no copies: its objects are immutable) and follow its
+        changes from now on, once for every session showing this view."""
+        self._truth, self._store, self._keys, self._rows = truth, None, {}, {}
+        for uid in truth.uids():
+            held = truth.get(uid)
+            if held is not None:
+                self._keys[uid] = self._entry(uid, held.object)
+        self._order = sorted((key, uid) for uid, (key, matches) in self._keys.items() if matches)
+        truth.follow(self)
+
+    def truth_changed(self, change: TruthChange) -> None:
+        """The followed truth changed: move the changed objects (called by its writer)."""
+        truth = self._truth
+        assert truth is not None
+        for uid in (*change.changed, *change.dropped):
+            held = truth.get(uid)
+            self._move(uid, None if held is None else held.object)
 
     @property
     def total(self) -> int:
@@ -153,21 +180,26 @@ class ListIndex:
         self._order = sorted((key, uid) for uid, (key, matches) in self._keys.items() if matches)
 
     def update(self, store: LiveResourceStore, uids: Iterable[str]) -> None:
-        """Read the objects ``uids`` of ``store`` again (each changed, arrived or left)."""
+        """Read the objects ``uids`` of ``store`` again (each changed, arrived or left); nothing to
+        do for an index that follows a truth."""
+        if self._truth is not None:
+            return
         self._store = store
         for uid in uids:
-            self._rows.pop(uid, None)
-            old = self._keys.pop(uid, None)
-            if old is not None and old[1]:
-                self._remove(old[0], uid)
-            obj = store.server(uid)
-            if obj is None:
-                continue
-            row = self._rows[uid] = self.make_row(uid, obj)
-            matches = row.matches(self._terms)
-            self._keys[uid] = (row.key, matches)
-            if matches:
-                bisect.insort(self._order, (row.key, uid))
+            self._move(uid, store.server(uid))
+
+    def _move(self, uid: str, obj: Mapping[str, t.Any] | None) -> None:
+        self._rows.pop(uid, None)
+        old = self._keys.pop(uid, None)
+        if old is not None and old[1]:
+            self._remove(old[0], uid)
+        if obj is None:
+            return
+        row = self._rows[uid] = self.make_row(uid, obj)
+        matches = row.matches(self._terms)
+        self._keys[uid] = (row.key, matches)
+        if matches:
+            bisect.insort(self._order, (row.key, uid))
 
     def _remove(self, key: tuple[t.Any, ...], uid: str) -> None:
         at = bisect.bisect_left(self._order, (key, uid))
@@ -179,7 +211,11 @@ class ListIndex:
     def _row(self, uid: str) -> Row:
         row = self._rows.get(uid)
         if row is None:
-            obj = self._store.server(uid) if self._store is not None else None
+            if self._truth is not None:
+                held = self._truth.get(uid)
+                obj: Mapping[str, t.Any] | None = None if held is None else held.object
+            else:
+                obj = self._store.server(uid) if self._store is not None else None
             row = self._rows[uid] = self.make_row(uid, obj or {})
         return row
 

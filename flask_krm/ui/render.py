@@ -153,10 +153,23 @@ def list_query(component: Component, page: Page | None) -> ListQuery:
 
 
 def list_index(component: Component, store: LiveResourceStore | None, page: Page | None) -> ListIndex:
-    """A fresh index of every row of ``store`` as the list ``component`` shows them on ``page``."""
+    """The index of every row of ``store`` as the list ``component`` shows them on ``page``: for a
+    store reading a shared truth whose objects it shows as they are (nothing removed or adopted
+    here), the one index of this view every such session shares, following the truth; otherwise a
+    fresh one of the session's own."""
     spec = component.spec
     assert isinstance(spec, ListSpec)
-    index = ListIndex(spec, list_query(component, page), spec.page_size)
+    query = list_query(component, page)
+    if store is not None and store.shared and not store.diverged():
+        truth = store.truth
+
+        def follower() -> ListIndex:
+            index = ListIndex(spec, query, spec.page_size)
+            index.follow(truth)
+            return index
+
+        return truth.view(("list", spec, query), follower)
+    index = ListIndex(spec, query, spec.page_size)
     index.rebuild(store)
     return index
 

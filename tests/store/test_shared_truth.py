@@ -119,3 +119,19 @@ def test_a_store_nobody_holds_is_not_kept_alive_by_its_truth() -> None:
     gc.collect()
     assert len(truth._followers) == 0
     truth.apply(modified(with_changes(configmap(), "2", {("data", "level"): "warn"})))
+
+
+def test_an_adopted_object_diverges_from_the_truth_until_the_truth_delivers_it() -> None:
+    truth, (mine, theirs) = _sessions(2, configmap())
+    assert mine.shared and not mine.diverged()
+    saved = with_changes(configmap(), "2", {("data", "level"): "saved"})
+    mine.adopt_saved(saved)
+    assert mine.diverged() and not theirs.diverged()
+    assert mine.server(CM_UID)["data"]["level"] == "saved"
+    truth.apply(modified(saved))
+    assert not mine.diverged()
+    assert mine._resources[CM_UID].server is truth.get(CM_UID).object
+    mine.remove_resource(CM_UID)
+    assert mine.diverged()
+    truth.apply(deleted(saved))
+    assert not mine.diverged() and mine.uids() == theirs.uids() == []
