@@ -63,6 +63,9 @@ class ShownList:
     """Digests of the count and the pager."""
 
 
+MEMO_SIZE: t.Final = 256
+"""Messages of one change a shared index keeps, one per state of the sessions showing it."""
+
 PARTS: t.Final = (("krm/list_count.html", "count"), ("krm/list_pager.html", "pager"))
 
 
@@ -141,6 +144,26 @@ class ListUpdates:
             assert store is not None
             self.index.update(store, uids)
         index = self.index
+        shown = self.shown
+        if not index.following or shown is None or everything:
+            return self._changes(store, status, uids, everything)
+        # Every session showing this view in the same state makes the same message of the same
+        # change: it is made once per change of the truth (the first session asking makes it).
+        key = (shown, status, frozenset(uids or ()))
+        made = index.memo.get(key)
+        if made is None:
+            parts = self._changes(store, status, uids, everything)
+            if len(index.memo) < MEMO_SIZE:
+                index.memo[key] = (tuple(parts), self.shown)
+            return parts
+        self.shown = made[1]
+        return list(made[0])
+
+    def _changes(
+        self, store: LiveResourceStore | None, status: StreamStatus, uids: Collection[str] | None, everything: bool
+    ) -> list[str]:
+        index = self.index
+        assert index is not None
         window = index.window()
         shown = self.shown
         actions = row_buttons(self.component)

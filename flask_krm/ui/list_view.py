@@ -101,6 +101,9 @@ class ListIndex:
         """Whole rows made so far (the shown ones, and those read by :meth:`update`)."""
         self._order: list[tuple[tuple[t.Any, ...], str]] = []
         self._truth: ServerTruth | None = None
+        self.memo: dict[t.Hashable, t.Any] = {}
+        """What the sessions showing a followed index made of its last change (see
+        :class:`~flask_krm.ui.list_updates.ListUpdates`); emptied by every change."""
 
     @property
     def following(self) -> bool:
@@ -123,6 +126,7 @@ class ListIndex:
         """The followed truth changed: move the changed objects (called by its writer)."""
         truth = self._truth
         assert truth is not None
+        self.memo.clear()
         for uid in (*change.changed, *change.dropped):
             held = truth.get(uid)
             self._move(uid, None if held is None else held.object)
