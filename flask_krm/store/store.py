@@ -814,6 +814,27 @@ class LiveResourceStore:
         with self._lock:
             return [uid for uid in self._resources if uid not in self._hidden]
 
+    def clean(self, uid: str) -> ServerObject | None:
+        """The truth's delivery of ``uid`` when this store holds nothing of its own for it (never
+        edited, restored, adopted or removed here): what every such store shows alike. Shared:
+        never mutate its object."""
+        with self._lock:
+            return None if uid in self._resources else self._visible(uid)
+
+    def named(self, name: str, namespace: str | None = None) -> list[str]:
+        """The uids whose server object is named ``name`` (in ``namespace``, when given), in
+        arrival order; nothing is copied."""
+        found = []
+        with self._lock:
+            for uid in self.uids():
+                held = self._resources.get(uid)
+                server = held.server if held is not None else self._truth.get(uid)
+                obj = server.object if isinstance(server, ServerObject) else server
+                metadata = (obj or {}).get("metadata") or {}
+                if metadata.get("name") == name and (not namespace or metadata.get("namespace", "") == namespace):
+                    found.append(uid)
+        return found
+
     def unsaved(self) -> bool:
         """Whether any object has a dirty path or an open conflict (clean objects are not looked at)."""
         with self._lock:

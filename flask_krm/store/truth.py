@@ -35,6 +35,8 @@ MAX_VIEWS = 64
 """Views (:meth:`ServerTruth.view`) one truth keeps; the least recently used is dropped first."""
 
 TICKS = itertools.count(1)
+T = t.TypeVar("T")
+_NONE: Any = object()
 """Ticks of every truth and store of the process: a tick is never given twice, so a tick captured
 from one names exactly one delivery."""
 
@@ -65,14 +67,18 @@ class ServerObject:
     tick: int
     previous: dict[str, Any] | None
     """The object this delivery replaced (``None`` for the first, or a re-delivery of the same)."""
-    _regions: dict[EditPolicy, Regions] = field(default_factory=dict, repr=False)
+    _derived: dict[Hashable, Any] = field(default_factory=dict, repr=False)
 
     def regions(self, policy: EditPolicy) -> Regions:
         """The object's editable regions under ``policy``, made once per policy."""
-        regions = self._regions.get(policy)
-        if regions is None:
-            regions = self._regions[policy] = Regions(policy, self.object, redacted_paths(self.redactions))
-        return regions
+        return self.derived(policy, lambda: Regions(policy, self.object, redacted_paths(self.redactions)))
+
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
+        """What ``make()`` derives from this delivery (regions, a digest), made once per ``key``."""
+        derived = self._derived.get(key, _NONE)
+        if derived is _NONE:
+            derived = self._derived[key] = make()
+        return t.cast(T, derived)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +93,6 @@ class TruthChange:
 
 
 NOTHING = TruthChange()
-
-T = t.TypeVar("T")
 
 
 class Follower(Protocol):
@@ -148,7 +152,7 @@ class ServerTruth:
             return TruthChange(frozenset((uid,)), frozenset((uid,)))
         theirs = share(obj, held.object)
         if theirs is held.object and redactions == held.redactions:
-            self._objects[uid] = ServerObject(held.object, redactions, next(TICKS), held.previous, held._regions)
+            self._objects[uid] = ServerObject(held.object, redactions, next(TICKS), held.previous, held._derived)
             return TruthChange(touched=frozenset((uid,)))
         self._objects[uid] = ServerObject(theirs, redactions, next(TICKS), held.object)
         return TruthChange(frozenset((uid,)), frozenset((uid,)))

@@ -27,6 +27,7 @@ import functools
 import hashlib
 import re
 import typing as t
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -50,6 +51,8 @@ _VOID: t.Final = frozenset(
 _RAW_TEXT: t.Final = frozenset({"script", "style", "textarea", "title"})
 BODIES_KEPT: t.Final = 32
 """How many bodies :func:`read_body` keeps read."""
+MESSAGES_KEPT: t.Final = 64
+"""How many messages :class:`EditorUpdates` keeps made (see :data:`_MESSAGES`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +257,10 @@ def with_edits(block: str, edits: int) -> str:
     return f'{block[: name_end.end()]} data-krm-edits="{int(edits)}"{block[name_end.end() :]}'
 
 
+_MESSAGES: OrderedDict[tuple[t.Any, ...], tuple[tuple[ShownBlock, ...], tuple[str, ...]]] = OrderedDict()
+"""The last messages made: (editor, what its page showed, the body now, edit count) -> the partials."""
+
+
 class EditorUpdates:
     """One editor followed by one page channel: what to send after each render of its body."""
 
@@ -263,12 +270,35 @@ class EditorUpdates:
 
     def changes(self, body: Markup, edits: int) -> list[str]:
         """The partials bringing the page from what it shows to ``body`` (rendered with the
-        page's edit count ``edits``), or ``[]`` when it shows that already."""
+        page's edit count ``edits``), or ``[]`` when it shows that already.
+
+        A body without this session's edits is one shared string (the fragment cache's), and the
+        pages that showed the same body before get the same message: it is made once for all of
+        them (:data:`_MESSAGES`), not compared block by block for each."""
         cut, skeleton, blocks = read_body(body)
         shown, now = self.shown, ShownEditor(skeleton, blocks, edits)
         self.shown = now
         if shown == now:
             return []
+        if shown is None:
+            return self._changes(body, edits, cut, shown, now)
+        # keyed by the identity of the blocks read (shared while read_body keeps the body), kept alive by the entry
+        key = (self.component.id, shown.skeleton, id(shown.blocks), shown.edits, body, edits)
+        made = _MESSAGES.get(key)
+        if made is not None and made[0] is shown.blocks:
+            return list(made[1])
+        parts = self._changes(body, edits, cut, shown, now)
+        _MESSAGES[key] = (shown.blocks, tuple(parts))
+        while len(_MESSAGES) > MESSAGES_KEPT:
+            try:
+                _MESSAGES.popitem(last=False)  # the oldest made
+            except KeyError:  # emptied meanwhile by another thread
+                break
+        return parts
+
+    def _changes(
+        self, body: Markup, edits: int, cut: Blocks | None, shown: ShownEditor | None, now: ShownEditor
+    ) -> list[str]:
         if cut is None or shown is None or shown.skeleton != now.skeleton or len(shown.blocks) != len(now.blocks):
             return [self._whole(body, edits)]
         changed = changed_blocks(shown.blocks, now.blocks, cut.blocks)

@@ -228,15 +228,8 @@ def render_list_body(
 
 def find_object(store: LiveResourceStore, spec: EditorSpec) -> str | None:
     """The uid of the object an editor shows: the newest held object with the scope's name."""
-    found = None
-    for uid in store.uids():
-        obj = store.server(uid)
-        metadata = (obj or {}).get("metadata") or {}
-        if metadata.get("name") == spec.scope.name and (
-            not spec.scope.namespace or metadata.get("namespace", "") == spec.scope.namespace
-        ):
-            found = uid
-    return found
+    found = store.named(spec.scope.name or "", spec.scope.namespace)
+    return found[-1] if found else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +389,15 @@ def render_editor_body(
     if store is None or uid is None:
         return cache.get_or_render(
             ("editor", component.id, status, None), lambda: _render_editor(component, status, None)
+        )
+    clean = store.clean(uid)
+    if clean is not None:  # one render of this delivery for every session that has not touched it
+        digest = clean.derived(
+            "editor", lambda: content_digest([clean.object, sorted(_redaction_map(clean.redactions).items())])
+        )
+        return cache.get_or_render(
+            ("editor", component.id, status, digest),
+            lambda: _render_editor(component, status, object_state(store, uid, spec)),
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
