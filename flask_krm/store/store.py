@@ -122,6 +122,8 @@ class LiveResourceStore:
         self._lists: dict[tuple[str, str], KeyedLists | None] = {}
         self._shared = truth is not None
         self._truth = truth if truth is not None else ServerTruth()
+        self._followed: ServerTruth | None = None
+        """The shared truth while this store is detached from it (:meth:`detach`)."""
         self._resources: dict[str, _Resource] = {}
         """What the person did, per uid (a clean object has no entry)."""
         self._hidden: set[str] = set()
@@ -139,8 +141,31 @@ class LiveResourceStore:
 
     @property
     def shared(self) -> bool:
-        """Whether :attr:`truth` is shared with other stores (fed by its own writer)."""
-        return self._shared
+        """Whether :attr:`truth` is shared with other stores (fed by its own writer) and followed."""
+        return self._shared and self._followed is None
+
+    def detach(self) -> None:
+        """Stop following the shared truth: the store keeps the objects it holds now (the same
+        immutable objects, no copies) and takes no more server changes, as a store whose stream
+        ended. Edits go on. Nothing for a store with a private truth, or one already detached."""
+        with self._lock:
+            if not self._shared or self._followed is not None:
+                return
+            self._followed, self._truth = self._truth, self._truth.frozen()
+
+    def reattach(self) -> None:
+        """Follow the shared truth again after :meth:`detach`: what changed on the server meanwhile
+        is merged as one snapshot cycle would be, and notified."""
+        with self._lock:
+            shared, held = self._followed, self._truth
+            if shared is None:
+                return
+            self._followed, self._truth = None, shared
+            now = {uid: shared.get(uid) for uid in shared.uids()}
+            moved = frozenset(uid for uid, server in now.items() if server is not held.get(uid))
+            dropped = {uid: server for uid in held.uids() if uid not in now and (server := held.get(uid)) is not None}
+            changed = self._absorb(TruthChange(moved, moved, dropped, cycle_ended=True))
+        self._notify(changed)
 
     def diverged(self) -> bool:
         """Whether this store shows a server object other than the truth's: one it removed (an
@@ -166,7 +191,7 @@ class LiveResourceStore:
         A store following a shared truth applies the event to the truth, for every store of it.
         """
         if self._shared:
-            change = self._truth.apply(event)
+            change = (self._followed or self._truth).apply(event)
             return set(change.changed) | set(change.dropped)
         with self._lock:
             changed = self._absorb(self._truth.apply(event, notify=False))
@@ -176,6 +201,8 @@ class LiveResourceStore:
     def truth_changed(self, change: TruthChange) -> None:
         """The shared truth changed (called by its writer): merge into the drafts, notify."""
         with self._lock:
+            if self._followed is not None:
+                return  # detached: :meth:`reattach` catches up
             changed = self._absorb(change)
         self._notify(changed)
 

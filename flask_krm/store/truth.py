@@ -174,6 +174,14 @@ class ServerTruth:
         with self._lock:
             self._followers.add(follower)
 
+    def frozen(self) -> ServerTruth:
+        """A truth of its own holding the same objects as this one now (nothing is copied)."""
+        with self._lock:
+            copy = ServerTruth()
+            copy._objects = dict(self._objects)
+            copy._synced, copy.epoch = self.snapshot_complete, self.epoch
+            return copy
+
     def view(self, key: Hashable, make: Callable[[], T]) -> T:
         """What ``make()`` derives from this truth, made once per ``key`` and shared by every reader
         (a list's sorted, filtered order); the :data:`MAX_VIEWS` most recently used are kept."""

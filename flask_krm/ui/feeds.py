@@ -31,6 +31,7 @@ from ..events import Event, Reset, StreamError, Synced
 from .render import CONNECTING, StreamStatus
 
 if t.TYPE_CHECKING:
+    from ..store import LiveResourceStore
     from ..subscriptions import Subscription
 
 log = logging.getLogger("flask_krm")
@@ -133,6 +134,9 @@ class Feed:
             self._stopper = None
         if not self.running:
             self._set_status(CONNECTING)
+            store = self._store()
+            if self._source is not None and store is not None:
+                t.cast("LiveResourceStore", store).reattach()  # follows the truth again, if it stopped
             self._pump = self._group.spawn(self._run)
 
     def release(self) -> None:
@@ -211,6 +215,10 @@ class Feed:
             return
         shown = self.status
         self._status = status
+        store = self._store()
+        if self._source is not None and status.state == "terminal" and store is not None:
+            # refused or revoked: this session sees nothing the shared truth takes from now on
+            t.cast("LiveResourceStore", store).detach()
         if self.status != shown:
             self._tell()
 

@@ -135,3 +135,22 @@ def test_an_adopted_object_diverges_from_the_truth_until_the_truth_delivers_it()
     assert mine.diverged()
     truth.apply(deleted(saved))
     assert not mine.diverged() and mine.uids() == theirs.uids() == []
+
+
+def test_a_detached_store_takes_no_server_change_until_it_follows_the_truth_again() -> None:
+    truth, (mine, theirs) = _sessions(2, configmap(), configmap(uid="cm-2"))
+    mine.set_value(CM_UID, ("data", "level"), "debug")
+    seen: list[frozenset[str]] = []
+    mine.subscribe(seen.append)
+    mine.detach()
+    assert not mine.shared and theirs.shared
+    truth.apply(modified(with_changes(configmap(), "2", {("data", "replicas"): "5"})))
+    truth.apply(deleted(configmap(uid="cm-2")))
+    assert seen == [] and mine.uids() == [CM_UID, "cm-2"]
+    assert mine.server(CM_UID)["data"]["replicas"] == "3"
+    mine.set_value(CM_UID, ("data", "level"), "trace")  # edits go on
+    assert seen == [frozenset({CM_UID})]
+    mine.reattach()
+    assert mine.shared and mine.uids() == [CM_UID]
+    assert mine.draft(CM_UID)["data"] == {"level": "trace", "replicas": "5"}
+    assert seen[-1] == frozenset({CM_UID, "cm-2"})

@@ -100,11 +100,13 @@ def test_sessions_of_one_watch_read_one_truth_and_a_refused_session_ends_on_its_
         assert not mallory_feed.wait_live(5) and mallory_feed.status.state == "terminal"
         assert [alice.server(uid)["metadata"]["name"] for uid in alice.uids()] == ["a"]
         assert alice.edited_uids() == bob.edited_uids() == []
+        assert not mallory.shared  # refused: it takes nothing more from the shared truth
         cluster.patch_configmap("a", {"k": "2"})
         with gevent.Timeout(10):
             while bob.server(bob.uids()[0])["data"]["k"] != "2":
                 gevent.sleep(0.05)
         assert alice_feed.status.state == "live"
+        assert all(mallory.server(uid)["data"]["k"] == "1" for uid in mallory.uids())
         krm.shutdown(2.0)
 
 
