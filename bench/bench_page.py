@@ -16,7 +16,8 @@ unpatched), holds everything:
 
 Then the simulator changes one object shown on the first page, C times, one at a time; each time
 the run waits until every session's channel and the JSON stream delivered it. Reported for N =
-500 and 5,000 (quick: 100 and 1,000):
+5,000 with :data:`LARGE_SESSIONS` sessions, and N = :data:`LADDER_OBJECTS` with each number of
+sessions of :data:`SESSION_LADDER` (quick: 1,000 objects with 3 sessions, 100 with 5 and 20):
 
 - ``bytes_per_change``: page-stream bytes one session received per change (the median), SSE
   framing included; ``baseline_spec_v1_bytes``: the JSON stream's bytes for the same change
@@ -30,8 +31,8 @@ the run waits until every session's channel and the JSON stream delivered it. Re
   ``poll_cpu_ms``: CPU of rendering the page once (one session's poll); ``ratio_poll_cpu`` =
   ``cpu_ms_per_change`` over S polls.
 
-``sessions`` says S: 100 for the 500-object list (quick: 5); the 5,000-object list is followed by
-:data:`LARGE_SESSIONS` sessions (each session's store holds its own copy of every object).
+``sessions`` says S. The sessions of one worker share one server truth per watch: a session holds
+only what its person did, so its memory does not grow with the objects.
 
 Every case also reports ``rss_per_session_kb``: the process's resident memory grown per session
 opened after the first (the first one's store, watch and rendering caches are the process's,
@@ -42,8 +43,8 @@ of the same scope instead (``cpu_ms_per_change_per_reader``, ``rss_per_reader_kb
 same run, as ``ratio_cpu_stream`` and ``ratio_rss_stream`` of the page and editor cases with as
 many sessions.
 
-A last case (``editor-<K>``) opens ``krm.editor`` of one ConfigMap with K data keys and two labels
-in :data:`EDITOR_SESSIONS` sessions (quick: 3), and changes one data value C times: reported are
+The ``editor-<K>`` cases open ``krm.editor`` of one ConfigMap with K data keys and two labels in S
+sessions, and change one data value C times: reported are
 ``bytes_per_change`` (one session's page-stream bytes per change, the median), ``whole_body_bytes``
 (the editor's whole body as one partial, what a change cost when every change re-sent it, framing
 included) and ``ratio`` = the first over the second, and ``cpu_ms_per_change`` for all sessions.
@@ -69,7 +70,6 @@ _PATCHED_MAIN: Final = "from gevent import monkey; monkey.patch_all()\nimport be
 NAMESPACE: Final = "bench"
 PAGE_SIZE: Final = 50
 LARGE_SESSIONS: Final = 20
-EDITOR_SESSIONS: Final = 20
 EDITOR_KEYS: Final = 50
 _SCOPE: Final = f"target=sim&version=v1&resource=configmaps&namespace={NAMESPACE}"
 _PAGE: Final = """{% import "krm/_macros.html" as krm %}<!doctype html><html><head>{{ krm_script() }}</head><body>
