@@ -7,7 +7,9 @@ the :class:`~flask_krm.store.truth.ServerTruth` every session store of one hub w
 shares. A session feed given such a truth's feed as its ``source`` applies nothing itself: its own
 subscription is what authorizes the session (it ends when access is revoked) and its state is the
 source's, unless its own stream ended. It runs while something needs it: every page channel showing the store
-holds it, and a freshly rendered page holds it for a short while so the channel finds it running.
+holds it, and a freshly rendered page holds it for a short while so the channel finds it running
+(with a shared draft backend, so does every request on the store: an edit reaching a worker that
+serves none of the session's channels finds that worker's store current).
 When the last holder lets go it stops after a linger, and a later holder starts a new
 subscription, which begins with a fresh snapshot (the store keeps the drafts).
 

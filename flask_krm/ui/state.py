@@ -17,7 +17,8 @@ FIRST_PAINT_WAIT: t.Final = 0.3
 """Seconds a page render waits for a new feed to go live, so a watch the hub already holds paints at once."""
 
 RENDER_HOLD: t.Final = 30.0
-"""Seconds a rendered page keeps its feeds running while its channel connects."""
+"""Seconds a rendered page keeps its feeds running while its channel connects (and, with a shared
+draft backend, a request on a store keeps that store's feed running)."""
 
 
 def store_policy(component: Component) -> EditPolicy | None:
