@@ -1,14 +1,20 @@
 """Suite-wide settings: hypothesis profiles (CI runs every property with 500 examples), the shared
-real kube-apiserver."""
+real kube-apiserver, and the Flask application of the top-level modules' tests (``app``: see
+``tests/apps.py``; suites with an application of their own override it)."""
 
 from __future__ import annotations
 
 import os
 import typing as t
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from flask import Flask
 from hypothesis import HealthCheck, settings
+
+from flask_krm import KrmStream
+from tests.apps import AuthorizerLog, make_app
 
 if t.TYPE_CHECKING:
     from tests.realkube import KubeApiServer
@@ -26,3 +32,22 @@ def real_kube() -> Iterator[KubeApiServer]:
 
     with start_kube_apiserver() as server:
         yield server
+
+
+@pytest.fixture
+def authorizer() -> AuthorizerLog:
+    return AuthorizerLog()
+
+
+@pytest.fixture
+def krm(authorizer: AuthorizerLog) -> KrmStream:
+    return KrmStream(authorizer=authorizer)
+
+
+@pytest.fixture
+def app(tmp_path: Path, krm: KrmStream) -> Iterator[Flask]:
+    app = make_app(tmp_path)
+    krm.init_app(app)
+    yield app
+    krm.shutdown(app)
+    assert not krm.runtime(app).group, "greenlets outlived shutdown"

@@ -3,7 +3,7 @@
 Real sockets (urllib3 under the official client, the hub's watches) cooperate with other
 greenlets only in a process that gevent patched before ``ssl``, ``urllib3`` and ``kubernetes`` were
 imported. Patching the shared pytest process would come too late for that, and would change every
-other suite run in it (``tests/flask`` asserts behaviour of an unpatched process). So, in an
+other suite run in it (the top-level modules' tests in ``tests/`` assert behaviour of an unpatched process). So, in an
 unpatched pytest process, the first selected test of such a folder starts one child ``pytest``
 that patches itself first thing and runs every selected test of the folder; each test's setup,
 call and teardown reports come back and are reported as that test's own (tracebacks included).

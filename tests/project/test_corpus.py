@@ -11,7 +11,7 @@ import pytest
 
 from tests.corpus import CORPUS, fixtures
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO.parent / "shared" / "conformance" / "krm-stream"
 
 

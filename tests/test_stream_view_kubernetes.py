@@ -1,16 +1,16 @@
 """A Kubernetes target end to end: the endpoint, the shared hub and the simulator's real watch.
 
 The hub needs a gevent-patched process and this one is not patched (see ``conftest.py``), so the
-scenario runs in a child process (``kube_probe.py``) that patches first and reports in JSON.
+scenario runs in a child process (``tests/probes/kube.py``) that patches first and reports in JSON.
 """
 
 from __future__ import annotations
 
-from .probes import run_probe
+from tests.probes.harness import run_probe
 
 
 def test_a_kubernetes_target_streams_through_the_hub_and_shuts_down_cleanly() -> None:
-    seen = run_probe("kube_probe", timeout=60)
+    seen = run_probe("kube", timeout=60)
     assert seen["first_cycle"] == ["reset", "added", "added", "synced"]
     assert seen["names"] == ["app-config", "feature-flags"]
     assert seen["seqs"] == [1, 2, 3, 4]

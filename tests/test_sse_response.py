@@ -3,7 +3,7 @@ the response itself: the bytes on the wire must be exactly what pywsgi would hav
 as HTTP/1.1 chunks or, for an HTTP/1.0 client, raw; behind a middleware or over TLS, pywsgi writes them all.
 
 The hub needs a gevent-patched process and this one is not patched, so the scenario runs in a child
-process (``direct_write_probe.py``).
+process (``tests/probes/direct_write.py``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import pytest
 
 from flask_krm.sse import decode_events
 from flask_krm.sse_response import _send
-
-from .probes import run_probe
+from tests.probes.harness import run_probe
 
 
 def _dechunk(body: bytes) -> bytes:
@@ -34,7 +33,7 @@ def _dechunk(body: bytes) -> bytes:
 
 
 def test_directly_written_chunks_are_what_the_server_would_have_written() -> None:
-    seen = run_probe("direct_write_probe", timeout=180)
+    seen = run_probe("direct_write", timeout=180)
     changes = seen["changes"]
     assert seen["direct_sends"] > 0, "the chunks after the first went straight to the socket"
     assert seen["sends_with_middleware_or_tls"] == 0, "a middleware or TLS gets every chunk"

@@ -1,6 +1,7 @@
-"""Fixtures for the extension's tests.
+"""The Flask application of the top-level modules' tests (fixtures ``app``, ``krm`` and
+``authorizer`` in ``conftest.py``).
 
-gevent: this suite runs in an ordinary, unpatched pytest process. Everything the extension does
+gevent: these tests run in an ordinary, unpatched pytest process. Everything the extension does
 for a plugged source (pump greenlets, bounded queues, heartbeat timeouts) uses gevent primitives,
 which cooperate with the test's main greenlet whenever it blocks on one of them: reading a
 streaming response blocks in ``gevent.queue.Queue.get`` and so lets the pumps run. Every blocking
@@ -16,13 +17,11 @@ Signing in uses Flask-Login, the default principal source, with the demo users o
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from flask import Flask
 
-from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy
+from flask_krm import AllowedResource, Principal, Scope, ScopePolicy
 from tests.users import add_sign_in
 
 USERS: t.Final = ("admin", "editor", "viewer")
@@ -69,22 +68,3 @@ def make_app(tmp_path: Path, **config: t.Any) -> Flask:
     add_sign_in(app, USERS)
 
     return app
-
-
-@pytest.fixture
-def authorizer() -> AuthorizerLog:
-    return AuthorizerLog()
-
-
-@pytest.fixture
-def krm(authorizer: AuthorizerLog) -> KrmStream:
-    return KrmStream(authorizer=authorizer)
-
-
-@pytest.fixture
-def app(tmp_path: Path, krm: KrmStream) -> Iterator[Flask]:
-    app = make_app(tmp_path)
-    krm.init_app(app)
-    yield app
-    krm.shutdown(app)
-    assert not krm.runtime(app).group, "greenlets outlived shutdown"

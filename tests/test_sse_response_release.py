@@ -2,17 +2,17 @@
 the next write.
 
 The hub needs a gevent-patched process and this one is not patched, so each scenario runs in a
-child process (``client_close_probe.py``, ``channel_close_probe.py``) serving the app with gevent's
+child process (``tests/probes/client_close.py``, ``tests/probes/channel_close.py``) serving the app with gevent's
 pywsgi over HTTP/1.1.
 """
 
 from __future__ import annotations
 
-from .probes import run_probe
+from tests.probes.harness import run_probe
 
 
 def test_a_closed_idle_client_is_released_before_any_write() -> None:
-    seen = run_probe("client_close_probe", timeout=120)
+    seen = run_probe("client_close", timeout=120)
     assert seen["status"] == "HTTP/1.1 200 OK"
     assert "content-type: text/event-stream" in seen["headers"]
     assert "transfer-encoding: chunked" in seen["headers"]
@@ -25,7 +25,7 @@ def test_a_closed_idle_client_is_released_before_any_write() -> None:
 
 
 def test_a_closed_idle_page_channel_is_released_before_any_write() -> None:
-    seen = run_probe("channel_close_probe", timeout=120)
+    seen = run_probe("channel_close", timeout=120)
     assert seen["status"] == "HTTP/1.1 200 OK"
     assert seen["channels_before"] == 1
     # idle: without watching the socket it would be noticed at the first heartbeat, 30 s later

@@ -10,8 +10,7 @@ from flask import Flask
 
 from flask_krm import KrmStream, Principal, Scope, Unauthenticated
 from flask_krm.hooks import MissingHook
-
-from .conftest import allow, make_app
+from tests.apps import allow, make_app
 
 SCOPE = Scope(target="demo", version="v1", resource="configmaps", namespace="app")
 

@@ -15,7 +15,7 @@ import pytest
 
 from bench.bench_fanout import REPORTED
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", ["merge", "stream"])

@@ -3,7 +3,7 @@
 Every import counts, at module level, under ``TYPE_CHECKING`` and inside a function, since a
 function-local import is still a dependency. The layers, bottom to top, are the ones
 ``docs/internals.md`` opens with: its diagram is drawn from :data:`LAYERS` (``python
-tests/test_import_layers.py`` redraws it) and a test fails when it differs. A new module must be
+tests/project/test_import_layers.py`` redraws it) and a test fails when it differs. A new module must be
 placed in a layer here.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "flask_krm"
+PACKAGE = Path(__file__).resolve().parents[2] / "flask_krm"
 INTERNALS = PACKAGE.parent / "docs" / "internals.md"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -224,7 +224,7 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path, module: str, statem
     assert layer_of(as_module(target)) > layer_of(module)
 
 
-DIAGRAM = re.compile(r"(<!-- layers: drawn by tests/test_import_layers.py -->\n```text\n)(.*?)(```)", re.DOTALL)
+DIAGRAM = re.compile(r"(<!-- layers: drawn by tests/project/test_import_layers.py -->\n```text\n)(.*?)(```)", re.DOTALL)
 
 
 def spelled(members: tuple[str, ...], width: int = 72) -> list[str]:
@@ -268,7 +268,9 @@ def diagram() -> str:
 def test_the_diagram_of_the_internals_is_drawn_from_the_layers() -> None:
     drawn = DIAGRAM.search(INTERNALS.read_text())
     assert drawn, f"{INTERNALS} has no layer diagram under its marker"
-    assert drawn.group(2) == diagram(), "the layer diagram differs: run python tests/test_import_layers.py to redraw it"
+    assert drawn.group(2) == diagram(), (
+        "the layer diagram differs: run python tests/project/test_import_layers.py to redraw it"
+    )
 
 
 if __name__ == "__main__":

@@ -20,8 +20,7 @@ from flask_krm.ops import Snapshot, SourceOp
 from flask_krm.sessions import MAX_PAGE_STATES, DraftRegistry, Limits, SessionDrafts
 from flask_krm.store import EditPolicy, LiveResourceStore
 from tests import corpus
-
-from .conftest import make_app
+from tests.apps import make_app
 
 CONFIGMAPS = Scope(target="demo", version="v1", resource="configmaps", namespace="app")
 SECRETS = Scope(target="demo", version="v1", resource="secrets", namespace="app")

@@ -1,5 +1,5 @@
-"""What the patched-process probes of this folder share: the application on the simulator's demo
-ConfigMaps, and running a probe module to read its one JSON report."""
+"""What the probes share: the application on the simulator's demo ConfigMaps, and running a probe
+module in a child process to read its one JSON report."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ def allowing_krm(app: Flask) -> KrmStream:
 
 
 def run_probe(module: str, timeout: float) -> dict[str, t.Any]:
-    """Run ``python -m tests.flask.<module>``; what its last output line reports."""
+    """Run ``python -m tests.probes.<module>``; what its last output line reports."""
     done = subprocess.run(
-        [sys.executable, "-m", f"tests.flask.{module}"],
+        [sys.executable, "-m", f"tests.probes.{module}"],
         cwd=ROOT,
         capture_output=True,
         text=True,

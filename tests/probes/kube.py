@@ -1,6 +1,6 @@
 """Streams a Kubernetes target through the hub against the simulator, in a monkey-patched process.
 
-Run by ``test_kubernetes_target.py`` as ``python -m tests.flask.kube_probe``: the hub needs a
+Run by ``tests/test_stream_view_kubernetes.py`` as ``python -m tests.probes.kube``: the hub needs a
 gevent-patched process, and the test process is deliberately not patched. Prints one JSON line
 describing what happened.
 """
@@ -18,7 +18,7 @@ import gevent  # noqa: E402
 from flask_krm import KrmStream, Principal, Scope, signals  # noqa: E402
 from flask_krm.sse import decode_events  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.flask.probes import demo_app  # noqa: E402
+from tests.probes.harness import demo_app  # noqa: E402
 from tests.users import add_sign_in  # noqa: E402
 
 

@@ -7,7 +7,7 @@ simulator, and must serve the example's pages from two workers. pip's download c
 with the machine's, so only a first run downloads.
 
 It takes minutes (a fresh virtualenv), so it is not part of the default run: ``pytest -m
-fresh_clone tests/test_fresh_clone.py`` runs it.
+fresh_clone tests/project/test_fresh_clone.py`` runs it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 
 from tests.redis_server import free_port
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 STARTUP: float = 900.0
 """Seconds the first run may take (creating the virtualenv and installing into it)."""
 

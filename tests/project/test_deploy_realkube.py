@@ -30,7 +30,8 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.deployment import (
+from tests.example.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.project.deployment import (
     APP,
     APP_NAMESPACE,
     BASE,
@@ -45,7 +46,6 @@ from tests.deployment import (
     kustomize,
     objects,
 )
-from tests.example.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.realkube import KubeApiServer
 
 pytestmark = [pytest.mark.apiserver, pytest.mark.browser]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.deployment import (
+from tests.project.deployment import (
     APP_NAMESPACE,
     BASE,
     RBAC_ARGUMENTS,

@@ -1,7 +1,7 @@
 """Serves a page with a live list under gevent's pywsgi over HTTP/1.1, opens its page channel and
 closes the client's socket while the channel is idle.
 
-Run by ``test_client_close.py`` as ``python -m tests.flask.channel_close_probe`` (the hub needs a
+Run by ``tests/test_sse_response_release.py`` as ``python -m tests.probes.channel_close`` (the hub needs a
 gevent-patched process). Prints one JSON line describing what happened.
 """
 
@@ -21,7 +21,7 @@ from flask import render_template_string  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
+from tests.probes.harness import allowing_krm, demo_app  # noqa: E402
 
 HEARTBEAT = 30.0
 PAGE = (

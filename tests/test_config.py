@@ -9,8 +9,7 @@ import pytest
 from flask import Flask
 
 from flask_krm import KrmStream, ScopePolicy, config
-
-from .conftest import allow, make_app
+from tests.apps import allow, make_app
 
 
 def test_defaults_are_written_with_the_prefix(tmp_path: Path) -> None:

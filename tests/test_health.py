@@ -25,10 +25,9 @@ from flask_krm import KrmStream, Principal, Scope
 from flask_krm.log_json import JsonFormatter
 from flask_krm.save.audit import ObjectIdentity, WriteCall
 from flask_krm.save.publish import publish, record_for
+from tests.apps import allow, make_app
 from tests.redis_server import free_port
-
-from .conftest import allow, make_app
-from .test_json_stream import QUERY, URL, Held, read_body
+from tests.test_stream_view import QUERY, URL, Held, read_body
 
 PROBES: t.Final = {"KRM_LIVENESS_PATH": "/livez", "KRM_READINESS_PATH": "/readyz"}
 FORBIDDEN_LABELS: t.Final = re.compile(r'\b(namespace|name|principal|user|session|uid)="')

@@ -9,8 +9,7 @@ from flask import Flask
 
 from flask_krm import KrmStream, Scope, ScopeInvalid
 from flask_krm.runtime import KrmRuntime
-
-from .conftest import allow, make_app
+from tests.apps import allow, make_app
 
 
 def test_factory_pattern_registers_under_krm(tmp_path: Path) -> None:

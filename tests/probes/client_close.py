@@ -1,6 +1,6 @@
 """Serves the JSON stream endpoint with gevent's pywsgi over HTTP/1.1 and closes a client's socket.
 
-Run by ``test_client_close.py`` as ``python -m tests.flask.client_close_probe`` (the hub needs a
+Run by ``tests/test_sse_response_release.py`` as ``python -m tests.probes.client_close`` (the hub needs a
 gevent-patched process). Prints one JSON line describing what happened.
 """
 
@@ -20,7 +20,7 @@ from gevent.pywsgi import WSGIServer  # noqa: E402
 
 from flask_krm import signals  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
-from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
+from tests.probes.harness import allowing_krm, demo_app  # noqa: E402
 
 HEARTBEAT = 30.0
 URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"

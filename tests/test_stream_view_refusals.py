@@ -8,8 +8,7 @@ from flask.testing import FlaskClient
 
 from flask_krm import KrmStream, Principal, Scope
 from flask_krm.sse import HEADERS
-
-from .conftest import AuthorizerLog
+from tests.apps import AuthorizerLog
 
 URL = "/krm/resource-stream/v1"
 GOOD = "target=demo&version=v1&resource=configmaps&namespace=app"

@@ -21,9 +21,8 @@ from flask_krm.sse_response import SSEResponse
 from flask_krm.stream_view import stream_response
 from flask_krm.upstream.scripted import ScriptedFixture
 from tests import corpus
+from tests.apps import AuthorizerLog, make_app
 from tests.users import User
-
-from .conftest import AuthorizerLog, make_app
 
 URL = "/krm/resource-stream/v1"
 SCOPE = Scope(target="demo", version="v1", resource="configmaps", namespace="app")

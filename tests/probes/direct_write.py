@@ -1,7 +1,7 @@
 """Serves the JSON stream endpoint with gevent's pywsgi, over HTTP/1.1 (chunked) and HTTP/1.0 (raw),
 while ConfigMaps change, and records the exact bytes each client received.
 
-Run by ``test_direct_writes.py`` as ``python -m tests.flask.direct_write_probe`` (the hub needs a
+Run by ``tests/test_sse_response.py`` as ``python -m tests.probes.direct_write`` (the hub needs a
 gevent-patched process). Prints one JSON line describing what happened.
 """
 
@@ -24,7 +24,7 @@ from kubernetes.client import CoreV1Api  # noqa: E402
 import flask_krm.sse_response as sse_response  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
 from flask_krm.testing.simulator.tls import issue_serving_certificate  # noqa: E402
-from tests.flask.probes import allowing_krm, demo_app  # noqa: E402
+from tests.probes.harness import allowing_krm, demo_app  # noqa: E402
 
 URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
 CHANGES = 30

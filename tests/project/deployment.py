@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT: t.Final = Path(__file__).resolve().parent.parent
+ROOT: t.Final = Path(__file__).resolve().parents[2]
 DEPLOY: t.Final = ROOT / "deploy"
 BASE: t.Final = DEPLOY / "base"
 REDIS_OVERLAY: t.Final = DEPLOY / "overlays" / "redis"
