@@ -1,9 +1,14 @@
-"""Field sets from the kinds' schemas: keyed and set list items, atomic parts, ``fieldsV1`` both ways, path strings."""
+"""Field sets from the kinds' schemas: keyed and set list items, atomic parts, ``fieldsV1`` both ways, path strings,
+and the release the schemas come from."""
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 from flask_krm.testing.simulator import field_sets
 from flask_krm.testing.simulator.catalog import CONFIGMAPS, DEPLOYMENTS, FLUNDERS
+from tests.realkube import pinned_kubernetes_version
 
 
 def test_a_deployment_s_containers_and_ports_are_keyed_and_its_selector_atomic() -> None:
@@ -71,3 +76,19 @@ def test_custom_resources_follow_their_crd_and_keep_unknown_objects_granular() -
         "f:spec": {"f:extra": {"f:deep": {}}, "f:ports": {'k:{"name":"a"}': {".": {}, "f:name": {}}}}
     }
     assert field_sets.object_set(CONFIGMAPS, {"metadata": {"name": "c"}, "data": {}}) == {("f:data",)}
+
+
+def test_the_field_tables_come_from_the_pinned_release() -> None:
+    table = json.loads(resources.files("flask_krm.testing.simulator").joinpath("field_schemas.json").read_text())
+    assert table["source"] == f"k8s.io/kubernetes {pinned_kubernetes_version()} api/openapi-spec/v3"
+    assert set(table["kinds"]) == {
+        "Namespace",
+        "ConfigMap",
+        "Secret",
+        "Deployment",
+        "Scale",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+    }

@@ -1,18 +1,16 @@
-"""What the simulator adds beside a bare kube-apiserver: its garbage collector's finalizers, and
-the field tables' release."""
+"""What the simulator's registry adds beside a bare kube-apiserver: its garbage collector's
+finalizers, and the namespace controller (a deleted namespace is emptied, then removed once its
+finalizers are done)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from importlib import resources
 
 import kubernetes.client
 import pytest
 
 from flask_krm.testing.simulator import KubeSimulator
-from tests.contract.kube import configmap, request, watch
-from tests.realkube import pinned_kubernetes_version
+from tests.contract.kube import MERGE_PATCH, configmap, request, watch
 
 
 @pytest.fixture
@@ -47,23 +45,32 @@ def test_other_finalizers_still_hold_the_object(admin: kubernetes.client.ApiClie
     assert remaining["metadata"]["finalizers"] == ["example.com/hold"] and remaining["metadata"]["deletionTimestamp"]
 
 
-def test_the_field_tables_come_from_the_pinned_release() -> None:
-    table = json.loads(resources.files("flask_krm.testing.simulator").joinpath("field_schemas.json").read_text())
-    assert table["source"] == f"k8s.io/kubernetes {pinned_kubernetes_version()} api/openapi-spec/v3"
-    assert set(table["kinds"]) == {
-        "Namespace",
-        "ConfigMap",
-        "Secret",
-        "Deployment",
-        "Scale",
-        "Role",
-        "RoleBinding",
-        "ClusterRole",
-        "ClusterRoleBinding",
-    }
-
-
-def test_the_openapi_documents_come_from_the_pinned_server() -> None:
-    bundle = json.loads(resources.files("flask_krm.testing.simulator").joinpath("openapi_v3.json").read_text())
-    assert bundle["source"] == f"kube-apiserver {pinned_kubernetes_version()} /openapi/v3"
-    assert set(bundle["crd_documents"]) == {"apis/wardle.example.com/v1alpha1"}
+def test_deleting_a_namespace_deletes_its_objects_then_itself(admin: kubernetes.client.ApiClient) -> None:
+    request(admin, "POST", "/api/v1/namespaces", body={"metadata": {"name": "doomed"}})
+    plain = request(admin, "POST", "/api/v1/namespaces/doomed/configmaps", body=configmap("plain")).body
+    request(
+        admin, "POST", "/api/v1/namespaces/doomed/configmaps", body=configmap("held", finalizers=["example.com/hold"])
+    )
+    with watch(
+        admin,
+        "/api/v1/namespaces",
+        resourceVersion=plain["metadata"]["resourceVersion"],
+        fieldSelector="metadata.name=doomed",
+    ) as namespaces:
+        deleted = request(admin, "DELETE", "/api/v1/namespaces/doomed")
+        assert deleted.body["status"]["phase"] == "Terminating"
+        assert namespaces.next()["type"] == "MODIFIED"
+        assert request(admin, "GET", "/api/v1/namespaces/doomed/configmaps/plain").status == 404
+        held = request(admin, "GET", "/api/v1/namespaces/doomed/configmaps/held").body
+        assert held["metadata"]["deletionTimestamp"]
+        assert request(admin, "GET", "/api/v1/namespaces/doomed").status == 200
+        request(
+            admin,
+            "PATCH",
+            "/api/v1/namespaces/doomed/configmaps/held",
+            body={"metadata": {"finalizers": None}},
+            content_type=MERGE_PATCH,
+        )
+        gone = namespaces.next()
+    assert gone["type"] == "DELETED" and gone["object"]["metadata"]["name"] == "doomed"
+    assert request(admin, "GET", "/api/v1/namespaces/doomed").status == 404

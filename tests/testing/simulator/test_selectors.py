@@ -1,10 +1,9 @@
-"""Label and field selector syntax and matching, and RFC 7386 merge patches, as the simulator applies them."""
+"""Label and field selector syntax and matching, as the simulator applies them."""
 
 from __future__ import annotations
 
 import pytest
 
-from flask_krm.testing.simulator.merge_patch import apply_merge_patch
 from flask_krm.testing.simulator.selectors import (
     SelectorError,
     parse_field_selector,
@@ -85,11 +84,3 @@ def test_field_selectors() -> None:
         parse_field_selector("spec.x=1", supported, _unsupported)
     with pytest.raises(SelectorError):
         parse_field_selector("metadata.name", supported, _unsupported)
-
-
-def test_merge_patch() -> None:
-    target = {"a": {"b": 1, "c": [1, 2]}, "d": "keep"}
-    patched = apply_merge_patch(target, {"a": {"b": None, "c": [3], "e": {"f": 1}}, "g": None})
-    assert patched == {"a": {"c": [3], "e": {"f": 1}}, "d": "keep"}
-    assert target == {"a": {"b": 1, "c": [1, 2]}, "d": "keep"}
-    assert apply_merge_patch(target, ["replaced"]) == ["replaced"]
