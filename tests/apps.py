@@ -16,12 +16,14 @@ Signing in uses Flask-Login, the default principal source, with the demo users o
 
 from __future__ import annotations
 
+import json
 import typing as t
 from pathlib import Path
 
 from flask import Flask
 
 from flask_krm import AllowedResource, Principal, Scope, ScopePolicy
+from tests.redis_server import free_port
 from tests.users import add_sign_in
 
 USERS: t.Final = ("admin", "editor", "viewer")
@@ -68,3 +70,20 @@ def make_app(tmp_path: Path, **config: t.Any) -> Flask:
     add_sign_in(app, USERS)
 
     return app
+
+
+def unreachable_kubeconfig(path: Path) -> str:
+    """A kubeconfig naming an API server nobody listens on."""
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return str(path)

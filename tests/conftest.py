@@ -1,6 +1,6 @@
 """Suite-wide settings: hypothesis profiles (CI runs every property with 500 examples), the shared
-real kube-apiserver, and the Flask application of the top-level modules' tests (``app``: see
-``tests/apps.py``; suites with an application of their own override it)."""
+real kube-apiserver, and the Flask applications of the top-level modules' tests (``app`` and
+``served``: see ``tests/apps.py``; suites with an application of their own override ``app``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from flask import Flask
 from hypothesis import HealthCheck, settings
 
 from flask_krm import KrmStream
-from tests.apps import AuthorizerLog, make_app
+from tests.apps import AuthorizerLog, allow, make_app, unreachable_kubeconfig
+from tests.redis_server import free_port
 
 if t.TYPE_CHECKING:
     from tests.realkube import KubeApiServer
@@ -49,5 +50,24 @@ def app(tmp_path: Path, krm: KrmStream) -> Iterator[Flask]:
     app = make_app(tmp_path)
     krm.init_app(app)
     yield app
+    krm.shutdown(app)
+    assert not krm.runtime(app).group, "greenlets outlived shutdown"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Flask, KrmStream]]:
+    """An application with probes and metrics on, whose API server and Redis nobody listens on."""
+    krm = KrmStream(authorizer=allow)
+    app = make_app(
+        tmp_path,
+        KRM_TARGETS={"demo": {"kubeconfig": unreachable_kubeconfig(tmp_path / "kubeconfig")}},
+        KRM_DRAFTS_URL=f"redis://127.0.0.1:{free_port()}/0",  # nobody listens there either
+        KRM_METRICS_PATH="/metrics",
+        KRM_LIVENESS_MAX_LAG=0.5,
+        KRM_LIVENESS_PATH="/livez",
+        KRM_READINESS_PATH="/readyz",
+    )
+    krm.init_app(app)
+    yield app, krm
     krm.shutdown(app)
     assert not krm.runtime(app).group, "greenlets outlived shutdown"
