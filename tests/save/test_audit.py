@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import jsonpatch
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -107,24 +106,6 @@ def test_a_log_line_is_one_line_whatever_the_names_and_keys(name: str, namespace
     line = record.log_line()
     assert len(line.splitlines()) == 1 and line.isascii() and line.isprintable()
     assert line.endswith("fields=" + (",".join(log_value(f) for f in record.fields) or "-"))
-
-
-@pytest.mark.parametrize(
-    ("value", "written"),
-    [
-        ("demo/app-config", "demo/app-config"),
-        ("a\nb", '"a\\nb"'),
-        ("\x1b[2K", '"\\u001b[2K"'),
-        ("a b", '"a b"'),
-        ("k=v", '"k=v"'),
-        ("", '""'),
-        ("\u2028", '"\\u2028"'),
-        ("caf\u00e9", '"caf\\u00e9"'),
-        ('"', '"\\""'),
-    ],
-)
-def test_log_values_are_written_as_they_are_only_when_plain(value: str, written: str) -> None:
-    assert log_value(value) == written
 
 
 def test_merge_patch_ops_without_the_original_object() -> None:
