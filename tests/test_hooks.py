@@ -1,4 +1,4 @@
-"""Host hooks: decorators, required hooks, and the Flask-Login default principal."""
+"""Host hooks: decorators, required hooks, the principal loader, the authorizer and client loader."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from flask_krm import KrmStream, Principal, Scope, Unauthenticated
+from flask_krm import KrmStream, Principal, Scope
 from flask_krm.hooks import MissingHook
 from tests.apps import allow, make_app
 
@@ -83,27 +83,6 @@ def test_no_save_hook_means_the_default_conditional_write(krm: KrmStream) -> Non
     assert krm.saver is default_save
 
 
-def test_default_principal_comes_from_flask_login(app: Flask, krm: KrmStream) -> None:
-    client = app.test_client()
-    with client:
-        client.get("/logout")
-        assert krm.current_principal() is None
-    with client:
-        client.get("/login/editor")
-        principal = krm.current_principal()
-        assert principal == Principal("editor")
-        assert principal is not None and principal.user.get_id() == "editor"
-
-
-def test_without_flask_login_nobody_is_signed_in(tmp_path: Path) -> None:
-    app = Flask("plain", instance_path=str(tmp_path))
-    krm = KrmStream(app, authorizer=allow)
-    with app.test_request_context():
-        assert krm.current_principal() is None
-        with pytest.raises(Unauthenticated):
-            krm.require_principal()
-
-
 def test_custom_principal_loader_is_called_once_per_request(app: Flask, krm: KrmStream) -> None:
     calls: list[int] = []
 
@@ -122,11 +101,6 @@ def test_principal_loader_must_return_a_principal(app: Flask, krm: KrmStream) ->
     krm.principal_loader(lambda: "admin")  # type: ignore[type-var]
     with app.test_request_context(), pytest.raises(TypeError, match="must return a flask_krm.Principal or None"):
         krm.current_principal()
-
-
-def test_principal_needs_a_name() -> None:
-    with pytest.raises(ValueError, match="non-empty string name"):
-        Principal("")
 
 
 def test_authorize_raises_forbidden_with_the_verb(app: Flask, krm: KrmStream, authorizer: object) -> None:

@@ -43,7 +43,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "htmx.py",
         "memory.py",
         "native.py",
-        "principal.py",
         "proxies.py",
         "runtime.py",
         "save/audit_events.py",
