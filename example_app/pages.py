@@ -20,7 +20,7 @@ from .kinds import CONFIGMAPS, DEPLOYMENTS, FLUNDERS, SECRETS, Kind
 
 bp = Blueprint("pages", __name__)
 
-EDITOR_FIELDS: t.Final[dict[str, tuple[str | tuple[str, str], ...]]] = {
+EDITOR_FIELDS: t.Final[dict[str, tuple[str | tuple[str, str], ...] | None]] = {
     CONFIGMAPS.resource: ("/metadata/labels", "/data"),
     DEPLOYMENTS.resource: (
         "/metadata/labels",
@@ -28,10 +28,12 @@ EDITOR_FIELDS: t.Final[dict[str, tuple[str | tuple[str, str], ...]]] = {
         ("Containers", "/spec/template/spec/containers"),
     ),
     SECRETS.resource: ("/metadata/labels", "/type", ("Keys", "/data")),
-    FLUNDERS.resource: ("/metadata/labels", "/spec"),
+    FLUNDERS.resource: None,
 }
 """What each editor shows: pointers labelled from their path ("/metadata/labels" is "Labels") or
-``(label, pointer)`` pairs. Secret values are withheld by the projection: the page lists keys only."""
+``(label, pointer)`` pairs; ``None``: labels, annotations and the whole ``spec``, as the cluster's
+schema of the kind describes them. Secret values are withheld by the projection: the page lists
+keys only."""
 
 SECRET_POLICY: t.Final = ("/metadata/labels",)
 """On the Secret page only labels are editable (the keys are shown, their values never are)."""

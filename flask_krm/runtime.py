@@ -26,6 +26,7 @@ from .access import Decision, decide
 from .errors import ScopeInvalid, Unauthenticated
 from .event_loop import LoopTicker
 from .hooks import Hooks, HooksOwner, OpsSource, Verb
+from .kube_schema import KindKey, SchemaView
 from .ops import Failure
 from .principal import Principal
 from .proxies import current_app_object
@@ -42,6 +43,7 @@ from .ui.render import FragmentCache
 from .ui.state import new_store, store_policy
 from .upstream.clients import ActingApiClient, ApiClients
 from .upstream.hub import Hub, HubObserver
+from .upstream.openapi import OpenApiSchemas
 
 if t.TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -85,6 +87,8 @@ class KrmRuntime:
     hub: Hub | None = None
     shut_down: bool = False
     cache: FragmentCache = field(default_factory=FragmentCache)
+    openapi: OpenApiSchemas = field(default_factory=OpenApiSchemas)
+    """The kinds' schemas each target publishes (editors' widgets, keyed lists)."""
     """Rendered fragments shared across sessions."""
     feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
     """The feed keeping each session store current."""
@@ -308,9 +312,24 @@ class KrmRuntime:
 
         def create() -> LiveResourceStore:
             truth = self.shared_truth(principal, component) if principal is not None else None
-            return new_store(lifetime, policy or DEFAULT_POLICY, schemas, truth=truth)
+            published = self.published_schemas(principal, component) if principal is not None else {}
+            return new_store(lifetime, policy or DEFAULT_POLICY, schemas, truth=truth, published=published)
 
         return drafts.store(component.scope, component.projection, create, policy=policy)
+
+    def published_schemas(self, principal: Principal, component: Component) -> Mapping[KindKey, SchemaView]:
+        """The schemas of the kinds of ``component``'s group version as its target publishes them
+        (read through the client ``principal`` reads it with); none for a plugged source, or when
+        they cannot be read (the reason is logged)."""
+        scope = component.scope
+        if scope.target in self.sources or self.shut_down:
+            return {}
+        try:
+            client = self.hooks.require_client_loader()(scope.target, principal)
+            api = client if client is not None else self.shared_hub().clients.service(scope.target)
+        except Exception:  # the session's own subscription reports it
+            return {}
+        return self.openapi.kinds(scope.target, api, scope.group, scope.version)
 
     def shared_truth(self, principal: Principal, component: Component) -> ServerTruth | None:
         """The server truth of the hub watch ``principal``'s stream of ``component`` joins, shared

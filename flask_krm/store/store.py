@@ -686,6 +686,14 @@ class LiveResourceStore:
 
     # -- list items ------------------------------------------------------------------------------
 
+    def kind_schema(self, uid: str) -> Schema | None:
+        """The schema this store holds for ``uid``'s kind (``None``: none; the object's edits then
+        know its keyed lists by nothing but the built-in ones)."""
+        with self._lock:
+            held = self._get(uid)
+            obj = held.server
+            return self._schemas.get((str(obj.get("apiVersion", "")), str(obj.get("kind", ""))))
+
     def list_keys(self, uid: str, path: Sequence[Any]) -> tuple[str, ...] | None:
         """The list-map keys of the list at ``path`` by the kind's schema, or None: not a keyed list."""
         with self._lock:

@@ -5,11 +5,15 @@ it; an item of a keyed list is named by its keys, ``{"name": "web"}``, see
 :mod:`flask_krm.store.items`): ``op`` is ``set`` (``value``, and ``from``: the text the field
 showed when the person began typing), ``add_key`` (map path, ``key``, ``value``), ``remove_key``,
 ``rename_key`` (map path, ``key``, ``new_key``), ``add_item`` (list path; ``item.<key>`` per key of
-a keyed list, ``value`` for a row), ``remove_item``, ``move_item`` (``to``: ``up`` or ``down``;
+a keyed list, ``value`` for a row), ``remove_item``, ``add_member`` (object path, ``member``: a
+member its schema declares, added with :func:`~flask_krm.ui.schema_fields.initial_value`),
+``remove_member`` (an optional member's path), ``move_item`` (``to``: ``up`` or ``down``;
 rows also name their text, ``value``), ``revert``, ``take_theirs`` or ``keep_mine``. The page is
 named by the ``X-KRM-Page`` header and must belong to the caller's session; the CSRF check has
 already run. A submitted value is read back with the widget the field was rendered with
-(:func:`flask_krm.ui.widgets.widget_for`), so a number stays a number, and applied as the change
+(:func:`flask_krm.ui.widgets.widget_for`) as the kind's schema types it
+(:func:`~flask_krm.ui.schema_fields.schema_parse`: an int-or-string, a quantity, an enum's value,
+an integer within its bounds; a refusal is a 422 at the field), so a number stays a number, and applied as the change
 from ``from`` (:mod:`flask_krm.ui.item_edits`): an array written as text is merged by lines, never
 set whole.
 
@@ -29,12 +33,14 @@ from flask import Response, request
 
 from ..bodies import JsonRefused, TooDeep, load_json
 from ..htmx import EDITS_HEADER, PAGE_HEADER, html_response, partial, refusal_response
+from ..kube_schema import SchemaView, as_view
 from ..runtime import runtime
 from ..store import (
     MISSING,
     InvalidValueError,
     ItemExistsError,
     KeyExistsError,
+    LiveResourceStore,
     MalformedPathError,
     MissingItemError,
     MissingKeyError,
@@ -43,14 +49,15 @@ from ..store import (
     UnknownResourceError,
 )
 from ..store.items import Address, as_address
-from ..store.paths import get_at
+from ..store.paths import Path, get_at
 from .binding import Binding, Refusal, bind
 from .item_edits import add_item, edit_value, move_item, remove_item
 from .list_widgets import key_inputs
 from .page import Component, EditorSpec, is_component_id
 from .render import edited_object, render_template_fragment
+from .schema_fields import SchemaRefused, initial_value, is_removable, schema_parse
 from .state import store_policy
-from .widgets import Field, ValueRefused, label_for, normalized_lines, path_json
+from .widgets import Field, ValueRefused, label_for, normalized_lines, parse_text, path_json
 
 OPERATIONS: t.Final = frozenset(
     {
@@ -61,6 +68,8 @@ OPERATIONS: t.Final = frozenset(
         "add_item",
         "remove_item",
         "move_item",
+        "add_member",
+        "remove_member",
         "revert",
         "take_theirs",
         "keep_mine",
@@ -145,7 +154,14 @@ def apply_edit(binding: Binding) -> tuple[Address, str]:
         _check_policy(spec, entry)
         where = store.resolve(uid, entry)
         if op == "add_key":
-            store.add_key(uid, where, normalized_lines(_text("value", required=False), MISSING))
+            value = normalized_lines(_text("value", required=False), MISSING)
+            node = _schema_node(store, uid, where)
+            if node is not None and value:
+                try:
+                    value = schema_parse(node, parse_text)(value, MISSING)
+                except SchemaRefused as refused:
+                    raise EditRefused(422, str(refused), path) from None
+            store.add_key(uid, where, value)
             extra = _fresh_add_row(binding.component, path)
             return path, extra
         new_key = _text("new_key")
@@ -161,7 +177,27 @@ def apply_edit(binding: Binding) -> tuple[Address, str]:
         if op == "set":
             if store.is_read_only(uid, where):  # a withheld value has no widget to read one with
                 raise EditRefused(403, READ_ONLY_MESSAGE, path)
-            edit_value(store, uid, where, request.form.get("value"), request.form.get("from"))
+            node = _schema_node(store, uid, where)
+            edit_value(
+                store,
+                uid,
+                where,
+                request.form.get("value"),
+                request.form.get("from"),
+                reader=(lambda parse: schema_parse(node, parse)) if node is not None else None,
+            )
+        elif op == "add_member":
+            name = _text("member")
+            member = _schema_node(store, uid, where + (name,)) if name else None
+            if member is None or name not in (_schema_node(store, uid, where) or _NO_MEMBERS).members():
+                raise EditRefused(422, "Choose a field to add.", path)
+            _check_policy(spec, path + (name,))
+            if get_at(store.draft(uid), where + (name,)) is MISSING:
+                store.set_value(uid, where + (name,), initial_value(member))
+        elif op == "remove_member":
+            if not where or not is_removable(_schema_node(store, uid, where[:-1]), where[-1]):
+                raise EditRefused(422, "This field cannot be removed: its object needs it.", path)
+            store.remove_key(uid, where)
         elif op in ITEM_OPERATIONS:
             ITEM_OPERATIONS[op](store, uid, where, request.form)
             if op == "add_item":
@@ -174,7 +210,18 @@ def apply_edit(binding: Binding) -> tuple[Address, str]:
             store.keep_mine(uid, where)
     except ValueRefused as refused:
         raise EditRefused(refused.status, refused.message, path if refused.about_value else None) from None
+    except SchemaRefused as refused:
+        raise EditRefused(422, str(refused), path) from None
     return path, extra
+
+
+_NO_MEMBERS: t.Final = SchemaView({}, {})
+
+
+def _schema_node(store: LiveResourceStore, uid: str, path: Path) -> SchemaView | None:
+    """The schema of the value at ``path`` of ``uid`` (``None``: its kind's schema says nothing)."""
+    schema = store.kind_schema(uid)
+    return as_view(schema).at(path) if schema is not None else None
 
 
 def _fresh_add_item(binding: Binding, uid: str, list_path: Address) -> str:

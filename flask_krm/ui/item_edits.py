@@ -21,7 +21,7 @@ turns them into answers.
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..store import LiveResourceStore
 from ..store.paths import MISSING, Path, get_at
@@ -30,13 +30,23 @@ from ..store.values import json_equal
 from .list_widgets import ItemRefused, list_kind, new_item
 from .widgets import WIDGETS, ValueRefused, normalized_lines, parse_structured, structured_text, widget_for
 
+Parse: t.TypeAlias = Callable[[str | None, t.Any], t.Any]
+
 MOVES: t.Final[Mapping[str, int]] = {"up": -1, "down": 1}
 ROW_MOVED: t.Final = "This row was changed or removed by someone else meanwhile; nothing was changed."
 
 
-def edit_value(store: LiveResourceStore, uid: str, path: Path, submitted: str | None, started: str | None) -> None:
+def edit_value(
+    store: LiveResourceStore,
+    uid: str,
+    path: Path,
+    submitted: str | None,
+    started: str | None,
+    reader: Callable[[Parse], Parse] | None = None,
+) -> None:
     """Set the value at ``path`` from the ``submitted`` text, which the person typed over ``started``
-    (``None``: the page did not say, as for a checkbox)."""
+    (``None``: the page did not say, as for a checkbox); ``reader`` wraps the widget's parse of what
+    was typed (the field's schema reads it)."""
     current = get_at(store.draft(uid), path)
     server_value = get_at(store.server(uid), path)
     widget = WIDGETS.get(widget_for(path, current, server_value))
@@ -45,7 +55,7 @@ def edit_value(store: LiveResourceStore, uid: str, path: Path, submitted: str | 
     if widget.kind == "structured":
         _edit_text(store, uid, path, current, submitted, started, server_value)
         return
-    mine = widget.parse(submitted, server_value)
+    mine = (reader(widget.parse) if reader is not None else widget.parse)(submitted, server_value)
     base: t.Any = MISSING
     if started is not None:
         try:

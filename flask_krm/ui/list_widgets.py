@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..store.items import keyed_items
 from ..store.paths import Path
+from .labels import humanize
 
 ListKind: t.TypeAlias = t.Literal["items", "rows"]
 
@@ -61,6 +62,11 @@ class KeyInput:
     name: str
     default: str
     numeric: bool
+
+    @property
+    def label(self) -> str:
+        """The key in words ("Container port")."""
+        return humanize(self.name)
 
 
 def list_kind(path: Path, value: t.Any, keys: tuple[str, ...] | None) -> ListKind | None:

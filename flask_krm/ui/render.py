@@ -309,6 +309,7 @@ def object_state(store: LiveResourceStore, uid: str, spec: EditorSpec) -> Object
         conflicts={c.path: (c.theirs if c.present else MISSING) for c in store.conflicts(uid)},
         redacted=_redaction_map(store.redactions(uid)),
         list_keys=lambda path: store.list_keys(uid, path),
+        schema=store.kind_schema(uid),
     )
 
 
@@ -391,12 +392,13 @@ def render_editor_body(
             ("editor", component.id, status, None), lambda: _render_editor(component, status, None)
         )
     clean = store.clean(uid)
+    schema = id(store.kind_schema(uid))  # stores made while a cluster's schema could not be read render without it
     if clean is not None:  # one render of this delivery for every session that has not touched it
         digest = clean.derived(
             "editor", lambda: content_digest([clean.object, sorted(_redaction_map(clean.redactions).items())])
         )
         return cache.get_or_render(
-            ("editor", component.id, status, digest),
+            ("editor", component.id, status, digest, schema),
             lambda: _render_editor(component, status, object_state(store, uid, spec)),
         )
     state = object_state(store, uid, spec)
@@ -408,7 +410,7 @@ def render_editor_body(
             return render_template_fragment(
                 "krm/editor_body.html", component=component, spec=spec, status=status, unrenderable=True
             )
-    key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]))
+    key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]), schema)
     return cache.get_or_render(key, lambda: _render_editor(component, status, state))
 
 

@@ -36,14 +36,16 @@ def new_store(
     list_schemas: Mapping[tuple[str, str], Mapping[str, t.Any]] | None = None,
     *,
     truth: ServerTruth | None = None,
+    published: Mapping[tuple[str, str], Mapping[str, t.Any]] | None = None,
 ) -> LiveResourceStore:
     """A session store as the UI makes them: ``policy`` (an editor's narrowed one, or the default),
-    the built-in keyed-list schemas with the host's ``list_schemas`` over them (per kind) and, given
+    the schemas the cluster ``published`` for its kinds (over the built-in keyed-list schemas, under
+    the host's ``list_schemas``: per kind, the host's override the cluster's) and, given
     a lifetime in seconds, recovery copies of drafts whose objects disappear (the store belongs to
     one session and principal; copies are kept per uid). ``truth``: the server truth it shares
     with the other sessions of its watch (``None``: its own)."""
     recovery = RecoveryCopies(recovery_lifetime) if recovery_lifetime is not None else None
-    schemas = {**BUILTIN_LIST_SCHEMAS, **(list_schemas or {})}
+    schemas = {**BUILTIN_LIST_SCHEMAS, **(published or {}), **(list_schemas or {})}
     return LiveResourceStore(policy, schemas, recovery=recovery, truth=truth)
 
 

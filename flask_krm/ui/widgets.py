@@ -9,6 +9,7 @@ keeps its widget (and its DOM node) while a person types.
 Widgets:
 
 - ``text``, ``multiline`` (a value or its server value holds a line break), ``number``, ``boolean``
+- ``select``: a string whose schema lists the values it may take (``enum``)
 - ``items``: a keyed list, one ``item`` (a fieldset of its members) per item; ``rows``: a list of
   strings, one text input per row (see :mod:`flask_krm.ui.list_widgets`)
 - ``structured``: any other array, edited as JSON text (edits are merged into the draft by lines)
@@ -37,18 +38,29 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
+from ..kube_schema import SchemaView, as_view, required_members
 from ..store.items import Address, address_of, item_key
 from ..store.keyed_lists import identities
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
 from ..store.values import json_equal
 from .labels import default_label, humanize
 from .list_widgets import KeyInput, is_ordered, item_label, key_inputs, list_kind
+from .schema_fields import (
+    FieldHints,
+    MemberChoice,
+    addable_members,
+    field_hints,
+    is_removable,
+    is_string_map,
+    strings_only,
+)
 
 WidgetKind: t.TypeAlias = t.Literal[
     "text",
     "multiline",
     "number",
     "boolean",
+    "select",
     "structured",
     "map",
     "group",
@@ -177,6 +189,7 @@ WIDGETS: t.Final[Mapping[str, Widget]] = {
     "multiline": Widget("multiline", parse_text),
     "number": Widget("number", parse_number),
     "boolean": Widget("boolean", parse_boolean, trigger=CHANGE_TRIGGER),
+    "select": Widget("select", parse_text, trigger=CHANGE_TRIGGER),
     "structured": Widget("structured", parse_structured),
     "masked": Widget("masked"),
     "bytes": Widget("bytes"),
@@ -242,6 +255,12 @@ class Field:
     """An item or row of a list whose order matters: it can be moved up and down."""
     last: bool = False
     """The last item or row of its list."""
+    hints: FieldHints | None = None
+    """What the field's schema says (help, choices, bounds, default); ``None``: no schema."""
+    addable: tuple[MemberChoice, ...] = ()
+    """A ``group`` or ``item``: the members its schema declares that it does not have yet."""
+    removable: bool = False
+    """A member its schema declares optional: it can be removed from its object."""
 
     @property
     def pointer(self) -> str:
@@ -291,6 +310,8 @@ class ObjectState:
     """Redacted path (string segments) -> revision."""
     list_keys: Callable[[Path], tuple[str, ...] | None] = field(default=lambda path: None)
     """The list-map keys of the keyed list at a path (``None``: not a keyed list)."""
+    schema: Mapping[str, t.Any] | None = None
+    """The schema of the object's kind (``None``: none known; widgets follow the values alone)."""
 
 
 def address_pointer(address: Sequence[t.Any]) -> str:
@@ -428,6 +449,27 @@ class _Builder:
         self.placed: set[tuple[str, ...]] = set()
         self.keys: dict[Path, tuple[str, ...] | None] = {}
         self.indexes: dict[Path, dict[int, int]] = {}
+        self.nodes: dict[Path, SchemaView | None] = {(): as_view(state.schema) if state.schema is not None else None}
+
+    def node(self, path: Path) -> SchemaView | None:
+        """The schema of the value at ``path`` (``None``: the schema says nothing about it)."""
+        if path not in self.nodes:
+            parent = self.node(path[:-1])
+            segment = path[-1]
+            self.nodes[path] = (
+                None if parent is None else parent.member(segment) if isinstance(segment, str) else parent.item()
+            )
+        return self.nodes[path]
+
+    def hints(self, path: Path) -> FieldHints | None:
+        node = self.node(path)
+        parent = self.node(path[:-1]) if path else None
+        required = parent is not None and bool(path) and path[-1] in required_members(parent)
+        return field_hints(node, required=required)
+
+    def can_add_at(self, path: Path, in_list: bool | None) -> bool:
+        """Whether members may be added to the object at ``path``."""
+        return not self.state.read_only(path + (_PROBE_KEY,)) if in_list is None else in_list
 
     def address(self, path: Path) -> Address:
         """``path`` as requests name it (keyed-list items by their keys)."""
@@ -498,6 +540,15 @@ class _Builder:
         if revision is not None:
             return Field(at, label, "masked", False, revision=revision)
         kind = widget_for(path, draft_value, server_value)
+        node = self.node(path)
+        hints = self.hints(path)
+        if node is not None and hints is not None:
+            if kind == "text" and hints.options:
+                kind = "select"
+            elif kind == "number" and hints.text_value:
+                kind = "text"
+            elif kind == "group" and is_string_map(node):
+                kind = "map"
         editable = not self.state.read_only(path) if in_list is None else in_list
         value = server_value if draft_value is MISSING and not editable else draft_value
         # changes stop at lists: inside one, compare with the server's same item
@@ -505,7 +556,7 @@ class _Builder:
         conflict = self.conflict_at(path)
 
         def leaf(kind: WidgetKind, **extra: t.Any) -> Field:
-            return Field(at, label, kind, editable, dirty=dirty, conflict=conflict, **extra)
+            return Field(at, label, kind, editable, dirty=dirty, conflict=conflict, hints=hints, **extra)
 
         if kind == "bytes":
             return Field(at, label, "bytes", False, size=decoded_size(value), dirty=dirty, conflict=conflict)
@@ -523,9 +574,11 @@ class _Builder:
             return leaf("map", children=tuple(children), can_add=can_add)
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
+            can_add = self.can_add_at(path, in_list)
             return leaf(
                 "group",
-                children=tuple(self.build(path + (key,), humanize(str(key)), at + (key,), in_list) for key in members),
+                children=self.members(path, at, members, in_list, can_add),
+                addable=addable_members(node, members) if can_add else (),
             )
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
@@ -534,11 +587,33 @@ class _Builder:
         if kind == "structured":
             keys = self.list_keys(path)
             shape = list_kind(path, value, keys)
+            if shape is None and value == [] and strings_only(node):
+                shape = "rows"
             if shape is not None:
                 listed = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
                 return leaf(shape, children=listed, can_add=editable, keys=key_inputs(value, keys or ()))
             return leaf("structured", text=structured_text(value) if value is not MISSING else "")
         return leaf(kind, text=display_text(value))
+
+    def members(
+        self,
+        path: Path,
+        at: Address,
+        members: Mapping[str, t.Any],
+        in_list: bool | None,
+        can_remove: bool,
+        skip: t.Collection[str] = (),
+    ) -> tuple[Field, ...]:
+        """The fields of an object's members (``skip``: a keyed-list item's keys, in its legend)."""
+        node = self.node(path)
+        return tuple(
+            replace(
+                self.build(path + (key,), humanize(str(key)), at + (key,), in_list),
+                removable=can_remove and is_removable(node, key),
+            )
+            for key in members
+            if key not in skip
+        )
 
     def list_members(
         self, path: Path, label: str, at: Address, items: list[t.Any], keys: tuple[str, ...] | None, editable: bool
@@ -554,11 +629,7 @@ class _Builder:
                 continue
             item_path = path + (index,)
             item_at = at + (item_key(item, keys),)
-            children = tuple(
-                self.build(item_path + (key,), humanize(str(key)), item_at + (key,), editable)
-                for key in item
-                if key not in keys
-            )
+            children = self.members(item_path, item_at, item, editable, editable, skip=keys)
             members.append(
                 Field(
                     item_at,
@@ -568,6 +639,8 @@ class _Builder:
                     dirty=not json_equal(item, self.server_at(item_path)),
                     conflict=self.conflict_at(item_path),
                     children=children,
+                    addable=addable_members(self.node(item_path), item) if editable else (),
+                    hints=self.hints(item_path),
                     position=index,
                     movable=movable,
                     last=last,

@@ -284,7 +284,7 @@ def test_keys_are_added_renamed_and_removed_in_the_page(page: Page, core: kubern
 def test_a_value_the_field_cannot_hold_is_refused_at_the_field(page: Page) -> None:
     goto_live(page, "/deployments/web")
     web = page.locator('fieldset.krm-item[data-krm-path="/spec/template/spec/containers/[name=web]"]')
-    port = web.get_by_label("containerPort of the new item of ports")
+    port = web.get_by_label("Container port of the new item of ports")
     port.fill("8080")
     web.get_by_role("button", name="Add an item to ports").click()
     expect(web.locator(".krm-error").filter(has_text="An item with these keys is already in the list.")).to_be_visible()

@@ -33,6 +33,7 @@ PURE_MODULES = (
     "flask_krm.logvalues",
     "flask_krm.log_json",
     "flask_krm.yaml_text",
+    "flask_krm.kube_schema",
     "flask_krm.rbac",
 )
 

@@ -167,7 +167,7 @@ def test_items_and_rows_are_added_removed_and_saved(
     page = open_editor(signed_in, f"/deployments/{deployment}")
     app = item(page, f"{CONTAINERS}/[name=app]")
     # a new env variable, from its name
-    app.get_by_label("name of the new item of env", exact=False).fill("EXTRA")
+    app.get_by_label("Name of the new item of env", exact=False).fill("EXTRA")
     app.get_by_role("button", name="Add an item to env").click()
     extra = field(page, f"{CONTAINERS}/[name=app]/env/[name=EXTRA]/value")
     typed(extra, "on")
@@ -191,7 +191,7 @@ def test_items_and_rows_are_added_removed_and_saved(
 def test_a_duplicate_item_is_refused_at_the_list(signed_in: SignedIn, deployment: str) -> None:
     page = open_editor(signed_in, f"/deployments/{deployment}")
     app = item(page, f"{CONTAINERS}/[name=app]")
-    app.get_by_label("name of the new item of env", exact=False).fill("MODE")
+    app.get_by_label("Name of the new item of env", exact=False).fill("MODE")
     app.get_by_role("button", name="Add an item to env").click()
     expect(app.locator(".krm-error").filter(has_text="already in the list")).to_be_visible()
     expect(page.locator(".krm-dirty-marker")).to_have_count(0)
