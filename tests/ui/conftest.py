@@ -177,7 +177,7 @@ PAGES: t.Final = {
 }
 
 
-def make_app(tmp_path: Path, upstream: Upstream) -> tuple[Flask, KrmStream]:
+def make_app(tmp_path: Path, upstream: Upstream, **config: t.Any) -> tuple[Flask, KrmStream]:
     app = Flask(__name__, instance_path=str(tmp_path))
     app.config.update(
         TESTING=True,
@@ -185,6 +185,7 @@ def make_app(tmp_path: Path, upstream: Upstream) -> tuple[Flask, KrmStream]:
         KRM_SCOPE_POLICY=POLICY,
         KRM_HEARTBEAT_INTERVAL=30.0,
         KRM_WATCH_LINGER=0.0,
+        **config,
     )
     add_sign_in(app, USERS)
 
