@@ -81,10 +81,11 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
   in the process, lost at a restart; a ``redis://``, ``rediss://`` or ``unix://`` URL: in Redis,
   shared by every worker and kept across restarts for the session lifetime (needs the ``redis``
   package: ``pip install flask-krm[redis]``).
-- ``LIST_SCHEMAS``: structural OpenAPI schemas by ``(apiVersion, kind)`` whose lists marked
-  ``x-kubernetes-list-type: map`` merge and are edited item by item, by their
-  ``x-kubernetes-list-map-keys`` (a custom resource's, or a replacement of a built-in kind's
-  :data:`~flask_krm.store.BUILTIN_LIST_SCHEMAS` entry); read when a session's draft store is made.
+- ``LIST_SCHEMAS``: structural OpenAPI schemas by ``(apiVersion, kind)``, each replacing for its
+  kind the schema the target publishes (``/openapi/v3``) and the built-in
+  :data:`~flask_krm.store.BUILTIN_LIST_SCHEMAS` entry: lists marked ``x-kubernetes-list-type: map``
+  merge and are edited item by item, by their ``x-kubernetes-list-map-keys``, and editors' widgets
+  follow it; read when a session's draft store is made.
 - ``METRICS_PATH`` (structural): where the Prometheus metrics are served (``"/metrics"``, say);
   ``None``: no metrics are kept at all (needs ``pip install flask-krm[metrics]``). Under gunicorn
   with ``PROMETHEUS_MULTIPROC_DIR`` set, every worker's metrics are served together
