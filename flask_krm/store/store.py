@@ -687,8 +687,7 @@ class LiveResourceStore:
     # -- list items ------------------------------------------------------------------------------
 
     def kind_schema(self, uid: str) -> Schema | None:
-        """The schema this store holds for ``uid``'s kind (``None``: none; the object's edits then
-        know its keyed lists by nothing but the built-in ones)."""
+        """The schema this store holds for ``uid``'s kind (``None``: none), as editors read it."""
         with self._lock:
             held = self._get(uid)
             obj = held.server

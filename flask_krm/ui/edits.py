@@ -188,8 +188,9 @@ def apply_edit(binding: Binding) -> tuple[Address, str]:
             )
         elif op == "add_member":
             name = _text("member")
-            member = _schema_node(store, uid, where + (name,)) if name else None
-            if member is None or name not in (_schema_node(store, uid, where) or _NO_MEMBERS).members():
+            parent = _schema_node(store, uid, where)
+            member = parent.member(name) if parent is not None and name in parent.members() else None
+            if member is None:
                 raise EditRefused(422, "Choose a field to add.", path)
             _check_policy(spec, path + (name,))
             if get_at(store.draft(uid), where + (name,)) is MISSING:
@@ -213,9 +214,6 @@ def apply_edit(binding: Binding) -> tuple[Address, str]:
     except SchemaRefused as refused:
         raise EditRefused(422, str(refused), path) from None
     return path, extra
-
-
-_NO_MEMBERS: t.Final = SchemaView({}, {})
 
 
 def _schema_node(store: LiveResourceStore, uid: str, path: Path) -> SchemaView | None:

@@ -9,7 +9,6 @@ import typing as t
 import pytest
 
 from flask_krm.kube_schema import SchemaView, kind_schemas
-from flask_krm.store.keyed_lists import KeyedLists
 from flask_krm.testing.simulator import openapi
 from flask_krm.ui.schema_fields import (
     SchemaRefused,
@@ -40,32 +39,6 @@ def flunder() -> SchemaView:
 
 
 CONTAINER: t.Final = ("spec", "template", "spec", "containers", 0)
-
-
-def test_kinds_are_found_by_their_group_version_kind_marks() -> None:
-    kinds = published("apis/apps/v1", "apps", "v1")
-    assert "Deployment" in {kind for _, kind in kinds}
-    assert all(api_version == "apps/v1" for api_version, _ in kinds)
-    assert ("v1", "ConfigMap") in published("api/v1", "", "v1")
-
-
-def test_refs_and_all_of_resolve_through_a_deployment_to_its_container(deployment: SchemaView) -> None:
-    container = deployment.at(CONTAINER)
-    assert container is not None and container["required"] == ["name"]
-    assert container.member("imagePullPolicy")["enum"] == ["Always", "IfNotPresent", "Never"]  # type: ignore[index]
-    ports = container.member("ports")
-    assert ports is not None and ports["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
-    # allOf beside a description: the member's own description wins, the referred type's members come along
-    resources = container.member("resources")
-    assert resources is not None and resources["description"].startswith("Compute Resources required")
-    assert set(resources.members()) >= {"limits", "requests"}
-    assert deployment.at(("metadata", "labels")) is not None
-
-
-def test_the_published_schema_gives_the_store_its_keyed_lists(deployment: SchemaView, flunder: SchemaView) -> None:
-    assert KeyedLists(flunder).map_keys(("spec", "ports")) == ("name",)
-    assert KeyedLists(deployment).map_keys((*CONTAINER, "env")) == ("name",)
-    assert KeyedLists(deployment).map_keys(("spec", "template", "spec", "tolerations")) is None  # atomic
 
 
 def test_hints_from_the_schema(deployment: SchemaView, flunder: SchemaView) -> None:
