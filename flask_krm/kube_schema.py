@@ -182,23 +182,10 @@ def is_quantity(node: Mapping[str, t.Any]) -> bool:
     return node.get("format") == "quantity" or types_of(node) == {"number", "string"}
 
 
-def preserves_unknown(node: Mapping[str, t.Any]) -> bool:
-    """An object whose members the schema leaves open (``x-kubernetes-preserve-unknown-fields``)."""
-    return node.get("x-kubernetes-preserve-unknown-fields") is True
-
-
 def required_members(node: Mapping[str, t.Any]) -> frozenset[str]:
     """The members an object must have."""
     names = node.get("required")
     return frozenset(name for name in names if isinstance(name, str)) if isinstance(names, list) else frozenset()
-
-
-def list_map_keys(node: Mapping[str, t.Any]) -> tuple[str, ...] | None:
-    """The keys of a keyed list (``x-kubernetes-list-type: map``), ``None`` for any other node."""
-    keys = node.get("x-kubernetes-list-map-keys")
-    if node.get("x-kubernetes-list-type") != "map" or not isinstance(keys, list) or not keys:
-        return None
-    return tuple(keys) if all(isinstance(key, str) for key in keys) else None
 
 
 __all__ = [
@@ -209,8 +196,6 @@ __all__ = [
     "is_int_or_string",
     "is_quantity",
     "kind_schemas",
-    "list_map_keys",
-    "preserves_unknown",
     "required_members",
     "types_of",
 ]

@@ -22,7 +22,6 @@ from ..kube_schema import (
     SchemaView,
     is_int_or_string,
     is_quantity,
-    preserves_unknown,
     required_members,
     types_of,
 )
@@ -125,17 +124,6 @@ def is_string_map(node: Mapping[str, t.Any] | None) -> bool:
     if not isinstance(extra, Mapping):
         return False
     return types_of(extra) == {"string"} or is_quantity(extra)
-
-
-def strings_only(node: Mapping[str, t.Any] | None) -> bool:
-    """An array of strings (``args``, ``command``): edited row by row, also while empty."""
-    items = node.get("items") if node is not None else None
-    return isinstance(items, Mapping) and types_of(items) == {"string"} and not items.get("enum")
-
-
-def free_form(node: Mapping[str, t.Any] | None) -> bool:
-    """An object whose members the schema leaves open and does not list: edited on the YAML tab."""
-    return node is not None and preserves_unknown(node) and not node.get("properties")
 
 
 def addable_members(node: SchemaView | None, value: t.Any) -> tuple[MemberChoice, ...]:
@@ -258,12 +246,10 @@ __all__ = [
     "SchemaRefused",
     "addable_members",
     "field_hints",
-    "free_form",
     "help_text",
     "initial_value",
     "is_removable",
     "is_string_map",
     "refusal",
     "schema_parse",
-    "strings_only",
 ]

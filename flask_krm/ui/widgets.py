@@ -52,7 +52,6 @@ from .schema_fields import (
     field_hints,
     is_removable,
     is_string_map,
-    strings_only,
 )
 
 WidgetKind: t.TypeAlias = t.Literal[
@@ -587,8 +586,6 @@ class _Builder:
         if kind == "structured":
             keys = self.list_keys(path)
             shape = list_kind(path, value, keys)
-            if shape is None and value == [] and strings_only(node):
-                shape = "rows"
             if shape is not None:
                 listed = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
                 return leaf(shape, children=listed, can_add=editable, keys=key_inputs(value, keys or ()))
