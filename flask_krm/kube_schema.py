@@ -27,19 +27,36 @@ KindKey: t.TypeAlias = tuple[str, str]
 """``(apiVersion, kind)``, as draft stores key their schemas."""
 
 
+class _Resolver:
+    """One document's component schemas and the nodes already merged (by identity: the document's
+    nodes live as long as it does)."""
+
+    __slots__ = ("components", "merged")
+
+    def __init__(self, components: Mapping[str, t.Any]) -> None:
+        self.components = components
+        self.merged: dict[int, tuple[Mapping[str, t.Any], dict[str, t.Any]]] = {}
+
+    def merge(self, node: Mapping[str, t.Any]) -> dict[str, t.Any]:
+        found = self.merged.get(id(node))
+        if found is None or found[0] is not node:
+            found = self.merged[id(node)] = (node, _flatten(self.components, node, 0))
+        return found[1]
+
+
 class SchemaView(Mapping[str, t.Any]):
     """One schema node with its ``$ref`` and ``allOf`` members merged in (its own keys win)."""
 
     __slots__ = ("_components", "_merged")
 
-    def __init__(self, components: Mapping[str, t.Any], node: Mapping[str, t.Any]) -> None:
-        self._components = components
-        self._merged = _flatten(components, node, 0)
+    def __init__(self, components: Mapping[str, t.Any] | _Resolver, node: Mapping[str, t.Any]) -> None:
+        self._components = components if isinstance(components, _Resolver) else _Resolver(components)
+        self._merged = self._components.merge(node)
 
     def __getitem__(self, key: str) -> t.Any:
         value = self._merged[key]
         if key in _WRAPPED and isinstance(value, Mapping):
-            return {name: self._view(member) for name, member in value.items()}
+            return _Members(self._components, value)
         if key in _NESTED and isinstance(value, Mapping):
             return self._view(value)
         if key in ("oneOf", "anyOf") and isinstance(value, list):
@@ -83,6 +100,29 @@ class SchemaView(Mapping[str, t.Any]):
                 return None
             node = node.member(segment) if isinstance(segment, str) else node.item()
         return node
+
+
+class _Members(Mapping[str, t.Any]):
+    """An object's ``properties``, each read as a :class:`SchemaView` when it is asked for."""
+
+    __slots__ = ("_resolver", "_members")
+
+    def __init__(self, resolver: _Resolver, members: Mapping[str, t.Any]) -> None:
+        self._resolver = resolver
+        self._members = members
+
+    def __getitem__(self, name: str) -> t.Any:
+        member = self._members[name]
+        return SchemaView(self._resolver, member) if isinstance(member, Mapping) else member
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._members
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
 
 
 def _flatten(components: Mapping[str, t.Any], node: Mapping[str, t.Any], depth: int) -> dict[str, t.Any]:
@@ -129,6 +169,7 @@ def kind_schemas(document: Mapping[str, t.Any], group: str, version: str) -> dic
     schemas = components.get("schemas") if isinstance(components, Mapping) else None
     if not isinstance(schemas, Mapping):
         return {}
+    resolver = _Resolver(schemas)
     api_version = f"{group}/{version}" if group else version
     found: dict[KindKey, SchemaView] = {}
     for schema in schemas.values():
@@ -142,7 +183,7 @@ def kind_schemas(document: Mapping[str, t.Any], group: str, version: str) -> dic
                 and mark.get("version") == version
                 and isinstance(mark.get("kind"), str)
             ):
-                found[(api_version, mark["kind"])] = SchemaView(schemas, schema)
+                found[(api_version, mark["kind"])] = SchemaView(resolver, schema)
     return found
 
 
