@@ -16,23 +16,31 @@ STATIC_DIR: t.Final = "krm/"
 """The package's static files live in ``flask_krm/static/krm/`` (``url_for("krm.static", filename="krm/...")``)."""
 HTMX_FILE: t.Final = f"htmx-{HTMX_VERSION}.js"
 SSE_FILE: t.Final = f"hx-sse-{HTMX_VERSION}.js"
-SCRIPT_FILE: t.Final = "krm.js"
-YAML_SCRIPT_FILE: t.Final = "krm-yaml.js"
-FILTER_SCRIPT_FILE: t.Final = "krm-filter.js"
+SCRIPT_FILES: t.Final = (
+    "krm.js",
+    "krm-widgets.js",
+    "krm-field.js",
+    "krm-outcome.js",
+    "krm-page.js",
+    "krm-send.js",
+    "krm-keys.js",
+    "krm-yaml.js",
+    "krm-filter.js",
+)
+"""flask-krm's page scripts, in the order they must run (``krm.js`` describes each)."""
 STYLESHEET_FILE: t.Final = "krm.css"
 
 
 def krm_script(nonce: str | None = None) -> Markup:
     """The ``<link>`` and ``<script>`` tags every page with live components needs, once, in ``<head>``.
 
-    Emits the vendored htmx and its SSE extension (unless ``KRM_SERVE_HTMX`` is False and the host
-    loads htmx 4 itself), then ``krm.js``, ``krm-yaml.js`` (editors' YAML tabs), ``krm-filter.js`` (list filters that
-    apply as you type) and ``krm.css``.
+    Emits ``krm.css``, the vendored htmx and its SSE extension (unless ``KRM_SERVE_HTMX`` is False and
+    the host loads htmx 4 itself), then flask-krm's page scripts in their order (:data:`SCRIPT_FILES`).
     ``nonce`` is set on every tag, for a Content-Security-Policy with nonces. Template global ``krm_script``.
     """
     nonce_attr = Markup(' nonce="{}"').format(nonce) if nonce else Markup("")
     files = [HTMX_FILE, SSE_FILE] if config.get(current_app, "SERVE_HTMX") else []
-    files += [SCRIPT_FILE, YAML_SCRIPT_FILE, FILTER_SCRIPT_FILE]
+    files += SCRIPT_FILES
     tags = [
         Markup('<link rel="stylesheet" href="{}"{}>').format(
             url_for("krm.static", filename=STATIC_DIR + STYLESHEET_FILE), nonce_attr

@@ -9,6 +9,7 @@ from flask import Flask, render_template_string
 
 import flask_krm
 from flask_krm.ui import HTMX_VERSION
+from flask_krm.ui.assets import SCRIPT_FILES
 
 STATIC = Path(flask_krm.__file__).parent / "static" / "krm"
 
@@ -29,7 +30,7 @@ def test_the_refresh_script_reads_the_pinned_version() -> None:
     assert "npm pack" in script
 
 
-def test_krm_script_emits_htmx_then_sse_then_krm_js_with_the_nonce(app: Flask) -> None:
+def test_krm_script_emits_htmx_then_sse_then_the_page_scripts_in_order_with_the_nonce(app: Flask) -> None:
     with app.test_request_context("/"):
         html = render_template_string("{{ krm_script(nonce='n0nce') }}")
     sources = re.findall(r'<script src="([^"]+)" nonce="n0nce"></script>', html)
@@ -37,6 +38,12 @@ def test_krm_script_emits_htmx_then_sse_then_krm_js_with_the_nonce(app: Flask) -
         "/krm/static/krm/htmx-4.0.1.js",
         "/krm/static/krm/hx-sse-4.0.1.js",
         "/krm/static/krm/krm.js",
+        "/krm/static/krm/krm-widgets.js",
+        "/krm/static/krm/krm-field.js",
+        "/krm/static/krm/krm-outcome.js",
+        "/krm/static/krm/krm-page.js",
+        "/krm/static/krm/krm-send.js",
+        "/krm/static/krm/krm-keys.js",
         "/krm/static/krm/krm-yaml.js",
         "/krm/static/krm/krm-filter.js",
     ]
@@ -54,7 +61,16 @@ def test_krm_script_leaves_htmx_to_the_host_when_told(app: Flask) -> None:
 
 def test_the_vendored_files_are_served(app: Flask) -> None:
     client = app.test_client()
-    for name in ("htmx-4.0.1.js", "hx-sse-4.0.1.js", "krm.js", "krm-yaml.js", "krm-filter.js", "krm.css"):
+    for name in ("htmx-4.0.1.js", "hx-sse-4.0.1.js", *SCRIPT_FILES, "krm.css"):
         response = client.get(f"/krm/static/krm/{name}")
         assert response.status_code == 200, name
         response.close()
+
+
+def test_every_page_script_is_loaded_and_only_krm_js_spells_attribute_names() -> None:
+    on_disk = {p.name for p in STATIC.glob("krm*.js")}
+    assert on_disk == set(SCRIPT_FILES)
+    assert SCRIPT_FILES[0] == "krm.js"
+    for name in SCRIPT_FILES[1:]:
+        source = (STATIC / name).read_text()
+        assert not re.search(r"[\"'\[]data-krm-", source), name

@@ -1,14 +1,14 @@
 /* flask-krm editors' YAML tab: tabs, a text that follows the draft, and typing that live updates never touch.
  *
- * Loaded after krm.js. Each editor rendered with a YAML tab has
+ * Loaded after the other page scripts (krm.js lists the order). Each editor rendered with a YAML tab has
  *  - #<id>-yaml-source in its live body: the draft as YAML, morphed in with every update;
- *  - #<id>-yaml-text: the text the person edits, outside the live body. krm.js treats it as a field
+ *  - #<id>-yaml-text: the text the person edits, outside the live body. It is a field (krm-field.js)
  *    (debounced POST of the text and of #<id>-yaml-before, the text it started from; queued while
  *    the connection is down; sent before Save);
  *  - #<id>-yaml-before: the text the person's edits are measured against;
  *  - #<id>-yaml-gutter: the text's line numbers (rewritten only when the number of lines changes,
  *    scrolled with the text), which the tab's problems and conflicts cite.
- * While the person is not typing (no unsent, pending, queued or in-flight edit), the text follows the
+ * While the person is not typing (the field is clean, no request of it out), the text follows the
  * draft, keeping the caret's line and column. While they type, it is left alone: the tab says how
  * many lines the server changed meanwhile, and after the next pause (once the edit is applied) the
  * text takes the draft with both.
@@ -16,14 +16,15 @@
 (() => {
     "use strict";
 
-    const EDITING = ["data-krm-unsent", "data-krm-pending", "data-krm-queued"];
-    const inFlight = new WeakSet();
+    const krm = window.krm;
+    const {ATTR} = krm;
     const heldSource = new WeakMap();  // text -> the source it must not go back to (older than an applied edit)
 
+    const TAB = ".krm-tabs [" + ATTR.tab + "]";
     const part = (editor, name) => document.getElementById(editor.id + "-yaml-" + name);
-    const editorOf = el => el instanceof Element ? el.closest("[data-krm-component][data-krm-kind=editor]") : null;
+    const editorOf = el => el instanceof Element ? el.closest(krm.sel.editor) : null;
     const isYamlText = el => el instanceof HTMLTextAreaElement && el.matches(".krm-yaml-text");
-    const typing = text => inFlight.has(text) || EDITING.some(name => text.hasAttribute(name));
+    const typing = text => krm.field.state(text) !== "clean" || krm.send.inFlight(text);
 
     function lineAndColumn(value, offset) {
         const before = value.slice(0, offset);
@@ -62,7 +63,7 @@
         const start = sameLine(newLines, oldLines[startLine], startLine);
         const end = start + (endLine - startLine);
         const top = text.scrollTop;
-        text.defaultValue = value;  // krm.js makes a field without an unsent edit show its default value
+        text.defaultValue = value;  // a clean field shows its default value after every render (krm-field.js)
         text.value = value;
         if (focused) text.setSelectionRange(offsetOf(value, start, startColumn), offsetOf(value, end, endColumn));
         text.scrollTop = top;
@@ -151,15 +152,15 @@
     }
 
     const followAll = () => {
-        for (const editor of document.querySelectorAll("[data-krm-component][data-krm-kind=editor]")) follow(editor);
+        for (const editor of document.querySelectorAll(krm.sel.editor)) follow(editor);
     };
 
     // -- tabs ----------------------------------------------------------------------------------
 
     function select(editor, name, focus) {
-        editor.setAttribute("data-krm-tab", name);
-        for (const tab of editor.querySelectorAll(".krm-tabs [data-krm-tab]")) {
-            const chosen = tab.getAttribute("data-krm-tab") === name;
+        editor.setAttribute(ATTR.tab, name);
+        for (const tab of editor.querySelectorAll(TAB)) {
+            const chosen = tab.getAttribute(ATTR.tab) === name;
             tab.setAttribute("aria-selected", chosen ? "true" : "false");
             tab.tabIndex = chosen ? 0 : -1;
             if (chosen && focus) tab.focus();
@@ -188,34 +189,29 @@
         const target = event.target instanceof Element ? event.target : null;
         const editor = editorOf(target);
         if (!target || !editor) return;
-        const tab = target.closest(".krm-tabs [data-krm-tab]");
-        if (tab) select(editor, tab.getAttribute("data-krm-tab"), false);
-        const goto = target.closest("[data-krm-yaml-line]");
-        if (goto && goto.matches("button, li")) goToLine(editor, parseInt(goto.getAttribute("data-krm-yaml-line"), 10));
+        const tab = target.closest(TAB);
+        if (tab) select(editor, tab.getAttribute(ATTR.tab), false);
+        const goto = target.closest("[" + ATTR.yamlLine + "]");
+        if (goto && goto.matches("button, li")) goToLine(editor, parseInt(goto.getAttribute(ATTR.yamlLine), 10));
     });
 
     document.addEventListener("keydown", event => {
-        const tab = event.target instanceof Element ? event.target.closest(".krm-tabs [data-krm-tab]") : null;
+        const tab = event.target instanceof Element ? event.target.closest(TAB) : null;
         if (!tab || !["ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) return;
-        const tabs = [...tab.parentElement.querySelectorAll("[data-krm-tab]")];
+        const tabs = [...tab.parentElement.querySelectorAll("[" + ATTR.tab + "]")];
         const at = tabs.indexOf(tab);
         const next = {ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: tabs.length - 1}[event.key];
         const chosen = tabs[(next + tabs.length) % tabs.length];
         event.preventDefault();
-        select(editorOf(tab), chosen.getAttribute("data-krm-tab"), true);
+        select(editorOf(tab), chosen.getAttribute(ATTR.tab), true);
     });
 
     // -- the text's requests ---------------------------------------------------------------------
 
-    document.addEventListener("htmx:before:request", event => {
-        const el = event.detail.ctx.sourceElement;
-        if (isYamlText(el)) inFlight.add(el);
-    });
-
-    // An accepted edit: krm.js lets the field follow its default value again, which must be the text.
+    // An accepted edit: the field follows its default value again (krm-field.js), which must be the text.
     document.addEventListener("htmx:after:request", event => {
         const {sourceElement: text, response} = event.detail.ctx;
-        if (isYamlText(text) && response && response.status < 300 && !text.hasAttribute("data-krm-unsent")) {
+        if (isYamlText(text) && response && response.status < 300 && krm.field.state(text) === "clean") {
             text.defaultValue = text.value;
         }
     });
@@ -223,14 +219,13 @@
     document.addEventListener("htmx:finally:request", event => {
         const {sourceElement: text, request, response} = event.detail.ctx;
         if (!isYamlText(text)) return;
-        inFlight.delete(text);
         const editor = editorOf(text);
         const fresh = editor && part(editor, "fresh");
         const applied = response && response.status === 200;
         if (editor && applied) {
             const sent = request && request.body && typeof request.body.get === "function" ? request.body.get("yaml") : null;
             if (sent !== null) part(editor, "before").value = sent;
-            const newest = fresh && fresh.querySelector("[data-krm-yaml-fresh]");
+            const newest = fresh && fresh.querySelector("[" + ATTR.yamlFresh + "]");
             if (newest && !typing(text)) {
                 show(text, newest.textContent);
                 part(editor, "before").value = newest.textContent;
@@ -245,13 +240,12 @@
     function start() {
         for (const tabs of document.querySelectorAll(".krm-tabs")) {
             const editor = editorOf(tabs);
-            if (editor && !editor.hasAttribute("data-krm-tab")) select(editor, "form", false);
+            if (editor && !editor.hasAttribute(ATTR.tab)) select(editor, "form", false);
         }
         followAll();
     }
 
     document.addEventListener("htmx:after:swap", followAll);
     document.addEventListener("htmx:sse:after:message", followAll);
-    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-    else start();
+    krm.onReady(start);
 })();
