@@ -38,7 +38,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "drafts/endings.py",
         "drafts/redis_backend.py",
         "drafts/sync.py",
-        "event_loop.py",
         "guards.py",
         "htmx.py",
         "memory.py",
