@@ -39,7 +39,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "drafts/redis_backend.py",
         "drafts/sync.py",
         "guards.py",
-        "htmx.py",
         "memory.py",
         "native.py",
         "proxies.py",
