@@ -41,7 +41,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "guards.py",
         "memory.py",
         "native.py",
-        "proxies.py",
         "runtime.py",
         "save/audit_events.py",
         "save/editor.py",
