@@ -2,14 +2,15 @@
 traceback logged.
 
 The routes are read from each application's ``url_map``, so a route added later is fuzzed without
-touching this file. Each route gets :data:`EXAMPLES` random requests (300 under ``CI``; set
-``KRM_FUZZ_EXAMPLES`` for more): a random method (mostly the route's own), path arguments drawn from
-live values (the session's page and component ids, object names) or random text or raw bytes, a
-query string of scope and credential parameter names with random values (raw non-UTF-8 bytes and
-numbers past Python's digit limit included), random headers, and a form, JSON or raw body. Requests
-come from an anonymous browser or from a signed-in editor or viewer holding real pages, with or
-without their CSRF and page headers, so a body reaches the code that parses it. Answers to event
-streams are read for a moment, then closed, as a browser that goes away would.
+touching this file. Each route gets :data:`EXAMPLES` random requests (100; set
+``FLASK_KRM_FUZZ_EXAMPLES`` for more, 300 for the full run): a random method (mostly the route's
+own), path arguments drawn from live values (the session's page and component ids, object names) or
+random text or raw bytes, a query string of scope and credential parameter names with random values
+(raw non-UTF-8 bytes and numbers past Python's digit limit included), random headers, and a form,
+JSON or raw body. Requests come from an anonymous browser or from a signed-in editor or viewer
+holding real pages, with or without their CSRF and page headers, so a body reaches the code that
+parses it. Answers to event streams are read for a moment, then closed, as a browser that goes away
+would.
 
 YAML-shaped bodies (anchors, aliases, merge keys, tags, huge scalars, deep nesting, duplicate keys,
 numbers past the digit limit, values of the wrong type for their place, non-UTF-8 bytes) go to every
@@ -59,8 +60,7 @@ from flask_krm.ui.live import PAGE_HEADER
 
 from .hosts import TARGET, Browser, Page, Recorder, make_example, make_host, shut_down
 
-CI: t.Final = bool(os.environ.get("CI"))
-EXAMPLES: t.Final = int(os.environ.get("KRM_FUZZ_EXAMPLES") or (300 if CI else 60))
+EXAMPLES: t.Final = int(os.environ.get("FLASK_KRM_FUZZ_EXAMPLES") or 100)
 """Random requests per route."""
 STATEFUL_EXAMPLES: t.Final = max(10, EXAMPLES // 6)
 NAMESPACE: t.Final = "demo"
