@@ -60,7 +60,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "testing/simulator/catalog.py",
         "testing/simulator/crd_openapi.py",
         "testing/simulator/errors.py",
-        "testing/simulator/go_base64.py",
         "testing/simulator/identities.py",
         "testing/simulator/impersonation.py",
         "testing/simulator/kubeconfig.py",
