@@ -16,7 +16,7 @@ YAML-shaped bodies (anchors, aliases, merge keys, tags, huge scalars, deep nesti
 numbers past the digit limit, values of the wrong type for their place, non-UTF-8 bytes) go to every
 route, and :func:`test_yaml_and_field_edits_answer_random_bodies_without_a_server_error` sends them
 (in ``yaml`` and in ``before``) and field edits to the live editors of both applications, as
-coherent requests that reach the draft: :data:`EXAMPLES` per application, about half of each.
+coherent requests that reach the draft: :data:`EDIT_EXAMPLES` per application, about half of each.
 
 A stateful machine then drives one signed-in session through sequences of UI requests (open a
 page, edit, stage creates and deletes, save, read the channel) with fuzzed fields.
@@ -62,6 +62,9 @@ from .hosts import TARGET, Browser, Page, Recorder, make_example, make_host, shu
 
 EXAMPLES: t.Final = int(os.environ.get("FLASK_KRM_FUZZ_EXAMPLES") or 100)
 """Random requests per route."""
+EDIT_EXAMPLES: t.Final = max(300, EXAMPLES)
+"""Random edits per application: quick even at full size, which reaching every kind of answer
+(accepted and refused, YAML and field edits) needs."""
 STATEFUL_EXAMPLES: t.Final = max(10, EXAMPLES // 6)
 NAMESPACE: t.Final = "demo"
 STREAM_READ: t.Final = 0.01
@@ -733,7 +736,7 @@ def test_yaml_and_field_edits_answer_random_bodies_without_a_server_error(
     strategy = st.one_of([edit_request(*editor) for editor in editors])
     statuses: Counter[tuple[bytes, int]] = Counter()
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=EDIT_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(strategy)
     def run(request: Fuzzed) -> None:
         before_logged, before_printed = len(handler.found), printed.tell()
@@ -747,7 +750,7 @@ def test_yaml_and_field_edits_answer_random_bodies_without_a_server_error(
     print("answers (route, status): count", sorted(statuses.items()))  # shown with -rP
     answered = {(route, status // 100) for route, status in statuses}
     assert {(b"yaml", 2), (b"yaml", 4), (b"edit", 2), (b"edit", 4)} <= answered, sorted(statuses.items())
-    assert sum(statuses.values()) >= EXAMPLES
+    assert sum(statuses.values()) >= EDIT_EXAMPLES
 
 
 # ------------------------------------------------------------------------- the stateful run --
