@@ -62,7 +62,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "testing/simulator/errors.py",
         "testing/simulator/identities.py",
         "testing/simulator/impersonation.py",
-        "testing/simulator/kubeconfig.py",
         "testing/simulator/listing.py",
         "testing/simulator/managed_fields.py",
         "testing/simulator/negotiation.py",
