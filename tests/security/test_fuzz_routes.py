@@ -2,20 +2,21 @@
 traceback logged.
 
 The routes are read from each application's ``url_map``, so a route added later is fuzzed without
-touching this file. Each route gets :data:`EXAMPLES` random requests (300 under ``CI``; set
-``KRM_FUZZ_EXAMPLES`` for more): a random method (mostly the route's own), path arguments drawn from
-live values (the session's page and component ids, object names) or random text or raw bytes, a
-query string of scope and credential parameter names with random values (raw non-UTF-8 bytes and
-numbers past Python's digit limit included), random headers, and a form, JSON or raw body. Requests
-come from an anonymous browser or from a signed-in editor or viewer holding real pages, with or
-without their CSRF and page headers, so a body reaches the code that parses it. Answers to event
-streams are read for a moment, then closed, as a browser that goes away would.
+touching this file. Each route gets :data:`EXAMPLES` random requests (100; set
+``FLASK_KRM_FUZZ_EXAMPLES`` for more, 300 for the full run): a random method (mostly the route's
+own), path arguments drawn from live values (the session's page and component ids, object names) or
+random text or raw bytes, a query string of scope and credential parameter names with random values
+(raw non-UTF-8 bytes and numbers past Python's digit limit included), random headers, and a form,
+JSON or raw body. Requests come from an anonymous browser or from a signed-in editor or viewer
+holding real pages, with or without their CSRF and page headers, so a body reaches the code that
+parses it. Answers to event streams are read for a moment, then closed, as a browser that goes away
+would.
 
 YAML-shaped bodies (anchors, aliases, merge keys, tags, huge scalars, deep nesting, duplicate keys,
 numbers past the digit limit, values of the wrong type for their place, non-UTF-8 bytes) go to every
 route, and :func:`test_yaml_and_field_edits_answer_random_bodies_without_a_server_error` sends them
 (in ``yaml`` and in ``before``) and field edits to the live editors of both applications, as
-coherent requests that reach the draft: :data:`EXAMPLES` per application, about half of each.
+coherent requests that reach the draft: :data:`EDIT_EXAMPLES` per application, about half of each.
 
 A stateful machine then drives one signed-in session through sequences of UI requests (open a
 page, edit, stage creates and deletes, save, read the channel) with fuzzed fields.
@@ -59,9 +60,11 @@ from flask_krm.ui.live import PAGE_HEADER
 
 from .hosts import TARGET, Browser, Page, Recorder, make_example, make_host, shut_down
 
-CI: t.Final = bool(os.environ.get("CI"))
-EXAMPLES: t.Final = int(os.environ.get("KRM_FUZZ_EXAMPLES") or (300 if CI else 60))
+EXAMPLES: t.Final = int(os.environ.get("FLASK_KRM_FUZZ_EXAMPLES") or 100)
 """Random requests per route."""
+EDIT_EXAMPLES: t.Final = max(300, EXAMPLES)
+"""Random edits per application: quick even at full size, which reaching every kind of answer
+(accepted and refused, YAML and field edits) needs."""
 STATEFUL_EXAMPLES: t.Final = max(10, EXAMPLES // 6)
 NAMESPACE: t.Final = "demo"
 STREAM_READ: t.Final = 0.01
@@ -733,7 +736,7 @@ def test_yaml_and_field_edits_answer_random_bodies_without_a_server_error(
     strategy = st.one_of([edit_request(*editor) for editor in editors])
     statuses: Counter[tuple[bytes, int]] = Counter()
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=EDIT_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(strategy)
     def run(request: Fuzzed) -> None:
         before_logged, before_printed = len(handler.found), printed.tell()
@@ -747,7 +750,7 @@ def test_yaml_and_field_edits_answer_random_bodies_without_a_server_error(
     print("answers (route, status): count", sorted(statuses.items()))  # shown with -rP
     answered = {(route, status // 100) for route, status in statuses}
     assert {(b"yaml", 2), (b"yaml", 4), (b"edit", 2), (b"edit", 4)} <= answered, sorted(statuses.items())
-    assert sum(statuses.values()) >= EXAMPLES
+    assert sum(statuses.values()) >= EDIT_EXAMPLES
 
 
 # ------------------------------------------------------------------------- the stateful run --

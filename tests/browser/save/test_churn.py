@@ -5,10 +5,15 @@ within a fraction of a second. A Save is based on the newest version the shared 
 projection is what the person sees, so status churn rarely bounces it; a change the person could
 see still produces the refreshed message, and every click sends exactly one PATCH (counted at the
 simulator), never an automatic re-send.
+
+:data:`SAVES` saves are made (8; ``FLASK_KRM_CHURN_SAVES`` for more, 30 for the full run), and at
+most :data:`BOUNCES_ALLOWED` of them (one in ten, at least two) may need a second click: without
+the newest-base rule nearly every one would.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import typing as t
 from collections.abc import Iterator
@@ -28,8 +33,9 @@ from tests.browser.save.test_outcomes import STALE, deployment_body, faults_of, 
 
 pytestmark = pytest.mark.browser
 
-SAVES: t.Final = 30
-FIRST_CLICK_SAVED_AT_LEAST: t.Final = 27
+SAVES: t.Final = int(os.environ.get("FLASK_KRM_CHURN_SAVES") or 8)
+BOUNCES_ALLOWED: t.Final = max(2, SAVES // 10)
+FIRST_CLICK_SAVED_AT_LEAST: t.Final = SAVES - BOUNCES_ALLOWED
 STATUS_EVERY: t.Final = 0.2
 """Seconds between two status writes of the controller."""
 
