@@ -6,10 +6,9 @@ within its bounds (:mod:`.bounds`) and settles the conflicts it answers. Pure: n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from .bounds import DraftRefused, check_draft
 from .errors import (
     InvalidValueError,
     ItemExistsError,
@@ -23,28 +22,8 @@ from .items import Address, address_of, as_address, keyed_items, resolve
 from .keyed_lists import identities
 from .merge import Conflict
 from .patch import changes
-from .paths import MISSING, Path, as_path, get_at, path_to_pointer
+from .paths import MISSING, Path, as_path, get_at
 from .values import check_value, delete_in, json_copy, json_equal, rename_in, set_in
-from .view_edits import ViewEditRefused, ViewEditResult, ViewProblem, apply_items, plan_view_edits
-
-NULL_IN_MAP = "An empty value (null) cannot be stored in a map: remove the key, or write '' for an empty string."
-
-
-def _present(value: Any) -> Any:
-    """A copy of ``value``, or None for :data:`MISSING` (a conflict's removed value)."""
-    return None if value is MISSING else json_copy(value)
-
-
-def _view_problem_of(refused: DraftRefused, edits: Sequence[Any], items: Sequence[Any]) -> ViewProblem:
-    """``refused`` where the person's view has it: under the edit it came from, or at the first edit."""
-    message = refused.message[:1].upper() + refused.message[1:] + "."
-    for edit in [*edits, *items]:
-        if prefix_of(edit.path, refused.path):
-            return ViewProblem(edit.view_path + refused.path[len(edit.path) :], message)
-    for edit in [*edits, *items]:
-        if prefix_of(refused.path, edit.path):  # a limit: at the first edit under it
-            return ViewProblem(edit.view_path if refused.limit else edit.view_path[: len(refused.path)], message)
-    return ViewProblem(refused.path, message)
 
 
 class DraftEditing(StoreCore):
@@ -104,72 +83,6 @@ class DraftEditing(StoreCore):
             else:
                 changed = self._commit(uid, held, self._reverted(held, as_path(path)), as_path(path))
         self._notify(changed)
-
-    def edit_view(
-        self, uid: str, before: Any, after: Any, refuse: Callable[[Path], str | None] | None = None
-    ) -> ViewEditResult:
-        """Apply what changed from the view ``before`` to the view ``after`` as leaf-level edits of
-        the current draft (:mod:`.view_edits`): all of them, or none.
-
-        An edited value the draft moved away from since the view (a server change) is kept as the
-        person's, with the server's value as a conflict. ``refuse(path)`` narrows the policy further
-        (a message refuses the path). Raises :class:`~.view_edits.ViewEditRefused` with every problem.
-        """
-        with self._lock:
-            held = self._get(uid)
-            keys = held.lists.map_keys if held.lists is not None else None
-            plan = plan_view_edits(before, after, held.draft, keys)
-            problems = list(plan.problems)
-            for edit in plan.edits:
-                refused = self._view_problem(held, edit.path, refuse)
-                if refused is not None:
-                    problems.append(ViewProblem(edit.view_path, refused, 403))
-                elif edit.value is None and isinstance(edit.path[-1], str):
-                    problems.append(ViewProblem(edit.view_path, NULL_IN_MAP))
-                elif edit.value is not MISSING:
-                    try:
-                        check_value(edit.value, in_map=isinstance(edit.path[-1], str))
-                    except InvalidValueError as exc:
-                        problems.append(ViewProblem(edit.view_path, str(exc)[:1].upper() + str(exc)[1:] + "."))
-            for items in plan.items:
-                problem = self._view_problem(held, items.path, refuse)
-                if problem is not None:
-                    problems.append(ViewProblem(items.view_path, problem, 403))
-            if problems:
-                raise ViewEditRefused(tuple(problems))
-            draft, conflicts = held.draft, dict(held.conflicts)
-            try:
-                for edit in plan.edits:
-                    current, theirs = get_at(draft, edit.path), get_at(held.server, edit.path)
-                    moved = not json_equal(current, edit.seen) and not json_equal(current, edit.value)
-                    if moved and json_equal(current, theirs):
-                        conflicts[edit.path] = Conflict(edit.path, _present(theirs), theirs is not MISSING)
-                    value = json_copy(edit.value)
-                    draft = delete_in(draft, edit.path) if value is MISSING else set_in(draft, edit.path, value)
-                for items in plan.items:
-                    merged, conflicting = apply_items(get_at(draft, items.path), items)
-                    if conflicting:
-                        theirs = get_at(held.server, items.path)
-                        conflicts[items.path] = Conflict(items.path, _present(theirs), theirs is not MISSING)
-                    draft = set_in(draft, items.path, json_copy(merged))
-            except PathTypeError as exc:
-                where = exc.path if isinstance(exc.path, tuple) else ()
-                raise ViewEditRefused((ViewProblem(where, "This field no longer has that shape.", 409),)) from None
-            edited = [e.path for e in plan.edits] + [i.path for i in plan.items]
-            try:
-                check_draft(held.server, held.draft, draft, edited)
-            except DraftRefused as refused:
-                raise ViewEditRefused((_view_problem_of(refused, plan.edits, plan.items),)) from None
-            held.conflicts = conflicts
-            changed = self._commit(uid, held, draft, *edited, checked=True)
-            conflicted = tuple(p for p in edited if p in held.conflicts)
-        self._notify(changed)
-        return ViewEditResult(len(edited), conflicted)
-
-    def _view_problem(self, held: Held, path: Path, refuse: Callable[[Path], str | None] | None) -> str | None:
-        if not path or not held.regions.editable_in(held.draft, path):
-            return f"{path_to_pointer(path) or 'The object'} is read-only in this editor."
-        return refuse(path) if refuse is not None else None
 
     def _reverted(self, held: Held, where: Path) -> Any:
         if where and held.regions.editable_in(held.draft, where):

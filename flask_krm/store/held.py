@@ -13,7 +13,8 @@ Pure: no Flask, no gevent.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,8 @@ class StoreCore:
         self._subscribers: list[Subscriber] = []
         self._restoring: dict[str, EditRecord] = {}
         self._lock = threading.RLock()
+        self._collecting_for: tuple[int, set[str]] | None = None
+        """The thread collecting notifications while it holds the lock (:meth:`_collecting`)."""
         if truth is not None:
             truth.follow(self)
 
@@ -108,6 +111,18 @@ class StoreCore:
     def shared(self) -> bool:
         """Whether :attr:`truth` is shared with other stores (fed by its own writer) and followed."""
         return self._shared and self._followed is None
+
+    @contextmanager
+    def _collecting(self) -> Iterator[set[str]]:
+        """Hold the lock and collect the notifications of the steps taken meanwhile; the caller
+        notifies them once the lock is released."""
+        with self._lock:
+            collected: set[str] = set()
+            self._collecting_for = (threading.get_ident(), collected)
+            try:
+                yield collected
+            finally:
+                self._collecting_for = None
 
     def _materialized(self, server: ServerObject) -> Held:
         """A clean object's state, read from the truth (kept only once the person does something)."""
@@ -268,8 +283,21 @@ class StoreCore:
 
         return unsubscribe
 
+    def _dirty_at(self, held: Held, where: Path) -> bool:
+        """Whether the person changed ``where`` (or, for a container, anything beneath)."""
+        if where and held.regions.editable_in(held.draft, where):
+            return not json_equal(get_at(held.draft, where), self._server_at(held, held.draft, where))
+        if not held.regions.container(where):
+            return False
+        return any(prefix_of(where, c.path) for c in changes(held.regions, held.server, held.draft))
+
     def _notify(self, changed: set[str]) -> None:
+        """Tell the subscribers which uids changed; within :meth:`_collecting`, once at its end."""
         if not changed:
+            return
+        collecting = self._collecting_for
+        if collecting is not None and collecting[0] == threading.get_ident():
+            collecting[1].update(changed)
             return
         frozen = frozenset(changed)
         with self._lock:

@@ -12,13 +12,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..events import Redaction
-from .held import StoreCore, prefix_of
+from .held import StoreCore
 from .keyed_lists import Schema
 from .merge import Conflict, flashed_paths
 from .patch import Change, changes
-from .paths import Path, as_path, get_at
+from .paths import Path, as_path
 from .truth import ServerObject
-from .values import json_copy, json_equal
+from .values import json_copy
 
 
 class DraftReading(StoreCore):
@@ -114,13 +114,7 @@ class DraftReading(StoreCore):
     def is_dirty(self, uid: str, path: Sequence[Any] = ()) -> bool:
         """Whether the person changed ``path`` (or, for a container such as ``()``, anything beneath)."""
         with self._lock:
-            held = self._get(uid)
-            where = as_path(path)
-            if where and held.regions.editable_in(held.draft, where):
-                return not json_equal(get_at(held.draft, where), self._server_at(held, held.draft, where))
-            if not held.regions.container(where):
-                return False
-            return any(prefix_of(where, c.path) for c in changes(held.regions, held.server, held.draft))
+            return self._dirty_at(self._get(uid), as_path(path))
 
     def edit_sequence(self, uid: str) -> int:
         """How many edits the person has made to ``uid`` (0 when it is not held). It only grows, and

@@ -13,20 +13,21 @@ its own writer. The store itself holds only what its person did (:class:`~.held.
 first edit, restore or adopted object of a uid): a clean object is read from the truth.
 
 The store is made of its parts, one responsibility each, over one shared state
-(:class:`~.held.StoreCore`): stream application (:mod:`.streaming`), edits (:mod:`.editing`),
+(:class:`~.held.StoreCore`): stream application (:mod:`.streaming`), edits (:mod:`.editing`, and
+the one entry for a person's change, :meth:`perform`, in :mod:`.pipeline`),
 reading (:mod:`.reading`), edit records (:mod:`.records`) and save capture (:mod:`.capture`).
 """
 
 from __future__ import annotations
 
 from .capture import SaveCapture
-from .editing import DraftEditing
+from .pipeline import EditPipeline
 from .reading import DraftReading
 from .records import EditRecords
 from .streaming import StreamApplication
 
 
-class LiveResourceStore(StreamApplication, DraftEditing, DraftReading, EditRecords, SaveCapture):
+class LiveResourceStore(StreamApplication, EditPipeline, DraftReading, EditRecords, SaveCapture):
     """Server objects, drafts, conflicts and redactions per uid, for one target and projection.
 
     ``policy`` decides what is editable (:data:`DEFAULT_POLICY`: spec, labels, annotations, data,
