@@ -134,12 +134,15 @@ class EditPipeline(DraftEditing):
             self.keep_mine(uid, where)
         return where
 
+    def covers(self, address: Address) -> bool:
+        """Whether the policy's editable roots cover ``address``: a person's change names a field,
+        never a container of fields (``metadata``, or ``spec`` when only some of it may be
+        edited). Checked on the address before it is looked for in the draft."""
+        text = tuple("\x00item" if isinstance(segment, Mapping) else str(segment) for segment in address)
+        return self.policy.covers(text)  # an item key: no policy root passes through a list
+
     def _covered(self, address: Address | None) -> None:
-        """Refuse a place outside the policy's editable roots before looking for it: a person's
-        change names a field, never a container of fields (``metadata``, or ``spec`` when only some
-        of it may be edited)."""
-        text = tuple("\x00item" if isinstance(segment, Mapping) else str(segment) for segment in address or ())
-        if not self.policy.covers(text):  # an item key: no policy root passes through a list
+        if not self.covers(address or ()):
             raise EditRefused((Problem(ProblemKind.READ_ONLY, address or ()),))
 
     def _resolved(self, uid: str, address: Address | None) -> Path:

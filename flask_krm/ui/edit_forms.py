@@ -60,6 +60,8 @@ def set_field(
     """The operation that gives the field at ``address`` the ``submitted`` text, typed over
     ``started`` (``None``: the page did not say, as for a checkbox), read as the field's schema
     types it (:func:`~flask_krm.ui.schema_fields.schema_parse`)."""
+    if not store.covers(address):
+        raise RequestRefused(ProblemKind.READ_ONLY)
     path = store.resolve(uid, address)
     if store.is_read_only(uid, path):  # a withheld value has no widget to read one with
         raise RequestRefused(ProblemKind.READ_ONLY)
@@ -92,6 +94,8 @@ def set_field(
 def add_item(store: LiveResourceStore, uid: str, address: Address, form: Mapping[str, str]) -> Operation:
     """The operation that appends a new item to the list at ``address``: a keyed list's from its
     key fields (``item.<key>``), a row from ``value``."""
+    if not store.covers(address):
+        raise RequestRefused(ProblemKind.READ_ONLY)
     path = store.resolve(uid, address)
     items = get_at(store.draft(uid), path)
     keys = store.list_keys(uid, path)
