@@ -21,7 +21,6 @@ from ..memory import release_freed_memory
 from ..store.operations import Revert
 from ..store.problems import EditRefused
 from .actions import EditorContext
-from .edits import with_edits_header
 from .render import render_template_fragment
 from .state import store_policy
 
@@ -40,7 +39,7 @@ def discard(ctx: EditorContext) -> Response:
     if not ctx.store.is_dirty(uid) and not ctx.store.conflicts(uid):
         return ctx.outcome(_message("nothing-to-discard", NOTHING))
     try:
-        outcome = ctx.drafts.edit(
+        ctx.drafts.edit(
             ctx.component.scope,
             ctx.component.projection,
             lambda: ctx.store.perform(uid, Revert()),
@@ -49,7 +48,7 @@ def discard(ctx: EditorContext) -> Response:
     except EditRefused:  # the object went meanwhile
         return ctx.outcome(_message("unavailable", GONE), 404)
     release_freed_memory()  # the draft may have been large
-    return with_edits_header(ctx.outcome(_message("discarded", DISCARDED)), outcome)
+    return ctx.outcome(_message("discarded", DISCARDED))
 
 
 def _message(kind: str, text: str) -> Markup:

@@ -479,7 +479,8 @@
         const sent = sentValue(el, request.body);
         if (el.hasAttribute(FROM) && typeof sent === "string") el.setAttribute(FROM, sent);  // the draft has it now
         if (sent !== currentValue(el) || el.hasAttribute(PENDING)) return;
-        if (edits === null || registered === false) settled(el);  // without the extension no render settles it
+        // without the extension no render settles it; the YAML text is settled by its answer (its fresh text)
+        if (edits === null || registered === false || el.matches(".krm-yaml-text")) settled(el);
         else if (!adoptSkipped(el, Number(edits))) el.setAttribute(SETTLE, edits);
     });
 
