@@ -27,20 +27,7 @@ from flask_krm.store import (
     SetField,
     TakeTheirs,
 )
-from flask_krm.store.errors import (
-    InvalidValueError,
-    ItemExistsError,
-    KeyExistsError,
-    MalformedPathError,
-    MissingItemError,
-    MissingKeyError,
-    PathTypeError,
-    ReadOnlyPathError,
-    StoreError,
-    UnknownResourceError,
-)
 from flask_krm.store.pipeline import array_text
-from flask_krm.store.problems import problem_of
 
 from .objects import deployment, modified, store_with
 
@@ -249,24 +236,6 @@ def test_a_problem_carries_the_stores_detail_not_a_status() -> None:
     [problem] = raised.value.problems
     assert problem.path == ("metadata", "labels", "a") and "map of strings" in problem.detail
     assert not hasattr(problem, "status")
-
-
-@pytest.mark.parametrize(
-    ("error", "kind"),
-    [
-        (UnknownResourceError("u"), ProblemKind.UNKNOWN_OBJECT),
-        (ReadOnlyPathError(("status",), "read-only path"), ProblemKind.READ_ONLY),
-        (KeyExistsError(("data", "a"), "exists"), ProblemKind.KEY_EXISTS),
-        (MissingKeyError(("data", "a"), "gone"), ProblemKind.MISSING_KEY),
-        (MissingItemError(("spec",), {"name": "x"}), ProblemKind.MISSING_ITEM),
-        (ItemExistsError(("spec",), "exists"), ProblemKind.ITEM_EXISTS),
-        (PathTypeError(("spec",), "not a list"), ProblemKind.SHAPE_CHANGED),
-        (MalformedPathError("x", "not a path"), ProblemKind.MALFORMED_PATH),
-        (InvalidValueError("not JSON"), ProblemKind.INVALID_VALUE),
-    ],
-)
-def test_every_typed_store_error_is_a_problem(error: StoreError, kind: ProblemKind) -> None:
-    assert problem_of(error).kind is kind
 
 
 def test_subscribers_hear_of_an_operation_once_after_the_lock_is_released() -> None:
