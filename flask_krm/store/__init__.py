@@ -24,43 +24,77 @@ from .intents import SaveIntent, newest_equivalent_base
 from .journal import Edit, EditRecord
 from .keyed_lists import BUILTIN_LIST_SCHEMAS
 from .merge import Conflict
+from .operations import (
+    AddItem,
+    AddKey,
+    EditLines,
+    EditView,
+    KeepMine,
+    MoveItem,
+    Operation,
+    Outcome,
+    RemoveItem,
+    RemoveKey,
+    RenameKey,
+    Revert,
+    SetField,
+    TakeTheirs,
+)
 from .patch import Change, apply_merge_patch
 from .paths import MISSING, Path, path_to_pointer, pointer_to_path
 from .policy import DEFAULT_POLICY, READ_ONLY_POLICY, EditPolicy
+from .problems import EditRefused, Problem, ProblemKind
 from .reconcile import Reconciliation, Refusal
 from .recovery import RecoveryCopies, RecoveryCopy, identity_of
 from .store import LiveResourceStore
 from .validate import PatchRejected, parse_merge_patch, validate_merge_patch, validate_native_merge_patch
 
 __all__ = [
+    "AddItem",
+    "AddKey",
     "BUILTIN_LIST_SCHEMAS",
-    "DEFAULT_POLICY",
-    "MISSING",
-    "READ_ONLY_POLICY",
     "Change",
     "Conflict",
+    "DEFAULT_POLICY",
     "Edit",
+    "EditLines",
     "EditPolicy",
     "EditRecord",
+    "EditRefused",
+    "EditView",
     "InvalidEventError",
     "InvalidValueError",
     "ItemExistsError",
+    "KeepMine",
     "KeyExistsError",
     "LiveResourceStore",
+    "MISSING",
     "MalformedPathError",
     "MissingItemError",
     "MissingKeyError",
-    "Path",
+    "MoveItem",
+    "Operation",
+    "Outcome",
     "PatchRejected",
+    "Path",
     "PathError",
     "PathTypeError",
+    "Problem",
+    "ProblemKind",
+    "READ_ONLY_POLICY",
     "ReadOnlyPathError",
     "Reconciliation",
     "RecoveryCopies",
     "RecoveryCopy",
     "Refusal",
+    "RemoveItem",
+    "RemoveKey",
+    "RenameKey",
+    "Revert",
     "SaveIntent",
+    "SetField",
     "StoreError",
+    "TakeTheirs",
     "UnknownResourceError",
     "UnversionedResourceError",
     "apply_merge_patch",

@@ -15,7 +15,7 @@ scalars are one value. Items added to or removed from a keyed list become one
 follows the draft.
 
 :data:`WITHHELD` stands for a value the view did not show (a Secret's): it may only stay where it
-was; a plan that moves, copies, changes or removes one is refused.
+was; a plan that moves, copies, changes or removes one has a problem (:mod:`.problems`).
 
 Pure: no Flask, no gevent, no network.
 """
@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .errors import StoreError
 from .keyed_lists import Identity, identities
 from .paths import MISSING, Path
+from .problems import Problem, ProblemKind
 from .values import json_equal
 
 
@@ -84,42 +84,13 @@ class ItemsEdit:
     removed: tuple[tuple[Identity, Any, Path], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ViewProblem:
-    """Why part of a view edit cannot be applied, at ``view_path`` of the person's view."""
-
-    view_path: Path
-    message: str
-    status: int = 422
-
-
-class ViewEditRefused(StoreError):
-    """A view edit that was not applied (nothing was): every problem, each at its place in the view."""
-
-    def __init__(self, problems: tuple[ViewProblem, ...]) -> None:
-        super().__init__("; ".join(p.message for p in problems))
-        self.problems = problems
-
-
-@dataclass(frozen=True, slots=True)
-class ViewEditResult:
-    """What a view edit did: how many edits it applied and the paths that now conflict."""
-
-    applied: int
-    conflicts: tuple[Path, ...]
-
-
 @dataclass(slots=True)
 class ViewPlan:
     """The edits of one view diff, in the order they apply, and the problems found."""
 
     edits: list[ViewEdit] = field(default_factory=list)
     items: list[ItemsEdit] = field(default_factory=list)
-    problems: list[ViewProblem] = field(default_factory=list)
-
-
-WITHHELD_CHANGED: Final = "This value is withheld and not shown, so it cannot be changed or removed here."
-WITHHELD_COPIED: Final = "The placeholder of a withheld value is not a value: it can only stay where it was."
+    problems: list[Problem] = field(default_factory=list)
 
 
 def plan_view_edits(before: Any, after: Any, draft: Any, list_keys: ListKeys | None = None) -> ViewPlan:
@@ -141,7 +112,7 @@ class _Planner:
         if before is after or json_equal(before, after):
             return
         if before is WITHHELD:
-            self.problem(view_path, WITHHELD_CHANGED)
+            self.problem(view_path, ProblemKind.WITHHELD_CHANGED)
             return
         if type(after) is dict and type(before) in (dict, type(MISSING)) and type(draft) in (dict, type(MISSING)):
             if after or before is not MISSING:
@@ -152,9 +123,9 @@ class _Planner:
             if keys and self.keyed(view_path, path, before, after, draft, keys):
                 return
         if _holds_withheld(after):
-            self.problem(view_path, WITHHELD_COPIED)
+            self.problem(view_path, ProblemKind.WITHHELD_COPIED)
         elif _holds_withheld(before):
-            self.problem(view_path, WITHHELD_CHANGED)
+            self.problem(view_path, ProblemKind.WITHHELD_CHANGED)
         else:
             self.plan.edits.append(ViewEdit(path, view_path, after, before))
 
@@ -188,7 +159,7 @@ class _Planner:
                 self.node(item_view, path + (now_at,), seen, after[index], draft[now_at])
             elif not json_equal(seen, after[index]) or seen_at is None:
                 if _holds_withheld(after[index]):
-                    self.problem(item_view, WITHHELD_COPIED)
+                    self.problem(item_view, ProblemKind.WITHHELD_COPIED)
                 else:
                     added.append((previous, after[index], item_view, seen_at is not None))
             previous = identity
@@ -196,15 +167,15 @@ class _Planner:
         for index, identity in enumerate(ids_before):
             if identity not in kept:
                 if _holds_withheld(before[index]):
-                    self.problem(view_path + (index,), WITHHELD_CHANGED)
+                    self.problem(view_path + (index,), ProblemKind.WITHHELD_CHANGED)
                 else:
                     removed.append((identity, before[index], view_path + (index,)))
         if added or removed:
             self.plan.items.append(ItemsEdit(path, view_path, keys, tuple(added), tuple(removed)))
         return True
 
-    def problem(self, view_path: Path, message: str) -> None:
-        self.plan.problems.append(ViewProblem(view_path, message))
+    def problem(self, view_path: Path, kind: ProblemKind) -> None:
+        self.plan.problems.append(Problem(kind, view_path))
 
 
 def _holds_withheld(value: Any) -> bool:

@@ -3,8 +3,8 @@
 :meth:`KrmStream.init_app <flask_krm.KrmStream.init_app>` registers it after Save, so every live
 editor gets a second button posting to ``/ui/components/<id>/actions/discard`` (with the page's
 CSRF and page headers, like every action). The draft is dropped server-side
-(:meth:`~flask_krm.store.LiveResourceStore.revert` of the whole object: every changed field and
-every open conflict), so a reload, another tab of the session and the next Save all see the
+(a :class:`~flask_krm.store.operations.Revert` of the whole object, performed like every edit:
+every changed field and every open conflict go), so a reload, another tab of the session and the next Save all see the
 object as Kubernetes holds it; the editor's body is re-rendered by the page's stream, and the memory
 the draft held goes back to the operating system. Nothing is written to Kubernetes, so no write
 permission is needed.
@@ -18,6 +18,8 @@ from flask import Response
 from markupsafe import Markup
 
 from ..memory import release_freed_memory
+from ..store.operations import Revert
+from ..store.problems import EditRefused
 from .actions import EditorContext
 from .render import render_template_fragment
 from .state import store_policy
@@ -36,9 +38,15 @@ def discard(ctx: EditorContext) -> Response:
         return ctx.outcome(_message("unavailable", GONE), 404)
     if not ctx.store.is_dirty(uid) and not ctx.store.conflicts(uid):
         return ctx.outcome(_message("nothing-to-discard", NOTHING))
-    ctx.drafts.edit(
-        ctx.component.scope, ctx.component.projection, lambda: ctx.store.revert(uid), policy=store_policy(ctx.component)
-    )
+    try:
+        ctx.drafts.edit(
+            ctx.component.scope,
+            ctx.component.projection,
+            lambda: ctx.store.perform(uid, Revert()),
+            policy=store_policy(ctx.component),
+        )
+    except EditRefused:  # the object went meanwhile
+        return ctx.outcome(_message("unavailable", GONE), 404)
     release_freed_memory()  # the draft may have been large
     return ctx.outcome(_message("discarded", DISCARDED))
 

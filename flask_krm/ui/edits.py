@@ -5,59 +5,61 @@ it; an item of a keyed list is named by its keys, ``{"name": "web"}``, see
 :mod:`flask_krm.store.items`): ``op`` is ``set`` (``value``, and ``from``: the text the field
 showed when the person began typing), ``add_key`` (map path, ``key``, ``value``), ``remove_key``,
 ``rename_key`` (map path, ``key``, ``new_key``), ``add_item`` (list path; ``item.<key>`` per key of
-a keyed list, ``value`` for a row), ``remove_item``, ``add_member`` (object path, ``member``: a
-member its schema declares, added with :func:`~flask_krm.ui.schema_fields.initial_value`),
-``remove_member`` (an optional member's path), ``move_item`` (``to``: ``up`` or ``down``;
-rows also name their text, ``value``), ``revert``, ``take_theirs`` or ``keep_mine``. The page is
+a keyed list, ``value`` for a row), ``remove_item``, ``move_item`` (``to``: ``up`` or ``down``;
+rows also name their text, ``value``), ``add_member`` (object path, ``member``: a member its schema
+declares, added with :func:`~flask_krm.ui.schema_fields.initial_value`), ``remove_member`` (an
+optional member's path), ``revert``, ``take_theirs`` or ``keep_mine``. A value is read as the
+kind's schema types it (:func:`~flask_krm.ui.schema_fields.schema_parse`; a refusal is a 422 at the
+field). The page is
 named by the ``X-KRM-Page`` header and must belong to the caller's session; the CSRF check has
-already run. A submitted value is read back with the widget the field was rendered with
-(:func:`flask_krm.ui.widgets.widget_for`) as the kind's schema types it
-(:func:`~flask_krm.ui.schema_fields.schema_parse`: an int-or-string, a quantity, an enum's value,
-an integer within its bounds; a refusal is a 422 at the field), so a number stays a number, and applied as the change
-from ``from`` (:mod:`flask_krm.ui.item_edits`): an array written as text is merged by lines, never
-set whole.
+already run. The form is read into one store operation (:mod:`flask_krm.ui.edit_forms`: a value is
+read back with the widget the field was rendered with, so a number stays a number) and performed
+by the store (:func:`perform`, the one path of every edit: fields, items, rows, keys, the YAML
+text, resolving conflicts, discarding), which decides what a change that reached the draft
+meanwhile makes of it.
 
 The answer carries no field values: the store notifies every page channel of the session (this
 tab and the others), which morph the new draft in. The body only sets or clears the field's error
-slot (``<hx-partial>``, applied whatever the status). Refusals say why: 400 for a malformed
-request, 403 for a read-only path, 404 for an unknown page, component or object, 409 for a key
-or item that vanished, 422 for a value the field cannot hold.
+slot (``<hx-partial>``, applied whatever the status), and the ``X-KRM-Edits`` header the object's
+edit sequence. Refusals say why, each from the one table (:mod:`flask_krm.ui.problems`): 400 for a
+malformed request, 403 for a read-only path, 404 for an unknown page, component or object, 409 for
+a key or item that vanished, 422 for a value the field cannot hold.
 """
 
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from flask import Response, request
 
 from ..bodies import JsonRefused, TooDeep, load_json
 from ..htmx import EDITS_HEADER, PAGE_HEADER, html_response, partial, refusal_response
-from ..kube_schema import SchemaView, as_view
 from ..runtime import runtime
-from ..store import (
-    MISSING,
-    InvalidValueError,
-    ItemExistsError,
-    KeyExistsError,
-    LiveResourceStore,
-    MalformedPathError,
-    MissingItemError,
-    MissingKeyError,
-    PathTypeError,
-    ReadOnlyPathError,
-    UnknownResourceError,
-)
+from ..store import MISSING, LiveResourceStore, MalformedPathError, StoreError
 from ..store.items import Address, as_address
-from ..store.paths import Path, get_at
+from ..store.operations import (
+    AddKey,
+    KeepMine,
+    Operation,
+    Outcome,
+    RemoveKey,
+    RenameKey,
+    Revert,
+    SetField,
+    TakeTheirs,
+)
+from ..store.paths import get_at
+from ..store.problems import EditRefused, Problem, ProblemKind, problem_of
 from .binding import Binding, Refusal, bind
-from .item_edits import add_item, edit_value, move_item, remove_item
+from .edit_forms import RequestRefused, add_item, move_item, remove_item, schema_node, set_field
 from .list_widgets import key_inputs
 from .page import Component, EditorSpec, is_component_id
+from .problems import RequestProblem, say
 from .render import edited_object, render_template_fragment
 from .schema_fields import SchemaRefused, initial_value, is_removable, schema_parse
 from .state import store_policy
-from .widgets import Field, ValueRefused, label_for, normalized_lines, parse_text, path_json
+from .widgets import Field, label_for, normalized_lines, parse_text, path_json
 
 OPERATIONS: t.Final = frozenset(
     {
@@ -75,18 +77,43 @@ OPERATIONS: t.Final = frozenset(
         "keep_mine",
     }
 )
-ITEM_OPERATIONS: t.Final = {"add_item": add_item, "remove_item": remove_item, "move_item": move_item}
-READ_ONLY_MESSAGE: t.Final = "This field is read-only."
+RESOLVES: t.Final[Mapping[str, Callable[[Address], Operation]]] = {
+    "remove_key": RemoveKey,
+    "revert": Revert,
+    "take_theirs": TakeTheirs,
+    "keep_mine": KeepMine,
+}
+"""Operations named by their path alone."""
+
+Build: t.TypeAlias = Callable[[LiveResourceStore, str], Operation]
+"""Reads the request into an operation on the object ``uid`` of the store, as it is now."""
 
 
-class EditRefused(Exception):
-    """An edit that cannot be made: the status, the message and the field whose error slot shows it."""
+def perform(binding: Binding, build: Build) -> tuple[str, Outcome]:
+    """Perform the operation ``build`` reads from the request on the component's object, as the
+    session's drafts make edits (so that it lands whatever other workers write at the same time);
+    the object's uid and the outcome. Raises :class:`~flask_krm.store.problems.EditRefused` or
+    :class:`~.edit_forms.RequestRefused`."""
+    component = binding.component
+    store = binding.store
 
-    def __init__(self, status: int, message: str, path: Address | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.path = path
+    def apply() -> tuple[str, Outcome]:
+        uid = edited_object(store, component, binding.page).uid
+        if uid is None:
+            raise EditRefused((Problem(ProblemKind.UNKNOWN_OBJECT),))
+        try:
+            operation = build(store, uid)
+        except StoreError as error:  # an address the draft no longer has
+            raise EditRefused((problem_of(error),)) from None
+        return uid, store.perform(uid, operation)
+
+    return binding.drafts.edit(component.scope, component.projection, apply, policy=store_policy(component))
+
+
+def with_edits_header(response: Response, outcome: Outcome) -> Response:
+    """``response`` with the edit sequence of the object after an edit (``X-KRM-Edits``)."""
+    response.headers[EDITS_HEADER] = str(outcome.sequence)
+    return response
 
 
 def _error_slot(component: Component, path: Address | None) -> str:
@@ -104,122 +131,85 @@ def _answer(
 def _path(name: str = "path") -> Address:
     raw = request.form.get(name)
     if raw is None:
-        raise EditRefused(400, f"The request has no {name}.")
+        raise RequestRefused(RequestProblem.NO_FIELD, name)
     try:
         return as_address(load_json(raw, what=f"the {name}"))
     except TooDeep as refused:
-        raise EditRefused(400, f"{str(refused).capitalize()}.") from None
+        raise RequestRefused(RequestProblem.UNREADABLE_REQUEST, f"{str(refused).capitalize()}.") from None
     except (JsonRefused, MalformedPathError):
-        raise EditRefused(400, f"The {name} is not a JSON array of keys, indexes and item keys.") from None
+        raise RequestRefused(RequestProblem.NOT_A_PATH, name) from None
 
 
 def _text(name: str, *, required: bool = True) -> str:
     value = request.form.get(name)
     if value is None:
         if required:
-            raise EditRefused(400, f"The request has no {name}.")
+            raise RequestRefused(RequestProblem.NO_FIELD, name)
         return ""
     return value
 
 
-def _check_policy(spec: EditorSpec, path: Address) -> None:
-    text = tuple(_ITEM if isinstance(segment, Mapping) else str(segment) for segment in path)
-    if not spec.policy.covers(text):
-        raise EditRefused(403, READ_ONLY_MESSAGE, path)
-
-
-_ITEM: t.Final = "\x00item"
-"""An item key as a policy sees it: no policy root passes through a list."""
-
-
-def apply_edit(binding: Binding) -> tuple[Address, str]:
-    """Perform the requested edit on the binding's store; returns the field path and any extra HTML."""
-    spec = binding.component.spec
-    if not isinstance(spec, EditorSpec):
-        raise EditRefused(400, "A list has no fields to edit.")
-    op = request.form.get("op", "")
-    if op not in OPERATIONS:
-        raise EditRefused(400, f"Unknown edit operation {op!r}.")
-    path = _path()
-    store = binding.store
-    uid = edited_object(store, binding.component, binding.page).uid
-    if uid is None:
-        raise EditRefused(404, "The object is no longer here.", path)
-    extra = ""
+def read_edit(op: str, path: Address) -> Build:
+    """How to read the field edit ``op`` on ``path`` into an operation (see the module doc)."""
+    if op == "set":
+        value, started = request.form.get("value"), request.form.get("from")
+        return lambda store, uid: set_field(store, uid, path, value, started)
     if op in ("add_key", "rename_key"):
         key = _text("key")
         if not key:
-            raise EditRefused(422, "Enter a key.", path)
-        entry = path + (key,)
-        _check_policy(spec, entry)
-        where = store.resolve(uid, entry)
+            raise RequestRefused(RequestProblem.EMPTY_KEY)
         if op == "add_key":
             value = normalized_lines(_text("value", required=False), MISSING)
-            node = _schema_node(store, uid, where)
-            if node is not None and value:
-                try:
-                    value = schema_parse(node, parse_text)(value, MISSING)
-                except SchemaRefused as refused:
-                    raise EditRefused(422, str(refused), path) from None
-            store.add_key(uid, where, value)
-            extra = _fresh_add_row(binding.component, path)
-            return path, extra
+            return lambda store, uid: AddKey(path + (key,), _schema_value(store, uid, path + (key,), value))
         new_key = _text("new_key")
         if not new_key:
-            raise EditRefused(422, "A key cannot be empty.", entry)
-        if new_key != key:
-            _check_policy(spec, path + (new_key,))
-            store.rename_key(uid, where, new_key)
-        return entry, extra
-    _check_policy(spec, path)
-    where = store.resolve(uid, path)
+            raise RequestRefused(RequestProblem.EMPTY_NEW_KEY, path=path + (key,))
+        return lambda store, uid: RenameKey(path + (key,), new_key)
+    form = request.form
+    if op == "add_member":
+        name = _text("member")
+        return lambda store, uid: _add_member(store, uid, path, name)
+    if op == "remove_member":
+        return lambda store, uid: _remove_member(store, uid, path)
+    if op == "add_item":
+        return lambda store, uid: add_item(store, uid, path, form)
+    if op == "remove_item":
+        return lambda store, uid: remove_item(path, form)
+    if op == "move_item":
+        return lambda store, uid: move_item(path, form)
+    return lambda store, uid: RESOLVES[op](path)
+
+
+def _schema_value(store: LiveResourceStore, uid: str, address: Address, value: str) -> t.Any:
+    """A new key's ``value`` as the schema of its place types it (text when it says nothing)."""
+    node = schema_node(store, uid, store.resolve(uid, address))
+    if node is None or not value:
+        return value
     try:
-        if op == "set":
-            if store.is_read_only(uid, where):  # a withheld value has no widget to read one with
-                raise EditRefused(403, READ_ONLY_MESSAGE, path)
-            node = _schema_node(store, uid, where)
-            edit_value(
-                store,
-                uid,
-                where,
-                request.form.get("value"),
-                request.form.get("from"),
-                reader=(lambda parse: schema_parse(node, parse)) if node is not None else None,
-            )
-        elif op == "add_member":
-            name = _text("member")
-            parent = _schema_node(store, uid, where)
-            member = parent.member(name) if parent is not None and name in parent.members() else None
-            if member is None:
-                raise EditRefused(422, "Choose a field to add.", path)
-            _check_policy(spec, path + (name,))
-            if get_at(store.draft(uid), where + (name,)) is MISSING:
-                store.set_value(uid, where + (name,), initial_value(member))
-        elif op == "remove_member":
-            if not where or not is_removable(_schema_node(store, uid, where[:-1]), where[-1]):
-                raise EditRefused(422, "This field cannot be removed: its object needs it.", path)
-            store.remove_key(uid, where)
-        elif op in ITEM_OPERATIONS:
-            ITEM_OPERATIONS[op](store, uid, where, request.form)
-            if op == "add_item":
-                extra = _fresh_add_item(binding, uid, path)
-        elif op == "remove_key":
-            store.remove_key(uid, where)
-        elif op in ("revert", "take_theirs"):
-            store.revert(uid, where)
-        else:
-            store.keep_mine(uid, where)
-    except ValueRefused as refused:
-        raise EditRefused(refused.status, refused.message, path if refused.about_value else None) from None
+        return schema_parse(node, parse_text)(value, MISSING)
     except SchemaRefused as refused:
-        raise EditRefused(422, str(refused), path) from None
-    return path, extra
+        raise RequestRefused(RequestProblem.UNREADABLE_VALUE, str(refused)) from None
 
 
-def _schema_node(store: LiveResourceStore, uid: str, path: Path) -> SchemaView | None:
-    """The schema of the value at ``path`` of ``uid`` (``None``: its kind's schema says nothing)."""
-    schema = store.kind_schema(uid)
-    return as_view(schema).at(path) if schema is not None else None
+def _add_member(store: LiveResourceStore, uid: str, address: Address, name: str) -> Operation:
+    """Add the member ``name`` its object's schema declares, with its initial value (when absent)."""
+    where = store.resolve(uid, address)
+    parent = schema_node(store, uid, where)
+    member = parent.member(name) if parent is not None and name in parent.members() else None
+    if member is None:
+        raise RequestRefused(RequestProblem.NO_MEMBER)
+    present = get_at(store.draft(uid), where + (name,))
+    if present is not MISSING:
+        return SetField(address + (name,), present)  # already there: it stays as it is
+    return AddKey(address + (name,), initial_value(member))
+
+
+def _remove_member(store: LiveResourceStore, uid: str, address: Address) -> Operation:
+    """Remove an optional member (one its object's schema does not require)."""
+    where = store.resolve(uid, address)
+    if not where or not is_removable(schema_node(store, uid, where[:-1]), where[-1]):
+        raise RequestRefused(RequestProblem.REQUIRED_MEMBER)
+    return RemoveKey(address)
 
 
 def _fresh_add_item(binding: Binding, uid: str, list_path: Address) -> str:
@@ -275,34 +265,31 @@ def edit_response(component_id: str) -> Response:
         return binding
     component = binding.component
     try:
-        path, extra = binding.drafts.edit(
-            component.scope, component.projection, lambda: apply_edit(binding), policy=store_policy(component)
-        )
+        if not isinstance(component.spec, EditorSpec):
+            raise RequestRefused(RequestProblem.NO_FIELDS)
+        op = request.form.get("op", "")
+        if op not in OPERATIONS:
+            raise RequestRefused(RequestProblem.UNKNOWN_OPERATION, op)
+        path = _path()
+        uid, outcome = perform(binding, read_edit(op, path))
+    except RequestRefused as refused:
+        said = say(refused.kind, refused.detail)
+        where = refused.path if refused.path is not None else _json_path()
+        return _answer(component, where if said.at_field else None, said.message, said.status)
     except EditRefused as refused:
-        return _answer(component, refused.path, refused.message, refused.status)
-    except ReadOnlyPathError:
-        return _answer(component, _json_path(), READ_ONLY_MESSAGE, 403)
-    except KeyExistsError as exc:
-        key = exc.path[-1] if isinstance(exc.path, tuple) and exc.path else ""
-        return _answer(component, _json_path(), f"A key named {key!s} already exists.", 422)
-    except MissingKeyError:
-        return _answer(component, _json_path(), "That key no longer exists.", 409)
-    except MissingItemError:
-        return _answer(component, _json_path(), "That item is no longer in the list.", 409)
-    except ItemExistsError:
-        return _answer(component, _json_path(), "An item with these keys is already in the list.", 422)
-    except InvalidValueError as exc:
-        return _answer(component, _json_path(), f"This value cannot be stored: {exc}.", 422)
-    except PathTypeError:
-        return _answer(component, _json_path(), "This field no longer has that shape.", 409)
-    except MalformedPathError:
-        return _answer(component, None, "The path is not a path of this object.", 400)
-    except UnknownResourceError:
-        return _answer(component, None, "The object is no longer here.", 404)
-    response = _answer(component, path, extra=extra)
-    uid = edited_object(binding.store, component, binding.page).uid
-    response.headers[EDITS_HEADER] = str(binding.store.edit_sequence(uid) if uid is not None else 0)
-    return response
+        problem = refused.problems[0]
+        said = say(problem.kind, problem.detail, problem.path)
+        return _answer(component, _json_path() if said.at_field else None, said.message, said.status)
+    extra = ""
+    if op == "add_key":
+        extra = _fresh_add_row(component, path)
+    elif op == "add_item":
+        try:
+            extra = _fresh_add_item(binding, uid, path)
+        except StoreError:  # the list went meanwhile: the channel's render shows what is there
+            extra = ""
+    answered = path + (request.form["key"],) if op == "rename_key" else path
+    return with_edits_header(_answer(component, answered, extra=extra), outcome)
 
 
 def _json_path() -> Address | None:

@@ -3,14 +3,16 @@
 The form body carries ``before`` (the YAML text the person started from, as the tab last showed
 it) and ``yaml`` (what they typed). Both are loaded with the bounded safe loader
 (:func:`flask_krm.yaml_text.load_yaml`); their difference is applied to the session's current
-draft as leaf-level edits (:meth:`flask_krm.store.LiveResourceStore.edit_view`) under the editor's
-policy, so a server change that arrived meanwhile is kept where the person did not edit, and a
-change to the same value becomes a conflict.
+draft as leaf-level edits, by the same path as every other edit (:func:`flask_krm.ui.edits.perform`
+with a :class:`~flask_krm.store.operations.EditView`) under the editor's policy, so a server change
+that arrived meanwhile is kept where the person did not edit, and a change to the same value
+becomes a conflict.
 
 The answer is ``<hx-partial>`` fragments for the tab (applied whatever the status): its message
 line and its list of problems, each at its line and column, and, on success, the draft's YAML as
-it now is (``#<id>-yaml-fresh``), which the tab shows once the person is not typing. Refusals
-change nothing and say why: 400 for a malformed request or an unreadable starting text, 403 for
+it now is (``#<id>-yaml-fresh``), which the tab shows once the person is not typing, and the
+``X-KRM-Edits`` header as for a field edit. Refusals change nothing and say why, each from the one
+table (:mod:`flask_krm.ui.problems`): 400 for a malformed request or an unreadable starting text, 403 for
 a read-only path, 404 for an unknown page, component or object, 409 for a value that no longer
 has the edited shape, 422 for text that cannot be loaded or a value that cannot be stored.
 """
@@ -25,20 +27,16 @@ import gevent
 from flask import Response, request
 
 from ..htmx import html_response, partial
-from ..store import UnknownResourceError
-from ..store.paths import Path, pointer_to_path, text_path
-from ..store.view_edits import ViewEditRefused
+from ..store.operations import EditView
+from ..store.paths import pointer_to_path
+from ..store.problems import EditRefused
 from ..yaml_text import LoadedYaml, YamlRefused, load_yaml
-from .edits import bind_request
+from .edits import bind_request, perform, with_edits_header
 from .page import Component, EditorSpec
-from .render import edited_object, render_template_fragment
-from .state import store_policy
+from .problems import Kind, RequestProblem, say
+from .render import render_template_fragment
 from .yaml_view import draft_yaml
 
-if t.TYPE_CHECKING:
-    from ..store import LiveResourceStore
-
-OUTSIDE_FIELDS: t.Final = "This field is not editable in this editor."
 MAX_PROBLEMS: t.Final = 50
 """Problems listed in one answer; the message says how many there are in all."""
 
@@ -53,12 +51,14 @@ class Problem:
 
 
 class YamlEditRefused(Exception):
-    """A YAML edit that changes nothing: the status and every problem."""
+    """A YAML edit that changes nothing: the status and every problem in the text, or the one
+    ``message`` of a refusal that is about no place in it."""
 
-    def __init__(self, status: int, problems: list[Problem]) -> None:
-        super().__init__(problems[0].message)
+    def __init__(self, status: int, problems: list[Problem], message: str = "") -> None:
+        super().__init__(message or problems[0].message)
         self.status = status
         self.problems = problems
+        self.message = message
 
 
 def _slot(component: Component, name: str) -> str:
@@ -78,15 +78,21 @@ def _answer(
     return html_response(body, status)
 
 
-def _load(name: str, *, status: int) -> LoadedYaml:
+def _refused(kind: Kind, detail: str = "", line: int | None = None, column: int | None = None) -> YamlEditRefused:
+    said = say(kind, detail)
+    if not said.at_field and kind is not RequestProblem.NO_FIELD:
+        return YamlEditRefused(said.status, [], f"{said.message[:-1]}: nothing was applied.")
+    return YamlEditRefused(said.status, [Problem(said.message, line, column)])
+
+
+def _load(name: str, *, kind: RequestProblem) -> LoadedYaml:
     text = request.form.get(name)
     if text is None:
-        raise YamlEditRefused(400, [Problem(f"The request has no {name}.")])
+        raise _refused(RequestProblem.NO_FIELD, name)
     try:
         return load_yaml(text, pause=bind_arguments(gevent.sleep, 0))  # other requests run meanwhile
     except YamlRefused as refused:
-        prefix = "" if name == "yaml" else "The text you started from cannot be read: "
-        raise YamlEditRefused(status, [Problem(prefix + refused.message + ".", refused.line, refused.column)]) from None
+        raise _refused(kind, refused.message, refused.line, refused.column) from None
 
 
 def _summary(applied: int, conflicts: int) -> str:
@@ -101,25 +107,18 @@ def _summary(applied: int, conflicts: int) -> str:
     return message
 
 
-def apply_yaml(spec: EditorSpec, store: LiveResourceStore, uid: str) -> tuple[str, str]:
-    """Apply the request's YAML edit to ``uid``; returns the message and the draft's YAML now."""
-    before = _load("before", status=400)
-    after = _load("yaml", status=422)
-
-    def refuse(path: Path) -> str | None:
-        return None if spec.policy.covers(text_path(path)) else OUTSIDE_FIELDS
-
-    try:
-        result = store.edit_view(uid, before.value, after.value, refuse)
-    except ViewEditRefused as refused:
-        status = max(p.status for p in refused.problems)
-        problems = []
-        for problem in refused.problems:
-            line = after.line_of(problem.view_path) or before.line_of(problem.view_path)
-            problems.append(Problem(problem.message, line))
-        raise YamlEditRefused(status, sorted(problems, key=lambda p: p.line or 0)) from None
-    fresh = draft_yaml(store.draft(uid) or {}, [pointer_to_path(r.path) for r in store.redactions(uid)], spec.fields)
-    return _summary(result.applied, len(result.conflicts)), fresh
+def _by_line(refused: EditRefused, before: LoadedYaml, after: LoadedYaml) -> YamlEditRefused:
+    """The store's problems, each worded for its line of the typed text (or of the text started from)."""
+    problems: list[Problem] = []
+    status = 0
+    for problem in refused.problems:
+        said = say(problem.kind, problem.detail, problem.path, listed=True)
+        if not said.at_field:  # about the object, not a place in the text
+            return _refused(problem.kind, problem.detail)
+        status = max(status, said.status)
+        path = problem.path
+        problems.append(Problem(said.message, after.line_of(path) or before.line_of(path)))
+    return YamlEditRefused(status, sorted(problems, key=lambda p: p.line or 0))
 
 
 def yaml_response(component_id: str) -> Response:
@@ -129,19 +128,18 @@ def yaml_response(component_id: str) -> Response:
         return binding
     component = binding.component
     spec = component.spec
-    if not isinstance(spec, EditorSpec) or not spec.yaml:
-        return _answer(component, 400, "This view has no YAML tab.", [])
-    uid = edited_object(binding.store, component, binding.page).uid
-    if uid is None:
-        return _answer(component, 404, "The object is no longer here: nothing was applied.", [])
     try:
-        message, fresh = binding.drafts.edit(
-            component.scope,
-            component.projection,
-            lambda: apply_yaml(spec, binding.store, uid),
-            policy=store_policy(component),
-        )
+        if not isinstance(spec, EditorSpec) or not spec.yaml:
+            raise _refused(RequestProblem.NO_YAML_TAB)
+        before = _load("before", kind=RequestProblem.UNREADABLE_START)
+        after = _load("yaml", kind=RequestProblem.UNREADABLE_YAML)
+        try:
+            uid, outcome = perform(binding, lambda store, uid: EditView(before.value, after.value))
+        except EditRefused as refused:
+            raise _by_line(refused, before, after) from None
     except YamlEditRefused as refused:
+        if refused.message:
+            return _answer(component, refused.status, refused.message, [])
         count = len(refused.problems)
         lead = (
             "Nothing was applied: fix the problem below."
@@ -151,6 +149,7 @@ def yaml_response(component_id: str) -> Response:
             else f"Nothing was applied: fix the {count} problems (the first {MAX_PROBLEMS} are below)."
         )
         return _answer(component, refused.status, lead, refused.problems[:MAX_PROBLEMS])
-    except UnknownResourceError:
-        return _answer(component, 404, "The object is no longer here: nothing was applied.", [])
-    return _answer(component, 200, message, [], fresh)
+    store = binding.store
+    fresh = draft_yaml(store.draft(uid) or {}, [pointer_to_path(r.path) for r in store.redactions(uid)], spec.fields)
+    message = _summary(outcome.applied, len(outcome.conflicts))
+    return with_edits_header(_answer(component, 200, message, [], fresh), outcome)

@@ -19,10 +19,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flask_krm.events import Redaction, Reset, Synced, Upsert
-from flask_krm.store import BUILTIN_LIST_SCHEMAS, LiveResourceStore, PathTypeError
+from flask_krm.store import (
+    BUILTIN_LIST_SCHEMAS,
+    DEFAULT_POLICY,
+    EditPolicy,
+    EditRefused,
+    EditView,
+    LiveResourceStore,
+    PathTypeError,
+    ProblemKind,
+)
 from flask_krm.store.paths import MISSING, Path, get_at, pointer_to_path
 from flask_krm.store.values import json_copy, json_equal, set_in
-from flask_krm.store.view_edits import ViewEditRefused
 from flask_krm.yaml_text import dump_yaml, load_yaml, with_placeholders
 
 from .objects import deployment
@@ -36,8 +44,10 @@ def loaded(store: LiveResourceStore, uid: str) -> Any:
     return load_yaml(dump_yaml(with_placeholders(draft or {}, withheld))).value
 
 
-def store_with(obj: dict[str, Any], redacted: tuple[Redaction, ...] = ()) -> LiveResourceStore:
-    store = LiveResourceStore(schemas=BUILTIN_LIST_SCHEMAS)
+def store_with(
+    obj: dict[str, Any], redacted: tuple[Redaction, ...] = (), policy: EditPolicy = DEFAULT_POLICY
+) -> LiveResourceStore:
+    store = LiveResourceStore(policy, schemas=BUILTIN_LIST_SCHEMAS)
     store.apply(Reset({}, "krm-full/v1"))
     store.apply(Upsert("added", obj, redacted))
     store.apply(Synced())
@@ -84,7 +94,7 @@ def test_editing_yaml_equals_editing_through_the_form(data: st.DataObject) -> No
     yaml = store_with(obj)
     before = loaded(yaml, UID)
     after = load_yaml(dump_yaml(form.draft(UID))).value
-    yaml.edit_view(UID, before, after)
+    yaml.perform(UID, EditView(before, after))
     assert json_equal(yaml.draft(UID), form.draft(UID))
     assert json_equal(yaml.patch(UID), form.patch(UID))
     assert yaml.conflicts(UID) == []
@@ -116,7 +126,7 @@ def test_server_changes_meanwhile_are_merged_as_if_the_edits_came_first(data: st
     yaml = store_with(obj)
     before = loaded(yaml, UID)
     yaml.apply(Upsert("modified", changed))
-    yaml.edit_view(UID, before, load_yaml(dump_yaml(person)).value)
+    yaml.perform(UID, EditView(before, load_yaml(dump_yaml(person)).value))
     form.apply(Upsert("modified", changed))
     assert json_equal(yaml.draft(UID), form.draft(UID))
     assert {c.path for c in yaml.conflicts(UID)} == {c.path for c in form.conflicts(UID)}
@@ -140,7 +150,7 @@ def test_same_value_changed_on_the_server_becomes_a_conflict(data: st.DataObject
     after = json_copy(before)
     after["spec"][key] = mine
     store.apply(Upsert("modified", set_in(set_in(obj, ("spec", key), theirs), ("metadata", "resourceVersion"), "2")))
-    result = store.edit_view(UID, before, after)
+    result = store.perform(UID, EditView(before, after))
     assert result.conflicts == (("spec", key),)
     assert get_at(store.draft(UID), ("spec", key)) == mine
     [conflict] = store.conflicts(UID)
@@ -164,7 +174,7 @@ def test_keyed_items_are_matched_by_key_and_edited_leaf_by_leaf() -> None:
     theirs["spec"]["template"]["spec"]["containers"].insert(0, {"name": "mesh", "image": "mesh:1"})
     theirs["status"] = {"readyReplicas": 2}
     store.apply(Upsert("modified", theirs))
-    result = store.edit_view("deploy-1", before, after)
+    result = store.perform("deploy-1", EditView(before, after))
     assert result.conflicts == ()
     containers = store.draft("deploy-1")["spec"]["template"]["spec"]["containers"]
     assert containers == [
@@ -188,7 +198,7 @@ def test_keyed_items_added_and_removed_apply_to_the_list_as_it_is_now() -> None:
     theirs["metadata"]["resourceVersion"] = "2"
     theirs["spec"]["template"]["spec"]["containers"][0]["env"].insert(0, {"name": "Z", "value": "z"})
     store.apply(Upsert("modified", theirs))
-    store.edit_view("deploy-1", before, after)
+    store.perform("deploy-1", EditView(before, after))
     draft_env = store.draft("deploy-1")["spec"]["template"]["spec"]["containers"][0]["env"]
     assert draft_env == [{"name": "Z", "value": "z"}, {"name": "A", "value": "1"}, {"name": "NEW", "value": "n"}]
     assert store.conflicts("deploy-1") == []
@@ -204,47 +214,41 @@ def test_removing_an_item_the_server_changed_meanwhile_conflicts() -> None:
     theirs["metadata"]["resourceVersion"] = "2"
     theirs["spec"]["template"]["spec"]["containers"][1]["image"] = "log:9"
     store.apply(Upsert("modified", theirs))
-    result = store.edit_view("deploy-1", before, after)
+    result = store.perform("deploy-1", EditView(before, after))
     path = ("spec", "template", "spec", "containers")
     assert result.conflicts == (path,)
     assert [c["name"] for c in store.draft("deploy-1")["spec"]["template"]["spec"]["containers"]] == ["web"]
 
 
 @pytest.mark.parametrize(
-    ("path", "value", "view_path", "status"),
+    ("path", "value", "view_path", "kind"),
     [
-        (("status", "readyReplicas"), 9, ("status", "readyReplicas"), 403),
-        (("metadata", "name"), "other", ("metadata", "name"), 403),
-        (("metadata", "resourceVersion"), "7", ("metadata", "resourceVersion"), 403),
-        (("spec", "paused"), None, ("spec", "paused"), 422),
+        (("status", "readyReplicas"), 9, ("status", "readyReplicas"), ProblemKind.READ_ONLY),
+        (("metadata", "name"), "other", ("metadata", "name"), ProblemKind.READ_ONLY),
+        (("metadata", "resourceVersion"), "7", ("metadata", "resourceVersion"), ProblemKind.READ_ONLY),
+        (("spec", "paused"), None, ("spec", "paused"), ProblemKind.NULL_IN_MAP),
     ],
 )
 def test_refused_edits_name_their_place_and_change_nothing(
-    path: Path, value: Any, view_path: Path, status: int
+    path: Path, value: Any, view_path: Path, kind: ProblemKind
 ) -> None:
     store = store_with(deployment())
     before = loaded(store, "deploy-1")
     after = set_in(set_in(before, ("spec", "replicas"), 4), path, value)
-    with pytest.raises(ViewEditRefused) as refused:
-        store.edit_view("deploy-1", before, after)
+    with pytest.raises(EditRefused) as refused:
+        store.perform("deploy-1", EditView(before, after))
     [problem] = refused.value.problems
-    assert (problem.view_path, problem.status) == (view_path, status)
+    assert (problem.path, problem.kind) == (view_path, kind)
     assert store.patch("deploy-1") is None
 
 
 def test_the_editors_narrower_policy_refuses_at_the_path() -> None:
-    store = store_with(deployment())
+    store = store_with(deployment(), policy=EditPolicy.only(("metadata", "labels")))
     before = loaded(store, "deploy-1")
     after = set_in(set_in(before, ("spec", "replicas"), 4), ("metadata", "labels"), {"a": "b"})
-
-    def refuse(path: Path) -> str | None:
-        return None if path[:1] == ("metadata",) else "Not editable in this editor."
-
-    with pytest.raises(ViewEditRefused) as refused:
-        store.edit_view("deploy-1", before, after, refuse)
-    assert [(p.view_path, p.message) for p in refused.value.problems] == [
-        (("spec", "replicas"), "Not editable in this editor.")
-    ]
+    with pytest.raises(EditRefused) as refused:
+        store.perform("deploy-1", EditView(before, after))
+    assert [(p.path, p.kind) for p in refused.value.problems] == [(("spec", "replicas"), ProblemKind.READ_ONLY)]
     assert store.patch("deploy-1") is None
 
 
@@ -265,7 +269,7 @@ def test_a_withheld_placeholder_left_in_place_writes_nothing() -> None:
     before = loaded(store, "s-1")
     after = set_in(before, ("metadata", "labels"), {"team": "a"})
     after = set_in(after, ("data", "token"), "dG9r")
-    store.edit_view("s-1", before, after)
+    store.perform("s-1", EditView(before, after))
     assert store.patch("s-1") == {"metadata": {"labels": {"team": "a"}}, "data": {"token": "dG9r"}}
 
 
@@ -283,9 +287,10 @@ def test_a_withheld_value_cannot_be_changed_removed_or_copied(edit: str) -> None
         after["data"]["copy"] = after["data"]["password"]
     else:
         del after["data"]
-    with pytest.raises(ViewEditRefused) as refused:
-        store.edit_view("s-1", before, after)
-    assert all("withheld" in p.message for p in refused.value.problems)
+    with pytest.raises(EditRefused) as refused:
+        store.perform("s-1", EditView(before, after))
+    withheld = {ProblemKind.WITHHELD_CHANGED, ProblemKind.WITHHELD_COPIED}
+    assert refused.value.problems and all(p.kind in withheld for p in refused.value.problems)
     assert store.patch("s-1") is None
 
 
@@ -347,6 +352,6 @@ def test_keyed_items_edited_in_yaml_land_on_the_same_items_as_form_edits_despite
     for path, value in ops:
         after = set_in(after, path, value)
     yaml.apply(Upsert("modified", theirs))
-    yaml.edit_view("deploy-1", before, after)
+    yaml.perform("deploy-1", EditView(before, after))
     assert json_equal(by_name(yaml.draft("deploy-1")), by_name(form.draft("deploy-1")))
     assert {c.path for c in yaml.conflicts("deploy-1")} == {c.path for c in form.conflicts("deploy-1")}

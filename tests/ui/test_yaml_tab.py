@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import html
+import json
 import re
 import typing as t
 from pathlib import Path
@@ -217,3 +218,19 @@ def test_a_secret_shows_placeholders_and_a_placeholder_never_becomes_a_value(
     assert load_yaml(changes).value == {"data": {"extra": "ZXh0cmE="}}
     for value in SECRET_VALUES:
         assert value not in again.html and value not in added.get_data(as_text=True)
+
+
+def test_yaml_edits_field_edits_and_discard_count_in_one_edit_sequence(deployment: PageHandle) -> None:
+    """The YAML tab's edits take the same path as field edits: the same ``X-KRM-Edits`` count."""
+    cid = deployment.component_ids[0]
+    replicas = json.dumps(["spec", "replicas"])
+    field = deployment.edit(cid, op="set", path=replicas, value="3", **{"from": "2"})
+    assert field.status_code == 200 and field.headers["X-KRM-Edits"] == "1"
+    before = source(deployment.html, cid)
+    typed = post_yaml(deployment, cid, before, before.replace("paused: false", "paused: true"))
+    assert typed.status_code == 200 and typed.headers["X-KRM-Edits"] == "2"
+    refused = post_yaml(deployment, cid, before, before.replace("paused: false", "paused:"))
+    assert refused.status_code == 422 and "X-KRM-Edits" not in refused.headers
+    discarded = deployment.client.post(f"/krm/ui/components/{cid}/actions/discard", headers=deployment.headers)
+    assert discarded.status_code == 200  # an action: its outcome stays shown (no edits header)
+    assert deployment.edit(cid, op="set", path=replicas, value="4", **{"from": "2"}).headers["X-KRM-Edits"] == "4"

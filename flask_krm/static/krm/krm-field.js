@@ -155,7 +155,8 @@
      * carrying it was already kept out (the answer came after it) or when no render will tell. */
     function accepted(el, edits) {
         const field = of(el);
-        if (edits === null || registered === false) {  // without the extension no render settles it
+        // without the extension no render settles it; the YAML text is settled by its answer (its fresh text)
+        if (edits === null || registered === false || el.matches(".krm-yaml-text")) {
             field.fire("settle");
             return;
         }

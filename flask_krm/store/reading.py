@@ -1,0 +1,154 @@
+"""Reading a store: server objects, drafts, changes, conflicts and patches, every one a copy.
+
+Dirty paths, changes and patches are derived from draft vs server on every read. Pure: no Flask,
+no gevent.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..events import Redaction
+from .held import StoreCore
+from .keyed_lists import Schema
+from .merge import Conflict, flashed_paths
+from .patch import Change, changes
+from .paths import Path, as_path
+from .truth import ServerObject
+from .values import json_copy
+
+
+class DraftReading(StoreCore):
+    """Read what a store holds (copies)."""
+
+    def uids(self) -> list[str]:
+        """The uids held, in arrival order (objects adopted here before the server sent them last)."""
+        with self._lock:
+            truth, hidden = self._truth, self._hidden
+            held = [uid for uid in truth.uids() if uid not in hidden] if hidden else truth.uids()
+            return held + [uid for uid in self._resources if uid not in truth]
+
+    def server(self, uid: str) -> dict[str, Any] | None:
+        """A copy of the server object held for ``uid``, or None."""
+        with self._lock:
+            held = self._resources.get(uid)
+            if held is not None:
+                return t.cast("dict[str, Any]", json_copy(held.server))
+            server = self._visible(uid)
+            return None if server is None else t.cast("dict[str, Any]", json_copy(server.object))
+
+    def draft(self, uid: str) -> dict[str, Any] | None:
+        """A copy of the person's draft of ``uid``, or None."""
+        with self._lock:
+            held = self._resources.get(uid)
+            if held is not None:
+                return t.cast("dict[str, Any]", json_copy(held.draft))
+            server = self._visible(uid)
+            return None if server is None else t.cast("dict[str, Any]", json_copy(server.object))
+
+    def edited_uids(self) -> list[str]:
+        """The uids the person did something to (edited, restored, adopted), in the order they
+        did: every uid with a dirty path or a conflict is among them; a clean object never is."""
+        with self._lock:
+            return [uid for uid in self._resources if uid not in self._hidden]
+
+    def clean(self, uid: str) -> ServerObject | None:
+        """The truth's delivery of ``uid`` when this store holds nothing of its own for it (never
+        edited, restored, adopted or removed here): what every such store shows alike. Shared:
+        never mutate its object."""
+        with self._lock:
+            return None if uid in self._resources else self._visible(uid)
+
+    def named(self, name: str, namespace: str | None = None) -> list[str]:
+        """The uids whose server object is named ``name`` (in ``namespace``, when given), in
+        arrival order; nothing is copied."""
+        found = []
+        with self._lock:
+            for uid in self.uids():
+                held = self._resources.get(uid)
+                server = held.server if held is not None else self._truth.get(uid)
+                obj = server.object if isinstance(server, ServerObject) else server
+                metadata = (obj or {}).get("metadata") or {}
+                if metadata.get("name") == name and (not namespace or metadata.get("namespace", "") == namespace):
+                    found.append(uid)
+        return found
+
+    def unsaved(self) -> bool:
+        """Whether any object has a dirty path or an open conflict (clean objects are not looked at)."""
+        with self._lock:
+            return any(
+                changes(held.regions, held.server, held.draft) or self._open_conflicts(held)
+                for held in self._resources.values()
+            )
+
+    def redactions(self, uid: str) -> tuple[Redaction, ...]:
+        """The withheld paths of ``uid`` with their stream revisions."""
+        with self._lock:
+            return self._get(uid).redactions
+
+    def is_read_only(self, uid: str, path: Sequence[Any]) -> bool:
+        """Whether an edit at ``path`` would be refused with :class:`ReadOnlyPathError`."""
+        with self._lock:
+            held = self._get(uid)
+            where = as_path(path)
+            return not where or not held.regions.editable_in(held.draft, where)
+
+    def changes(self, uid: str) -> list[Change]:
+        """The person's editable changes (copies), derived from draft vs server now."""
+        with self._lock:
+            held = self._get(uid)
+            return [
+                replace(c, old=json_copy(c.old), new=json_copy(c.new))
+                for c in changes(held.regions, held.server, held.draft)
+            ]
+
+    def dirty(self, uid: str) -> list[Path]:
+        """The paths the person changed (an array counts as one path)."""
+        with self._lock:
+            held = self._get(uid)
+            return [c.path for c in changes(held.regions, held.server, held.draft)]
+
+    def is_dirty(self, uid: str, path: Sequence[Any] = ()) -> bool:
+        """Whether the person changed ``path`` (or, for a container such as ``()``, anything beneath)."""
+        with self._lock:
+            return self._dirty_at(self._get(uid), as_path(path))
+
+    def edit_sequence(self, uid: str) -> int:
+        """How many edits the person has made to ``uid`` (0 when it is not held). It only grows, and
+        a draft read after it holds every one of them: a render that reads it first shows them all.
+        """
+        with self._lock:
+            held = self._resources.get(uid)
+            return held.sequence if held is not None else 0
+
+    def conflicts(self, uid: str) -> list[Conflict]:
+        """The disagreements to resolve, each with the server's value (a copy)."""
+        with self._lock:
+            held = self._get(uid)
+            return [replace(c, theirs=json_copy(c.theirs)) for c in self._open_conflicts(held)]
+
+    def flashed(self, uid: str) -> list[Path]:
+        """The paths the last server change moved where the person had not edited (to highlight).
+
+        Empty after a re-delivered (unchanged) object; an array counts as one path.
+        """
+        with self._lock:
+            held = self._get(uid)
+            if held.previous is None:
+                return []
+            return flashed_paths(held.previous[0], held.previous[1], held.server)
+
+    def patch(self, uid: str) -> dict[str, Any] | None:
+        """The RFC 7386 merge patch of the person's editable changes, or None."""
+        with self._lock:
+            return self._patch_of(self._get(uid))
+
+    def kind_schema(self, uid: str) -> Schema | None:
+        """The schema this store holds for ``uid``'s kind (``None``: none), as editors read it."""
+        with self._lock:
+            held = self._get(uid)
+            obj = held.server
+            return self._schemas.get((str(obj.get("apiVersion", "")), str(obj.get("kind", ""))))
