@@ -441,9 +441,9 @@ def _backend_mentions(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         names: list[str] = []
-        if isinstance(node, ast.Attribute):
+        if isinstance(node, ast.Attribute) and node.attr in BACKEND_NAMES:
             chain = ast.unparse(node.value)
-            if node.attr in BACKEND_NAMES and ("drafts" in chain or "backend" in chain):
+            if "drafts" in chain or "backend" in chain:
                 names.append(f"{chain}.{node.attr}")
         elif isinstance(node, ast.ImportFrom):
             names += [alias.name for alias in node.names if alias.name in BACKEND_NAMES]
