@@ -173,18 +173,15 @@ class DraftSync:
         with self._mutex:
             if self._attached.get((attached.tag, attached.store_id)) is not attached:
                 return  # detached: its session ended (a store still shown writes nothing more)
-            written = attached.written
             for uid in sorted(uids):
-                edit, copy_name = field_name(EDIT, attached.store_id, uid), field_name(RECOVERY, attached.store_id, uid)
-                if edit not in written and copy_name not in written and store.clean(uid) is not None:
-                    continue  # clean, and nothing of it in the backend: nothing to write (a server event)
                 record = store.edit_record(uid)
+                edit = field_name(EDIT, attached.store_id, uid)
                 kept = record is not None and (record.edits or record.conflicts or record.sequence)
                 value = record.to_json() if record is not None and kept else None
                 self._note(attached, records, edit, value)
                 if store.recovery is not None:
                     copy = store.recovery.export(uid) if record is None else None
-                    self._note(attached, records, copy_name, copy)
+                    self._note(attached, records, field_name(RECOVERY, attached.store_id, uid), copy)
             if not records:
                 return
             if attached.collecting is not None:
