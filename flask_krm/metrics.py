@@ -271,7 +271,7 @@ class MeteredBackend:
 
     def __init__(self, backend: DraftBackend, metrics: Metrics) -> None:
         self.backend = backend
-        self.shared = backend.shared
+        self.outlives_process = backend.outlives_process
         self._metrics = metrics
 
     def _timed(self, operation: str, call: t.Callable[[], t.Any]) -> t.Any:
@@ -352,8 +352,5 @@ class MeteredBackend:
     def close(self) -> None:
         self.backend.close()
 
-    def ping(self) -> None:
-        """Ask the backend whether it answers (see :func:`flask_krm.health.ping_backend`)."""
-        ping = getattr(self.backend, "ping", None)
-        if ping is not None:
-            self._timed("ping", ping)
+    def ping(self) -> str:
+        return t.cast(str, self._timed("ping", self.backend.ping))

@@ -178,10 +178,10 @@ class KrmRuntime:
         return self.drafts.namespace(session_id, principal.name, limits)
 
     def listen_for_drafts(self) -> None:
-        """With a shared draft backend, start this worker's one subscription to the other workers'
-        draft changes (once per process: after a fork, in the worker that serves requests)."""
+        """Start this worker's one subscription to the draft backend's change messages (once per
+        process: after a fork, in the worker that serves requests)."""
         sync = self.drafts.sync
-        if sync is None or self.shut_down or (self.listener is not None and not self.listener.dead):
+        if self.shut_down or (self.listener is not None and not self.listener.dead):
             return
         self.listener = self.group.spawn(sync.run, gevent.sleep)
 
@@ -413,14 +413,7 @@ class KrmRuntime:
     def ping_drafts(self) -> str:
         """Whether the draft backend answers now: a short description, or raises
         :class:`~flask_krm.drafts.backend.BackendUnavailable`."""
-        backend = self.drafts.backend
-        if not backend.shared:
-            return "in this process"
-        ping = getattr(backend, "ping", None)
-        if ping is None:
-            return "shared"
-        ping()
-        return "reachable"
+        return self.drafts.backend.ping()
 
     def begin_drain(self) -> None:
         """The server is stopping: readiness fails from now on (streams end with :meth:`shutdown`)."""
@@ -443,6 +436,8 @@ class KrmRuntime:
             stream.end_for_shutdown()
         for feed in [*self.feeds.values(), *self.truth_feeds.values()]:
             feed.close()
+        if self.listener is not None:
+            self.listener.kill(block=False)  # waits for messages until killed: nothing to finish
         if self.hub is not None:
             self.hub.shutdown(timeout)
         self.group.join(timeout=timeout)

@@ -19,10 +19,11 @@ inactivity). A namespace holds at most ``KRM_MAX_STORES_PER_SESSION`` stores, th
 ``KRM_MAX_SESSIONS`` namespaces: past it, the least recently used namespace without unsaved edits
 is dropped.
 
-With a shared draft backend (``KRM_DRAFTS_URL``, :mod:`flask_krm.drafts`), every store made here is
-attached to it: what the person did is written there as they do it and replayed into the same
-session's stores on every worker, and a store made after a restart starts from it. The registry
-then is this worker's cache of the backend. Signing out ends the session (:func:`end_session`).
+Every store made here is attached to the draft backend (``KRM_DRAFTS_URL``, :mod:`flask_krm.drafts`;
+in the process by default): what the person did is written there as they do it and replayed into
+the same session's stores on every worker, and a store made after a restart starts from it when the
+backend outlives the process. The registry is this worker's cache of the backend. Signing out ends
+the session (:func:`end_session`).
 """
 
 from __future__ import annotations
@@ -34,14 +35,14 @@ import secrets
 import threading
 import time
 import typing as t
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flask import session
-from gevent.lock import Semaphore
 
 from . import csrf
-from .drafts.backend import BackendUnavailable, DraftBackend, MemoryBackend, Record, session_tag
+from .drafts.backend import BackendUnavailable, DraftBackend, Record, backend_from_url, session_tag
 from .drafts.endings import SessionEndings
 from .drafts.sync import DraftSync, EditContended
 from .errors import DraftLimitReached, DraftsUnavailable
@@ -106,7 +107,6 @@ class Limits:
 class _Entry:
     store: LiveResourceStore
     last_used: float
-    save_lock: Semaphore = field(default_factory=Semaphore)
 
 
 @dataclass(eq=False, slots=True)
@@ -129,6 +129,16 @@ class _Namespace:
 def has_unsaved_edits(store: LiveResourceStore) -> bool:
     """Whether any object of ``store`` has a dirty path or an open conflict."""
     return store.unsaved()
+
+
+@contextmanager
+def answering() -> Iterator[None]:
+    """Where a draft backend out of reach (:class:`~flask_krm.drafts.backend.BackendUnavailable`)
+    becomes :class:`~flask_krm.errors.DraftsUnavailable` (503) for a request: the one translation."""
+    try:
+        yield
+    except BackendUnavailable:
+        raise DraftsUnavailable() from None
 
 
 class SessionDrafts:
@@ -168,12 +178,8 @@ class SessionDrafts:
                 if len(held.entries) >= self._limits.max_stores:
                     _evict_one_clean(held)
                 made = create()
-                sync = self._registry.sync
-                if sync is not None:
-                    try:
-                        sync.attach(self._key[0], store_id(key), made, self._limits.session_lifetime)
-                    except BackendUnavailable:
-                        raise DraftsUnavailable() from None
+                with answering():
+                    self._registry.sync.attach(self._key[0], store_id(key), made, self._limits.session_lifetime)
                 entry = held.entries[key] = _Entry(made, now)
             entry.last_used = now
             return entry.store
@@ -189,39 +195,31 @@ class SessionDrafts:
             return entry.store
 
     def catch_up(self, scope: Scope, projection: str, *, policy: EditPolicy | None = None) -> None:
-        """Bring the store for ``scope``, ``projection`` and ``policy`` up to what the other workers
-        wrote to the shared draft backend (nothing with the memory backend, or without such a store).
-        While the backend cannot be read the store goes on as it is: no worker can write there then,
-        and this worker's own changes wait to be written (:meth:`DraftSync.flush
-        <flask_krm.drafts.sync.DraftSync.flush>`).
+        """Bring the store for ``scope``, ``projection`` and ``policy`` up to what other workers wrote
+        to the draft backend (nothing without such a store). While the backend cannot be read the
+        store goes on as it is: no worker can write there then, and this worker's own changes wait
+        to be written (:meth:`DraftSync.flush <flask_krm.drafts.sync.DraftSync.flush>`).
         """
-        sync = self._registry.sync
-        if sync is None:
-            return
         try:
-            sync.catch_up(self._key[0], store_id(StoreKey(scope, projection, policy)))
+            self._registry.sync.catch_up(self._key[0], store_id(StoreKey(scope, projection, policy)))
         except BackendUnavailable:
             return
 
     def edit(self, scope: Scope, projection: str, apply: Callable[[], _T], *, policy: EditPolicy | None = None) -> _T:
         """Make the person's edit ``apply()`` on the store for ``scope``, ``projection`` and ``policy``
         so that it lands whatever other workers write at the same time (:meth:`DraftSync.edit
-        <flask_krm.drafts.sync.DraftSync.edit>`; ``apply()`` alone with the memory backend). Raises
-        what ``apply()`` raises, and :class:`~flask_krm.errors.DraftsUnavailable` (503) when the edit
-        never found its object's record unchanged."""
-        sync = self._registry.sync
-        if sync is None:
-            return apply()
+        <flask_krm.drafts.sync.DraftSync.edit>`). Raises what ``apply()`` raises, and
+        :class:`~flask_krm.errors.DraftsUnavailable` (503) when the edit never found its object's
+        record unchanged."""
         try:
-            return sync.edit(self._key[0], store_id(StoreKey(scope, projection, policy)), apply)
+            return self._registry.sync.edit(self._key[0], store_id(StoreKey(scope, projection, policy)), apply)
         except EditContended:
             raise DraftsUnavailable() from None
 
     def touch(self) -> None:
         """Keep this session's drafts in the backend for the session lifetime from now (a page of it
         is open)."""
-        if self._registry.sync is not None:
-            self._registry.sync.touch(self._key[0], self._limits.session_lifetime)
+        self._registry.sync.touch(self._key[0], self._limits.session_lifetime)
 
     def watch_end(self, ended: Callable[[], None]) -> Callable[[], None]:
         """Call ``ended()`` when this session ends, on any worker; returns the function that stops it."""
@@ -242,40 +240,27 @@ class SessionDrafts:
             if held is not None:
                 held.entries.pop(StoreKey(scope, projection, policy), None)
 
-    def save_lock(self, scope: Scope, projection: str, *, policy: EditPolicy | None = None) -> Semaphore:
-        """The lock that serializes saves through the store for ``scope``, ``projection`` and ``policy``.
-
-        Raises ``KeyError`` when no such store is held.
-        """
-        with self._registry.lock:
-            held = self._registry._namespaces.get(self._key)
-            if held is None:
-                raise KeyError(StoreKey(scope, projection, policy))
-            return held.entries[StoreKey(scope, projection, policy)].save_lock
-
     @property
-    def shared(self) -> bool:
-        """Whether other workers (and the next process) see this session's drafts."""
-        return self._registry.backend.shared
+    def outlives_process(self) -> bool:
+        """Whether this session's drafts outlive this process (the draft backend's
+        :attr:`~flask_krm.drafts.backend.DraftBackend.outlives_process`): another worker may serve
+        its next request, and the next process finds them after a restart."""
+        return self._registry.backend.outlives_process
 
     def records(self) -> dict[str, Record]:
-        """Every record the draft backend holds for this session but its page records (none with
-        the memory backend). Reading renews them.
+        """Every record the draft backend holds for this session but its page records. Reading
+        renews them.
 
         Raises :class:`~flask_krm.errors.DraftsUnavailable` (503) when it cannot be read.
         """
-        try:
+        with answering():
             return self._registry.backend.read(self._key[0], lifetime=self._limits.session_lifetime)
-        except BackendUnavailable:
-            raise DraftsUnavailable() from None
 
     def record(self, name: str) -> Record | None:
         """The record ``name`` the draft backend holds for this session, if any; reading renews the
         session's records. Raises :class:`~flask_krm.errors.DraftsUnavailable` (503)."""
-        try:
+        with answering():
             held = self._registry.backend.read(self._key[0], (name,), lifetime=self._limits.session_lifetime)
-        except BackendUnavailable:
-            raise DraftsUnavailable() from None
         return held.get(name)
 
     def write_records(self, records: t.Mapping[str, Record | None], *, fence: tuple[str, int] | None = None) -> bool:
@@ -284,18 +269,14 @@ class SessionDrafts:
         With ``fence`` (a lock name and its token), writes nothing and returns ``False`` when a newer
         token was handed out since. Raises :class:`~flask_krm.errors.DraftsUnavailable` (503).
         """
-        try:
+        with answering():
             return self._registry.backend.write(self._key[0], records, self._limits.session_lifetime, fence=fence)
-        except BackendUnavailable:
-            raise DraftsUnavailable() from None
 
     def lock(self, name: str, ttl: float) -> int | None:
         """Take this session's lock ``name`` (on every worker) for at most ``ttl`` seconds: its
         fencing token, or ``None`` when it is held. Raises :class:`~flask_krm.errors.DraftsUnavailable`."""
-        try:
+        with answering():
             return self._registry.backend.lock(self._key[0], name, ttl)
-        except BackendUnavailable:
-            raise DraftsUnavailable() from None
 
     def unlock(self, name: str, token: int) -> None:
         """Release this session's lock ``name`` if ``token`` still holds it."""
@@ -345,11 +326,10 @@ class DraftRegistry:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic, backend: DraftBackend | None = None) -> None:
         self.now = clock
-        self.backend: DraftBackend = backend if backend is not None else MemoryBackend()
-        self.sync = DraftSync(self.backend) if self.backend.shared else None
-        """Keeps stores in step with a shared backend (``None`` with the memory backend)."""
-        if self.sync is not None:
-            self.sync.on_session_ended = self._ended_elsewhere
+        self.backend: DraftBackend = backend if backend is not None else backend_from_url(None)
+        self.sync = DraftSync(self.backend)
+        """Keeps this worker's stores in step with the backend."""
+        self.sync.on_session_ended = self._ended_elsewhere
         self.endings = SessionEndings()
         """The open channels and streams of each session, told when it ends."""
         self.lock = threading.RLock()
@@ -370,10 +350,7 @@ class DraftRegistry:
                 del self._namespaces[key]
         self.endings.end(session_tag(session_id))
         try:
-            if self.sync is not None:
-                self.sync.end_session(session_id)
-            else:
-                self.backend.drop(session_id)
+            self.sync.end_session(session_id)
         except BackendUnavailable:
             logger.error("the draft backend is unavailable: an ended session's drafts stay there until they expire")
 

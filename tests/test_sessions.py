@@ -141,8 +141,6 @@ def test_looking_holds_nothing(registry: DraftRegistry) -> None:
         assert drafts.find_page_state("page") is None
         assert drafts.keys() == []
         drafts.discard(CONFIGMAPS, FULL)
-        with pytest.raises(KeyError):
-            drafts.save_lock(CONFIGMAPS, FULL)
     assert len(registry) == 0
     namespace(registry, "editor", "s1").page_state("page")
     assert len(registry) == 1
@@ -205,15 +203,17 @@ def test_discard_drops_a_store_with_its_drafts(registry: DraftRegistry) -> None:
     assert drafts.find(CONFIGMAPS, FULL) is None
 
 
-def test_each_store_has_its_own_save_lock(registry: DraftRegistry) -> None:
-    drafts = namespace(registry)
-    drafts.store(CONFIGMAPS, FULL, loaded_store)
-    drafts.store(SECRETS, FULL, loaded_store)
-    lock = drafts.save_lock(CONFIGMAPS, FULL)
-    assert drafts.save_lock(CONFIGMAPS, FULL) is lock
-    assert drafts.save_lock(SECRETS, FULL) is not lock
-    with pytest.raises(KeyError):
-        drafts.save_lock(DEPLOYMENTS, FULL)
+def test_a_sessions_locks_are_its_own_and_fence_out_an_older_holder(registry: DraftRegistry) -> None:
+    drafts, other = namespace(registry), namespace(registry, sid="s2")
+    token = drafts.lock("flow:a:u1", 10)
+    assert token is not None and drafts.lock("flow:a:u1", 10) is None
+    assert other.lock("flow:a:u1", 10) is not None and drafts.lock("flow:a:u2", 10) is not None
+    drafts.unlock("flow:a:u1", token)
+    newer = drafts.lock("flow:a:u1", 10)
+    assert newer is not None and newer > token
+    assert not drafts.write_records({"flow:a:u1": {"phase": "late"}}, fence=("flow:a:u1", token))
+    assert drafts.write_records({"flow:a:u1": {"phase": "now"}}, fence=("flow:a:u1", newer))
+    assert drafts.record("flow:a:u1") == {"phase": "now"} and other.record("flow:a:u1") is None
 
 
 def test_page_state_persists_and_is_bounded(registry: DraftRegistry) -> None:

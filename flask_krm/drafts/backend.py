@@ -1,23 +1,24 @@
 """The draft backend seam: what every place that keeps drafts between requests offers.
 
 A backend keeps, per browser session, JSON records of what the person did (edit records, save
-flow states, staged creates and deletes, recovery copies), each under a field name the caller
-chooses. It also gives short per-editor locks with fencing tokens, and carries change messages
-between the workers of one deployment (one subscription per worker).
+flow states, staged creates and deletes, recovery copies, the pages shown), each under a field name
+the caller chooses, versioned for compare-and-set. It also gives short per-editor locks with fencing
+tokens, and carries change messages between the subscriptions of a deployment (one per worker).
 
-:class:`MemoryBackend`, the default, keeps nothing outside the process: the process's own draft
-registry is the only copy, so drafts last as long as the process, and locks and messages stay
-within it. :class:`~flask_krm.drafts.redis_backend.RedisBackend` keeps everything in Redis.
+Every backend keeps the whole contract, and the library uses all of it whichever backend it has:
+:class:`~flask_krm.drafts.memory_backend.MemoryBackend`, the default, within the process;
+:class:`~flask_krm.drafts.redis_backend.RedisBackend` in Redis, for every worker and across
+restarts. What differs between them is a property of the backend
+(:attr:`DraftBackend.outlives_process`), never a question of which one it is. A backend that cannot
+be reached raises :class:`BackendUnavailable`, and nothing else, from any call that says so.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
-import threading
-import time
+import json
 import typing as t
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 Record: t.TypeAlias = t.Any
 """A JSON value (``dict``, ``list``, ``str``, numbers, ``bool``, ``None``)."""
@@ -54,8 +55,10 @@ class BackendUnavailable(Exception):
 class DraftBackend(t.Protocol):
     """What keeps drafts between requests, processes and workers."""
 
-    shared: bool
-    """Whether other processes see what this one writes (and drafts survive a restart)."""
+    outlives_process: bool
+    """Whether what is written here outlives this process: other processes (the other workers of a
+    deployment, the next process after a restart) read it. The one property callers may act on:
+    when it is false every request of a session reaches this process and its drafts end with it."""
 
     def read(
         self, session_id: str, fields: Collection[str] | None = None, *, lifetime: float | None = None
@@ -139,125 +142,19 @@ class DraftBackend(t.Protocol):
         (blocks; one subscription). Raises :class:`BackendUnavailable` when the subscription is lost."""
         ...
 
+    def ping(self) -> str:
+        """Whether the backend answers now: a short description of where drafts are kept. Raises
+        :class:`BackendUnavailable`."""
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...
 
 
-class MemoryBackend:
-    """Drafts in this process only: the default, with nothing to install.
-
-    Records are not kept here (the process's draft registry is the copy), only their versions, so
-    :meth:`swap` is the same compare-and-set as everywhere (reads give ``None`` for each value);
-    locks are in-process with fencing tokens; messages go nowhere (every page of a session is
-    served by this process).
-    """
-
-    shared = False
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._locks: dict[tuple[str, str], tuple[int, float]] = {}
-        self._latest: dict[tuple[str, str], int] = {}
-        self._tokens = itertools.count(1)
-        self._versions: dict[str, dict[str, int]] = {}
-        self._expires: dict[str, float] = {}
-        """Session -> when its versions are forgotten (as Redis lets a session's keys expire)."""
-        self._swept = clock()
-        self._mutex = threading.Lock()
-
-    def read(
-        self, session_id: str, fields: Collection[str] | None = None, *, lifetime: float | None = None
-    ) -> dict[str, Record]:
-        return {}
-
-    def read_versioned(self, session_id: str, prefix: str, *, lifetime: float | None = None) -> dict[str, Versioned]:
-        with self._mutex:
-            held = self._versions.get(session_id, {})
-            return {name: (None, version) for name, version in held.items() if name.startswith(prefix)}
-
-    def swap(
-        self,
-        session_id: str,
-        records: Mapping[str, Record | None],
-        expect: Mapping[str, int],
-        lifetime: float,
-        *,
-        message: Message | None = None,
-    ) -> dict[str, int] | None:
-        with self._mutex:
-            held = self._versions.get(session_id, {})
-            if any(held.get(name, 0) != version for name, version in expect.items()):
-                return None
-            return self._bump(session_id, records, lifetime)
-
-    def touch(self, session_id: str, lifetime: float) -> None:
-        with self._mutex:
-            if session_id in self._expires:
-                self._expires[session_id] = self._clock() + lifetime
-
-    def _bump(self, session_id: str, records: Mapping[str, Record | None], lifetime: float) -> dict[str, int]:
-        now = self._clock()
-        if now - self._swept > 60:
-            self._swept = now
-            for gone in [s for s, deadline in self._expires.items() if deadline <= now]:
-                del self._expires[gone], self._versions[gone]
-        held = self._versions.setdefault(session_id, {})
-        self._expires[session_id] = now + lifetime
-        for name in records:
-            if not is_page_field(name):
-                held[name] = held.get(name, 0) + 1
-        return {name: held[name] for name in records if name in held}
-
-    def write(
-        self,
-        session_id: str,
-        records: Mapping[str, Record | None],
-        lifetime: float,
-        *,
-        fence: tuple[str, int] | None = None,
-        message: Message | None = None,
-    ) -> bool:
-        with self._mutex:
-            if fence is not None and self._latest.get((session_id, fence[0])) != fence[1]:
-                return False
-            self._bump(session_id, records, lifetime)
-            return True
-
-    def drop(self, session_id: str) -> None:
-        with self._mutex:
-            self._versions.pop(session_id, None)
-            self._expires.pop(session_id, None)
-            for key in [k for k in self._locks if k[0] == session_id]:
-                del self._locks[key]
-            for key in [k for k in self._latest if k[0] == session_id]:
-                del self._latest[key]
-
-    def lock(self, session_id: str, name: str, ttl: float) -> int | None:
-        now = self._clock()
-        with self._mutex:
-            held = self._locks.get((session_id, name))
-            if held is not None and held[1] > now:
-                return None
-            token = next(self._tokens)
-            self._locks[(session_id, name)] = (token, now + ttl)
-            self._latest[(session_id, name)] = token
-            return token
-
-    def unlock(self, session_id: str, name: str, token: int) -> None:
-        with self._mutex:
-            held = self._locks.get((session_id, name))
-            if held is not None and held[0] == token:
-                del self._locks[(session_id, name)]
-
-    def publish(self, message: Message) -> None:
-        return None
-
-    def messages(self) -> Iterator[Message]:
-        return iter(())
-
-    def close(self) -> None:
-        return None
+def dump(value: Record) -> str:
+    """``value`` as compact JSON text (raises ``ValueError`` for what JSON cannot hold)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def backend_from_url(url: str | None) -> DraftBackend:
@@ -265,6 +162,8 @@ def backend_from_url(url: str | None) -> DraftBackend:
     ``redis://``, ``rediss://`` and ``unix://`` URLs keep them in Redis (needs the ``redis`` package:
     ``pip install flask-krm[redis]``). Raises ``ValueError`` for any other URL."""
     if url is None or url == "memory://":
+        from .memory_backend import MemoryBackend
+
         return MemoryBackend()
     scheme, separator, _ = url.partition("://")
     if not separator or scheme.lower() not in ("redis", "rediss", "unix"):

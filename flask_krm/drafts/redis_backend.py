@@ -27,14 +27,26 @@ import json
 import time
 import typing as t
 from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 
 import redis
 import redis.exceptions
 
-from .backend import MAX_PAGE_RECORDS, BackendUnavailable, Message, Record, Versioned, is_page_field, session_tag
+from .backend import MAX_PAGE_RECORDS, BackendUnavailable, Message, Record, Versioned, dump, is_page_field, session_tag
 
 UNAVAILABLE: t.Final = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
 """The client's errors that mean "Redis cannot be reached now" (a loading server included)."""
+
+
+@contextmanager
+def reaching() -> Iterator[None]:
+    """Where the client's :data:`UNAVAILABLE` errors become :class:`BackendUnavailable`: the one
+    translation, around every call that talks to Redis."""
+    try:
+        yield
+    except UNAVAILABLE as exc:
+        raise BackendUnavailable(str(exc)) from None
+
 
 FENCE_LIFETIME: t.Final = 7 * 24 * 3600
 """Seconds a fencing counter outlives its last lock (far beyond any session)."""
@@ -108,7 +120,7 @@ class RedisBackend:
     :param prefix: the first part of every key and of the channel.
     """
 
-    shared = True
+    outlives_process = True
 
     def __init__(self, client: redis.Redis, prefix: str = "krm", *, max_pages: int = MAX_PAGE_RECORDS) -> None:
         self.client = client
@@ -154,10 +166,8 @@ class RedisBackend:
             if page_names:
                 pipe.zadd(used, {name: _now_ms() for name in page_names}, xx=True)
         self._renewing(pipe, session_id, lifetime)
-        try:
+        with reaching():
             answers = pipe.execute()
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
         if fields is None:
             held = t.cast(dict[bytes, bytes], answers[0])
             return {field.decode(): json.loads(value) for field, value in held.items()}
@@ -174,10 +184,8 @@ class RedisBackend:
         pipe.hgetall(records)
         pipe.hgetall(versions)
         self._renewing(pipe, session_id, lifetime)
-        try:
+        with reaching():
             held, counted = pipe.execute()[:2]
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
         values = {f.decode(): v for f, v in t.cast(dict[bytes, bytes], held).items()}
         versions_of = {f.decode(): int(v) for f, v in t.cast(dict[bytes, bytes], counted).items()}
         found: dict[str, Versioned] = {}
@@ -223,7 +231,7 @@ class RedisBackend:
             _seconds(lifetime),
             str(fence[1]) if fence else "",
             self.channel if message is not None else "",
-            _dump(message) if message is not None else "",
+            dump(message) if message is not None else "",
             _now_ms(),
             self.max_pages,
             len(expect),
@@ -231,11 +239,9 @@ class RedisBackend:
         for field, version in expect.items():
             args += [field, version]
         for field, value in records.items():
-            args += [field, "" if value is None else _dump(value)]
-        try:
+            args += [field, "" if value is None else dump(value)]
+        with reaching():
             answer = t.cast(list[t.Any], self._write_script(keys=keys, args=args))
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
         if int(answer[0]) != 1:
             return None
         return {answer[i].decode(): int(answer[i + 1]) for i in range(1, len(answer), 2)}
@@ -243,23 +249,17 @@ class RedisBackend:
     def touch(self, session_id: str, lifetime: float) -> None:
         pipe = self.client.pipeline(transaction=False)
         self._renewing(pipe, session_id, lifetime)
-        try:
+        with reaching():
             pipe.execute()
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
 
     def drop(self, session_id: str) -> None:
-        try:
+        with reaching():
             self.client.delete(*self._keys(session_id))
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
 
     def lock(self, session_id: str, name: str, ttl: float) -> int | None:
         keys = [self.key(session_id, f"lock:{name}"), self.key(session_id, f"fence:{name}")]
-        try:
+        with reaching():
             token = int(self._lock_script(keys=keys, args=[max(1, int(ttl * 1000)), FENCE_LIFETIME]))
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
         return token or None
 
     def unlock(self, session_id: str, name: str, token: int) -> None:
@@ -269,14 +269,21 @@ class RedisBackend:
             pass  # the lock expires by itself
 
     def publish(self, message: Message) -> None:
-        try:
-            self.client.publish(self.channel, _dump(message))
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
+        with reaching():
+            self.client.publish(self.channel, dump(message))
 
     def messages(self) -> Iterator[Message]:
         pubsub = self.client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
         try:
+            yield from self._received(pubsub)
+        finally:
+            try:
+                pubsub.close()
+            except UNAVAILABLE:
+                pass
+
+    def _received(self, pubsub: t.Any) -> Iterator[Message]:
+        with reaching():
             pubsub.subscribe(self.channel)
             pubsub.ping()  # answered once the subscription holds
             for item in pubsub.listen():
@@ -291,20 +298,11 @@ class RedisBackend:
                     continue
                 if isinstance(message, dict):
                     yield message
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
-        finally:
-            try:
-                pubsub.close()
-            except UNAVAILABLE:
-                pass
 
-    def ping(self) -> None:
-        """Ask Redis whether it answers. Raises :class:`BackendUnavailable`."""
-        try:
+    def ping(self) -> str:
+        with reaching():
             self.client.ping()
-        except UNAVAILABLE as exc:
-            raise BackendUnavailable(str(exc)) from None
+        return "reachable"
 
     def close(self) -> None:
         self.client.close()
@@ -316,7 +314,3 @@ def _seconds(lifetime: float) -> int:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def _dump(value: t.Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

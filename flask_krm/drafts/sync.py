@@ -71,6 +71,11 @@ class _Attached:
     """A record another worker wrote is being replayed: it is what the backend holds already."""
     collecting: dict[str, Record | None] | None = None
     """While an edit runs (:meth:`DraftSync.edit`): the records it changed, written when it ends."""
+    tag: str = field(init=False)
+    """The session's tag (:func:`~flask_krm.drafts.backend.session_tag`)."""
+
+    def __post_init__(self) -> None:
+        self.tag = session_tag(self.session_id)
 
 
 class DraftSync:
@@ -123,7 +128,7 @@ class DraftSync:
                     continue
                 attached.written[name] = _text(value)
         with self._mutex:
-            self._attached[(session_tag(session_id), store_id)] = attached
+            self._attached[(attached.tag, store_id)] = attached
         store.subscribe(lambda uids: self._changed(attached, uids))
 
     def detach_session(self, session_id: str) -> None:
@@ -166,6 +171,8 @@ class DraftSync:
             return
         records: dict[str, Record | None] = {}
         with self._mutex:
+            if self._attached.get((attached.tag, attached.store_id)) is not attached:
+                return  # detached: its session ended (a store still shown writes nothing more)
             for uid in sorted(uids):
                 record = store.edit_record(uid)
                 edit = field_name(EDIT, attached.store_id, uid)

@@ -115,7 +115,7 @@ def _flow_field(component: Component, uid: str) -> str:
     return field_name(FLOW_RECORD, store_id(key), uid)
 
 
-def _shared_save(ctx: EditorContext, state: EditorSaveState, run: t.Callable[[], Outcome]) -> Outcome:
+def _locked_save(ctx: EditorContext, state: EditorSaveState, run: t.Callable[[], Outcome]) -> Outcome:
     """``run()`` under the editor's lock on every worker, on the flow state the backend holds,
     writing each change of it there (fenced by the lock's token). ``BUSY`` when the lock is held."""
     drafts, name = ctx.drafts, _flow_field(ctx.component, state.flow.uid)
@@ -164,7 +164,7 @@ def save(ctx: EditorContext) -> Response:
     state = editor_state(ctx.drafts, ctx.component, uid)
     if request.form.get(CONFIRM_FIELD):
         confirm = partial(_confirmation, ctx, state, settings)
-        outcome = _shared_save(ctx, state, confirm) if ctx.drafts.shared else confirm()
+        outcome = _locked_save(ctx, state, confirm)
         return _respond(ctx, state, _named(outcome, edited), settings)
     if edited.removed is not None:  # deleted or replaced with unsaved changes: nothing to write to
         gone = Outcome(OutcomeKind.UNAVAILABLE, replacement_uid=edited.replacement)
@@ -176,7 +176,7 @@ def save(ctx: EditorContext) -> Response:
     def write() -> Outcome:
         return save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live, newest=ctx.feed.newest_known)
 
-    outcome = _shared_save(ctx, state, write) if ctx.drafts.shared else write()
+    outcome = _locked_save(ctx, state, write)
     return _respond(ctx, state, outcome, settings)
 
 

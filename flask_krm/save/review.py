@@ -164,17 +164,16 @@ class ReviewViews:
                 return editor_state(binding.drafts, component, uid).flow
 
             kind = self._kind(binding)
-            shared = self._shared(binding)
-            token = binding.drafts.lock(shared, SAVE_LOCK_TTL) if shared is not None else None
-            if shared is not None and token is None:  # another worker saves this list's changes now
+            name = self._field(binding)
+            token = binding.drafts.lock(name, SAVE_LOCK_TTL)
+            if token is None:  # another request (on any worker) saves this list's changes now
                 return 409, {"": Outcome(OutcomeKind.BUSY)}
             try:
                 results = save_review(
                     target, binding.store, staging, flow, kind=kind, live=binding.feed.status.writable
                 )
             finally:
-                if shared is not None and token is not None:
-                    binding.drafts.unlock(shared, token)
+                binding.drafts.unlock(name, token)
             outcomes = {r.item.key: r.outcome for r in results}
             worst = max((o.status_code for o in outcomes.values()), default=200)
             return worst, outcomes
@@ -217,14 +216,17 @@ class ReviewViews:
         return Response(fragment, status=status, mimetype="text/html", headers={"Cache-Control": "no-store"})
 
     @staticmethod
-    def _shared(binding: Binding) -> str | None:
-        """The record field of the list's pending creates and deletes in a shared draft backend, or
-        ``None``: kept in this process (the memory backend; a list of Secrets, whose staged bodies
-        hold values that never leave it)."""
+    def _field(binding: Binding) -> str:
+        """The record field of the list's pending creates and deletes in the draft backend, and the
+        name of the lock a review Save holds."""
         component = binding.component
-        if not binding.drafts.shared or is_secret(component.scope.group, component.scope.resource):
-            return None
         return f"{STAGING_RECORD}:{store_id(StoreKey(component.scope, component.projection, None))}"
+
+    @staticmethod
+    def _kept(binding: Binding) -> bool:
+        """Whether the pending creates and deletes are written to the draft backend: never for a
+        list of Secrets, whose staged bodies hold values that never leave the process."""
+        return not is_secret(binding.component.scope.group, binding.component.scope.resource)
 
     def _staging(self, binding: Binding) -> Staging:
         component = binding.component
@@ -232,18 +234,16 @@ class ReviewViews:
         staging = states.get("staging")
         if not isinstance(staging, Staging):
             staging = states["staging"] = Staging()
-        shared = self._shared(binding)
-        if shared is not None:
+        if self._kept(binding):
             try:
-                staging.adopt(binding.drafts.record(shared))
+                staging.adopt(binding.drafts.record(self._field(binding)))
             except ValueError:
                 logger.warning("ignoring malformed pending creates and deletes in the draft backend")
         return staging
 
     def _keep(self, binding: Binding, staging: Staging) -> None:
-        shared = self._shared(binding)
-        if shared is not None:
-            binding.drafts.write_records({shared: staging.to_json()})
+        if self._kept(binding):
+            binding.drafts.write_records({self._field(binding): staging.to_json()})
 
     def _denied(self, binding: Binding, staging: Staging) -> list[str]:
         """The review items the principal may not write, each asked about the exact scope its write

@@ -99,13 +99,12 @@ def bind(krm: KrmRuntime, page_id: str | None, component_id: str) -> Binding:
         raise Refusal(404, UNKNOWN_COMPONENT, ends_session=True)
     authorize(krm, principal, component)
     store, feed = attach(krm, principal, drafts, component)
-    if drafts.shared:
-        # A worker answering this session's requests keeps its view of the cluster current for a
-        # while, channel or not: an edit or a resolution made on a store whose feed had stopped would
-        # take a stale server object as its base, and every other worker would reopen its conflicts.
-        current = feed.running and store.snapshot_complete
-        feed.hold_for(RENDER_HOLD)
-        if not current:
-            feed.wait_live(CATCH_UP_WAIT)
-        drafts.catch_up(component.scope, component.projection, policy=store_policy(component))
+    # A worker answering this session's requests keeps its view of the cluster current for a while,
+    # channel or not: an edit or a resolution made on a store whose feed had stopped would take a
+    # stale server object as its base (and every other worker would reopen its conflicts).
+    current = feed.running and store.snapshot_complete
+    feed.hold_for(RENDER_HOLD)
+    if not current:
+        feed.wait_live(CATCH_UP_WAIT)
+    drafts.catch_up(component.scope, component.projection, policy=store_policy(component))
     return Binding(principal, drafts, page, component, store, feed)

@@ -160,8 +160,7 @@ class Channel:
         self._wake.set()
 
     def _drafts_frames(self) -> Iterator[bytes]:
-        sync = self.krm.drafts.sync
-        available = sync is None or not sync.unavailable
+        available = not self.krm.drafts.sync.unavailable
         if available != (self._drafts_available is not False):
             yield message("available" if available else "unavailable", event=DRAFTS_EVENT)
         self._drafts_available = available
@@ -212,11 +211,11 @@ class Channel:
         return updates.changes(link.store, link.status, uids)
 
     def _shutdown_frames(self) -> Iterator[bytes]:
-        """The end of the stream when the server stops. With a shared draft backend the stream just
-        ends, so the browser reconnects to another (or the next) worker, where the drafts are all
-        there. Otherwise the drafts go with this process: each editor with unsaved changes shows
-        them for copy-out, and the stream closes for good with the reason."""
-        if self.drafts.shared:
+        """The end of the stream when the server stops. When the drafts outlive this process the
+        stream just ends, so the browser reconnects to another (or the next) worker, where the
+        drafts are all there. Otherwise the drafts go with this process: each editor with unsaved
+        changes shows them for copy-out, and the stream closes for good with the reason."""
+        if self.drafts.outlives_process:
             yield RESTART_RETRY
             return
         parts = []
@@ -237,8 +236,9 @@ class Channel:
         updates = self._editors.get(component.id)
         if updates is None:
             # What the first paint showed, element by element, is known only to the worker that painted;
-            # with shared drafts a channel may be this page's second, after one on another worker.
-            first = not self.resend_all and not self.drafts.shared
+            # when the drafts outlive this process a channel may be this page's second, after one on
+            # another worker.
+            first = not self.resend_all and not self.drafts.outlives_process
             shown = self.page.shown_editors.get(component.id) if first else None
             painted = None if self.resend_all else self.page.painted.get(component.id)
             if shown is None and not edits and painted == hashlib.sha256(body.encode()).hexdigest():
@@ -274,8 +274,7 @@ class Channel:
         undo = self._link_components()
         undo.append(krm.track_stream(self))
         undo.append(self.drafts.watch_end(self.end_for_session))
-        if krm.drafts.sync is not None:
-            undo.append(krm.drafts.sync.on_availability(self._availability_changed))
+        undo.append(krm.drafts.sync.on_availability(self._availability_changed))
         heartbeat = heartbeat_interval(krm.setting("HEARTBEAT_INTERVAL"))
         self.page.connected_once = True
         self._dirty.update(link.component.id for link in self.links)
@@ -344,8 +343,8 @@ def channel_response(page_id: str) -> Response:
     except Refusal as refusal:
         return event_stream(iter([close_frame(refusal.message)]))
     if krm.shut_down:
-        # with shared drafts another worker (or the next process) serves the page: retry there
-        return event_stream(iter([RESTART_RETRY if drafts.shared else close_frame(SHUTDOWN_REASON)]))
+        # drafts that outlive this process let another worker (or the next process) serve the page
+        return event_stream(iter([RESTART_RETRY if drafts.outlives_process else close_frame(SHUTDOWN_REASON)]))
     resend_all = page.connected_once
     fields = {"request_id": request_id(), "stream_id": new_stream_id(), "kind": "page"}
     channel = Channel(krm, principal, drafts, page, resend_all, fields=fields)

@@ -387,16 +387,16 @@ def new_page_id() -> str:
 
 
 def store_page(drafts: SessionDrafts, page: Page) -> None:
-    """Keep ``page`` in the session's namespace (and in a shared draft backend, for every worker)."""
+    """Keep ``page`` in the session's namespace and in the draft backend (for every worker)."""
     drafts.page_state((PAGE_STATE_PREFIX, page.id))["page"] = page
-    if drafts.shared:
-        drafts.write_records({f"{PAGE_RECORD}:{page.id}": page_to_json(page)})
+    drafts.write_records({f"{PAGE_RECORD}:{page.id}": page_to_json(page)})
 
 
 def find_page(drafts: SessionDrafts, page_id: str) -> Page | None:
     """The page ``page_id`` of this session, or ``None`` (unknown, expired or another session's).
 
-    With a shared draft backend, a page another worker rendered is read from there.
+    A page this worker no longer holds (another worker rendered it, or it was dropped here) is read
+    from the draft backend.
     """
     if not isinstance(page_id, str) or not page_id or len(page_id) > 64:
         return None
@@ -404,8 +404,6 @@ def find_page(drafts: SessionDrafts, page_id: str) -> Page | None:
     found = state.get("page") if state is not None else None
     if isinstance(found, Page):
         return found
-    if not drafts.shared:
-        return None
     held = drafts.record(f"{PAGE_RECORD}:{page_id}")
     try:
         page = page_from_json(held) if held is not None else None

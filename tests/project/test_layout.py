@@ -35,9 +35,7 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         # suite); each leaves this list when its tests move into a file of its own
         "access.py",
         "cli.py",
-        "drafts/backend.py",
         "drafts/endings.py",
-        "drafts/redis_backend.py",
         "drafts/sync.py",
         "guards.py",
         "memory.py",
