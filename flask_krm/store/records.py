@@ -19,9 +19,9 @@ class EditRecords(StoreCore):
         """What the person did to ``uid`` (edits with their bases, open conflicts), or None when
         ``uid`` is not held. A clean object gives a record without edits."""
         with self._lock:
-            held = self._find(uid)
-            if held is None:
-                return self._restoring.get(uid)
+            held = self._resources.get(uid)
+            if held is None:  # clean: nothing done here, so no need to read the truth's object
+                return self._restoring.get(uid) if self._visible(uid) is None else EditRecord(uid, (), (), 0)
             edits = tuple(
                 Edit(
                     c.path,
