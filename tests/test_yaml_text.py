@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flask_krm.store.view_edits import WITHHELD
 from flask_krm import yaml_text
+from flask_krm.store.view_edits import WITHHELD
 from flask_krm.yaml_text import (
     MAX_ALIASED_VALUES,
     MAX_ALIASES,
@@ -293,7 +293,9 @@ _TRICKY_TEXT = st.lists(
     max_size=6,
 ).map("".join)
 _TRICKY_VALUES = st.recursive(
-    st.one_of(_TRICKY_TEXT, st.integers(-3, 3), st.floats(allow_nan=False), st.booleans(), st.none(), st.just(WITHHELD)),
+    st.one_of(
+        _TRICKY_TEXT, st.integers(-3, 3), st.floats(allow_nan=False), st.booleans(), st.none(), st.just(WITHHELD)
+    ),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TRICKY_TEXT, inner, max_size=4)),
     max_leaves=12,
 )

@@ -18,6 +18,7 @@ HTMX_FILE: t.Final = f"htmx-{HTMX_VERSION}.js"
 SSE_FILE: t.Final = f"hx-sse-{HTMX_VERSION}.js"
 SCRIPT_FILE: t.Final = "krm.js"
 YAML_SCRIPT_FILE: t.Final = "krm-yaml.js"
+LINES_SCRIPT_FILE: t.Final = "krm-lines.js"
 FILTER_SCRIPT_FILE: t.Final = "krm-filter.js"
 STYLESHEET_FILE: t.Final = "krm.css"
 
@@ -26,13 +27,13 @@ def krm_script(nonce: str | None = None) -> Markup:
     """The ``<link>`` and ``<script>`` tags every page with live components needs, once, in ``<head>``.
 
     Emits the vendored htmx and its SSE extension (unless ``KRM_SERVE_HTMX`` is False and the host
-    loads htmx 4 itself), then ``krm.js``, ``krm-yaml.js`` (editors' YAML tabs), ``krm-filter.js`` (list filters that
+    loads htmx 4 itself), then ``krm.js``, ``krm-lines.js`` (the YAML text's changed lines), ``krm-yaml.js`` (editors' YAML tabs), ``krm-filter.js`` (list filters that
     apply as you type) and ``krm.css``.
     ``nonce`` is set on every tag, for a Content-Security-Policy with nonces. Template global ``krm_script``.
     """
     nonce_attr = Markup(' nonce="{}"').format(nonce) if nonce else Markup("")
     files = [HTMX_FILE, SSE_FILE] if config.get(current_app, "SERVE_HTMX") else []
-    files += [SCRIPT_FILE, YAML_SCRIPT_FILE, FILTER_SCRIPT_FILE]
+    files += [SCRIPT_FILE, LINES_SCRIPT_FILE, YAML_SCRIPT_FILE, FILTER_SCRIPT_FILE]
     tags = [
         Markup('<link rel="stylesheet" href="{}"{}>').format(
             url_for("krm.static", filename=STATIC_DIR + STYLESHEET_FILE), nonce_attr

@@ -37,6 +37,7 @@ def test_krm_script_emits_htmx_then_sse_then_krm_js_with_the_nonce(app: Flask) -
         "/krm/static/krm/htmx-4.0.1.js",
         "/krm/static/krm/hx-sse-4.0.1.js",
         "/krm/static/krm/krm.js",
+        "/krm/static/krm/krm-lines.js",
         "/krm/static/krm/krm-yaml.js",
         "/krm/static/krm/krm-filter.js",
     ]
@@ -54,7 +55,15 @@ def test_krm_script_leaves_htmx_to_the_host_when_told(app: Flask) -> None:
 
 def test_the_vendored_files_are_served(app: Flask) -> None:
     client = app.test_client()
-    for name in ("htmx-4.0.1.js", "hx-sse-4.0.1.js", "krm.js", "krm-yaml.js", "krm-filter.js", "krm.css"):
+    for name in (
+        "htmx-4.0.1.js",
+        "hx-sse-4.0.1.js",
+        "krm.js",
+        "krm-lines.js",
+        "krm-yaml.js",
+        "krm-filter.js",
+        "krm.css",
+    ):
         response = client.get(f"/krm/static/krm/{name}")
         assert response.status_code == 200, name
         response.close()
