@@ -146,7 +146,7 @@ def with_edits(element: str, edits: int) -> str:
     on its root element (none for ``0``)."""
     if not edits:
         return element
-    name_end = re.match(r"\s*<[A-Za-z][A-Za-z0-9-]*", element)
+    name_end = re.match(r"<[A-Za-z][A-Za-z0-9-]*", element)
     assert name_end is not None
     return f'{element[: name_end.end()]} data-krm-edits="{int(edits)}"{element[name_end.end() :]}'
 
@@ -200,7 +200,7 @@ class EditorUpdates:
                 # nothing shown changed: only the edit count moved, and the whole body lets every field take it
                 return [] if edits == shown_edits else [self._whole(model, edits)]
             rendered = [
-                (element, part, with_edits(render_editor_part(component, model, part, **context), edits))
+                (element, part, with_edits(render_editor_part(component, model, part, **context).strip(), edits))
                 for element, part, context in elements
             ]
         except Exception:  # a part that cannot render alone: the whole body says why
