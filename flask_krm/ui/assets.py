@@ -27,8 +27,9 @@ def krm_script(nonce: str | None = None) -> Markup:
     """The ``<link>`` and ``<script>`` tags every page with live components needs, once, in ``<head>``.
 
     Emits the vendored htmx and its SSE extension (unless ``KRM_SERVE_HTMX`` is False and the host
-    loads htmx 4 itself), then ``krm.js``, ``krm-lines.js`` (the YAML text's changed lines), ``krm-yaml.js`` (editors' YAML tabs), ``krm-filter.js`` (list filters that
-    apply as you type) and ``krm.css``.
+    loads htmx 4 itself), then ``krm.js``, ``krm-lines.js`` (an editor's YAML text arriving as its
+    changed lines), ``krm-yaml.js`` (editors' YAML tabs), ``krm-filter.js`` (list filters that apply
+    as you type) and ``krm.css``.
     ``nonce`` is set on every tag, for a Content-Security-Policy with nonces. Template global ``krm_script``.
     """
     nonce_attr = Markup(' nonce="{}"').format(nonce) if nonce else Markup("")

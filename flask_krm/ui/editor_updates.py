@@ -31,7 +31,7 @@ import threading
 import typing as t
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import fields
 
 from markupsafe import Markup, escape
 
@@ -78,8 +78,13 @@ def _lines_partial(target_id: str, old: str, new: str) -> str:
     return partial(target_id, escape(payload), swap=LINES_SWAP)
 
 
-def _own(field: Field) -> Field:
-    return replace(field, children=())
+_OWN: t.Final = tuple(attribute.name for attribute in fields(Field) if attribute.name != "children")
+_OWN_SHOWN_BY_ELEMENT: t.Final = tuple(name for name in _OWN if name not in _VALUE_ATTRIBUTES)
+
+
+def _own(field: Field, names: tuple[str, ...] = _OWN) -> tuple[t.Any, ...]:
+    """What ``field`` shows of itself (its children apart)."""
+    return tuple(getattr(field, name) for name in names)
 
 
 def field_parts(old: Field, new: Field, part: str, parent: Field | None, fid: t.Callable[..., str]) -> Iterator[Part]:
@@ -99,8 +104,7 @@ def field_parts(old: Field, new: Field, part: str, parent: Field | None, fid: t.
         if old.children or new.children or new.widget is None:
             yield element, part, shown
             return
-        changed = {name for name in _VALUE_ATTRIBUTES if getattr(old, name) != getattr(new, name)}
-        if _own(replace(old, **{name: getattr(new, name) for name in changed})) == _own(new):
+        if _own(old, _OWN_SHOWN_BY_ELEMENT) == _own(new, _OWN_SHOWN_BY_ELEMENT):
             yield fid(new.path), "control", shown  # only the value moved: the control alone
         else:
             yield element, part, shown
