@@ -8,10 +8,12 @@ application's Jinja environment, not
 ``render_template``: a body depends only on the store, never on the request, which is what lets
 a fragment be shared.
 
-Sharing: a list row, and an editor whose object has no draft changes and no conflicts in this
-session, are rendered once per visible content and kept in a bounded :class:`FragmentCache`; every
-session showing the same content reuses the bytes. Only an editor holding this session's draft is
-rendered for the session alone.
+Sharing: a list row is rendered once per visible content and kept in a bounded
+:class:`FragmentCache`; every session showing the same content reuses the bytes. An editor is
+rendered from its :class:`EditorModel` (what its body shows, as data): for an object this session
+has not touched, one model per delivery shared by every such session, whose body is kept in the
+cache under the object's content. Only an editor holding this session's draft is rendered for the
+session alone.
 """
 
 from __future__ import annotations
