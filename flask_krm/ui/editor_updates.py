@@ -210,7 +210,7 @@ class EditorUpdates:
         except Exception:  # a part that cannot render alone: the whole body says why
             return [self._whole(model, edits)]
         # each element is rendered here from its template (autoescaped), with an integer attribute added
-        parts = [partial(element, Markup(markup), "outerMorph") for element, _, markup in rendered]
+        parts = [partial(element, Markup(rendered_element), "outerMorph") for element, _, rendered_element in rendered]
         if old_text != new_text:  # after the fields, before the YAML tab's conflicts and "Your changes"
             yaml_parts = [at for at, (_, part, _) in enumerate(rendered) if part in ("yaml-conflicts", "changes")]
             parts.insert(
