@@ -441,6 +441,8 @@ def live_main(sessions: int, changes: int) -> None:
             "p50_last_session_s": round(statistics.median(latest), 3),
             "max_last_session_s": round(max(latest), 3),
             "cpu_share_of_one_core": round(cpu_s / (changes * 1.0), 3),
+            "sessions_missing_changes": sum(1 for r in readers if len(r.seen) < changes),
+            "sessions_without_any": sum(1 for r in readers if not r.seen),
             "load_average": list(os.getloadavg()),
         }
         sys.stdout.write(json.dumps(result) + "\n")
