@@ -47,7 +47,15 @@ The ``editor-<K>`` cases open ``krm.editor`` of one ConfigMap with K data keys a
 sessions, and change one data value C times: reported are
 ``bytes_per_change`` (one session's page-stream bytes per change, the median), ``whole_body_bytes``
 (the editor's whole body as one partial, what a change cost when every change re-sent it, framing
-included) and ``ratio`` = the first over the second, and ``cpu_ms_per_change`` for all sessions.
+included) and ``ratio`` = the first over the second, ``baseline_spec_v1_bytes`` (a spec-v1 JSON
+stream of the same object: its event for the same change) with ``ratio_spec_v1`` and
+``spec_v1_budget_bytes`` (twice that event plus 600 B), and ``cpu_ms_per_change`` for all sessions.
+
+The ``editor-live-<S>`` case (:data:`LIVE_EDITORS` sessions; 20 quick) holds S sessions each with
+an editor of the same object and changes one of its values once a second, whatever was delivered:
+``delivered`` is the share of (session, change) pairs whose value reached the session (the child
+fails unless it is 1), ``p50_last_session_s`` and ``max_last_session_s`` how long the last session
+waited for a change, ``cpu_share_of_one_core`` the main thread's CPU over the run's seconds.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ import statistics
 import subprocess
 import sys
 import time
+import typing as t
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,10 +94,15 @@ SESSION_LADDER: Final = (100, 1000)
 LADDER_OBJECTS: Final = 500
 
 
+LIVE_EDITORS: Final = 1000
+"""Sessions of the liveness case: each holds an editor of the same object, changed once a second."""
+
+
 def run(quick: bool) -> Iterable[dict[str, Any]]:
     ladder = (5, 20) if quick else SESSION_LADDER
     objects = 100 if quick else LADDER_OBJECTS
     changes = 5 if quick else 10
+    yield _child(kind="live", objects=1, sessions=20 if quick else LIVE_EDITORS, changes=5 if quick else 20)
     yield _child(objects=1000 if quick else 5000, sessions=3 if quick else LARGE_SESSIONS, changes=changes)
     for sessions in ladder:
         stream = _child(kind="stream", objects=objects, sessions=sessions, changes=changes)
@@ -209,7 +223,7 @@ class _Opened:
     """Sessions opened on a page: their readers and clients, the last page's HTML, the wall time of
     every GET after the first, and the resident memory once the first session reads its channel."""
 
-    readers: list[_Reader]
+    readers: list[Any]
     clients: list[Any]
     html: bytes
     get_seconds: list[float]
@@ -220,9 +234,9 @@ class _Opened:
         return round((_rss_kb() - self.first_rss_kb) / extra, 1) if extra else 0.0
 
 
-def _open_pages(app: Any, path: str, sessions: int, wake: Any) -> _Opened:
+def _open_pages(app: Any, path: str, sessions: int, wake: Any, reader: Any = None) -> _Opened:
     """``sessions`` sessions (each its own client) having loaded ``path`` and reading its page
-    channel."""
+    channel (with ``reader(client, url)``: a :class:`_Reader` by default)."""
     import gevent
 
     readers: list[_Reader] = []
@@ -239,7 +253,10 @@ def _open_pages(app: Any, path: str, sessions: int, wake: Any) -> _Opened:
         page_id = re.search(rb'hx-sse:connect="/krm/ui/pages/([^/"]+)/channel"', html)
         assert page_id is not None, html[:2000]
         channel = f"/krm/ui/pages/{page_id.group(1).decode()}/channel"
-        readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
+        if reader is None:
+            readers.append(_Reader(client, channel, lambda chunk: chunk.count(b"\n\n"), wake))
+        else:
+            readers.append(reader(client, channel))
         clients.append(client)
         if n == 0:
             _settle(wake, 1.0)
@@ -294,10 +311,15 @@ def editor_main(sessions: int, changes: int) -> None:
         opened = _open_pages(app, "/edit", sessions, wake)
         readers, html = opened.readers, opened.html
         rss_per_session = opened.rss_per_session_kb()
+        stream = f"/krm/resource-stream/v1?{_SCOPE}&name=edited"
+        json_reader = _Reader(app.test_client(), stream, lambda chunk: chunk.count(b'"type":"modified"'), wake)
+        _settle(wake, 1.0)
         per_session: list[int] = []
+        spec_v1: list[int] = []
         cpu: list[float] = []
         for change in range(changes):
             before = [(r.bytes, r.messages) for r in readers]
+            json_before = (json_reader.bytes, json_reader.messages)
             started = time.thread_time()
             kube.call(
                 lambda change=change: registry.patch(  # type: ignore[misc]
@@ -305,18 +327,22 @@ def editor_main(sessions: int, changes: int) -> None:
                 )
             )
             deadline = time.monotonic() + 30
-            while not all(r.messages > b[1] for r, b in zip(readers, before, strict=True)):
+            while json_reader.messages <= json_before[1] or not all(
+                r.messages > b[1] for r, b in zip(readers, before, strict=True)
+            ):
                 if time.monotonic() > deadline:
                     raise RuntimeError("a change was not delivered to every editor within 30 s")
                 wake.clear()
                 wake.wait(0.5)
             cpu.append(time.thread_time() - started)
             per_session.extend(r.bytes - b[0] for r, b in zip(readers, before, strict=True))
+            spec_v1.append(json_reader.bytes - json_before[0])
             gevent.sleep(0.2)
         whole_body = _whole_body_bytes(html, rb'<div class="krm-yaml-panel"')
-        for reader in readers:
+        for reader in (*readers, json_reader):
             reader.close()
         bytes_per_change = statistics.median(per_session)
+        spec_v1_bytes = statistics.median(spec_v1)
         cpu_ms = statistics.median(cpu) * 1000
         result = {
             "case": f"editor-{EDITOR_KEYS}",
@@ -327,6 +353,9 @@ def editor_main(sessions: int, changes: int) -> None:
             "whole_body_bytes": whole_body,
             "baseline": whole_body,
             "ratio": round(bytes_per_change / whole_body, 4),
+            "baseline_spec_v1_bytes": spec_v1_bytes,
+            "ratio_spec_v1": round(bytes_per_change / spec_v1_bytes, 3),
+            "spec_v1_budget_bytes": 2 * spec_v1_bytes + 600,
             "max_bytes_per_change": max(per_session),
             "cpu_ms_per_change": round(cpu_ms, 2),
             "cpu_ms_per_change_per_session": round(cpu_ms / sessions, 3),
@@ -336,6 +365,91 @@ def editor_main(sessions: int, changes: int) -> None:
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
         app.extensions["krm"].shutdown(2.0)
+
+
+class _Values:
+    """Which changed values (``changed <n>``) one page channel delivered, and when each first came."""
+
+    def __init__(self, client: Any, url: str, wake: Any) -> None:
+        import gevent
+
+        self.seen: dict[int, float] = {}
+        self._wake = wake
+        self.greenlet = gevent.spawn(self._run, client, url)
+
+    def _run(self, client: Any, url: str) -> None:
+        response = client.get(url, buffered=False)
+        try:
+            for chunk in response.iter_encoded():
+                for found in re.finditer(rb"changed (\d+)", chunk):
+                    self.seen.setdefault(int(found.group(1)), time.monotonic())
+                self._wake.set()
+        finally:
+            response.close()
+
+    def close(self) -> None:
+        self.greenlet.kill()
+
+
+def live_main(sessions: int, changes: int) -> None:
+    """The liveness child: ``sessions`` sessions each holding an editor of one object, one of its
+    values changed once a second ``changes`` times (without waiting for anyone); every session
+    must receive every value. Reports how long the last session took to get each change."""
+    import gevent
+    import gevent.event
+
+    from flask_krm.testing.simulator import KubeSimulator, catalog
+
+    with KubeSimulator() as kube:
+        application = kube.application
+        assert application is not None
+        registry = application.registry
+        kube.create_objects([_edited()])
+        app = _app(kube.kubeconfig_path)
+        wake = gevent.event.Event()
+        opened = _open_pages(app, "/edit", sessions, wake, lambda client, url: _Values(client, url, wake))
+        readers = t.cast("list[_Values]", opened.readers)
+        _settle(wake, 2.0)
+        sent: dict[int, float] = {}
+        started_cpu = time.thread_time()
+        for change in range(changes):
+            due = time.monotonic() + 1.0
+            sent[change] = time.monotonic()
+            kube.call(
+                lambda change=change: registry.patch(  # type: ignore[misc]
+                    catalog.CONFIGMAPS, NAMESPACE, "edited", {"data": {"key-007": f"changed {change}"}}
+                )
+            )
+            gevent.sleep(max(0.0, due - time.monotonic()))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not all(len(r.seen) >= changes for r in readers):
+            wake.clear()
+            wake.wait(0.5)
+        cpu_s = time.thread_time() - started_cpu
+        missing = sum(1 for r in readers for change in range(changes) if change not in r.seen)
+        latest = [max(r.seen.get(change, float("inf")) for r in readers) - sent[change] for change in range(changes)]
+        for reader in readers:
+            reader.close()
+        result = {
+            "case": f"editor-live-{sessions}",
+            "sessions": sessions,
+            "changes": changes,
+            "change_interval_s": 1.0,
+            "delivered": round(1 - missing / (len(readers) * changes), 6),
+            "baseline": 1.0,
+            "ratio": round(1 - missing / (len(readers) * changes), 6),
+            "p50_last_session_s": round(statistics.median(latest), 3),
+            "max_last_session_s": round(max(latest), 3),
+            "cpu_share_of_one_core": round(cpu_s / (changes * 1.0), 3),
+            "sessions_missing_changes": sum(1 for r in readers if len(r.seen) < changes),
+            "sessions_without_any": sum(1 for r in readers if not r.seen),
+            "load_average": list(os.getloadavg()),
+        }
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+        app.extensions["krm"].shutdown(2.0)
+        if missing or len(readers) != sessions:
+            raise RuntimeError(f"{missing} changes were not delivered to the {sessions} editors")
 
 
 def stream_main(objects: int, readers_wanted: int, changes: int) -> None:
@@ -412,6 +526,9 @@ def page_main() -> None:
     arguments = json.loads(os.environ["FLASK_KRM_BENCH_ARGS"])
     if arguments.get("kind") == "editor":
         editor_main(arguments["sessions"], arguments["changes"])
+        return
+    if arguments.get("kind") == "live":
+        live_main(arguments["sessions"], arguments["changes"])
         return
     if arguments.get("kind") == "stream":
         stream_main(arguments["objects"], arguments["sessions"], arguments["changes"])

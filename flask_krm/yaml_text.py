@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -419,3 +420,74 @@ def dump_yaml(value: Any) -> str:
         width=1_000_000,
         indent=2,
     )
+
+
+_LEAF_TYPES: Final = (str, int, float, bool, type(None))
+LEAVES_KEPT: Final = 4096
+"""How many ``key: value`` lines :func:`dump_yaml_lines` keeps written (see :data:`_LEAVES`)."""
+_LEAVES: OrderedDict[tuple[str, str, type, Any], str] = OrderedDict()
+"""(indentation, key, type, scalar) -> the entry as block YAML: the lines every object holding that
+key and value at that depth shares."""
+
+
+def dump_yaml_lines(value: Mapping[str, Any]) -> str:
+    """:func:`dump_yaml` of the object ``value``, written entry by entry: each ``key: scalar``
+    entry of every mapping is written once and kept (:data:`LEAVES_KEPT`), so an object differing
+    from the last one written in one value costs about that value. The text is the same as
+    :func:`dump_yaml`'s: block mappings indent by two, sequences are not indented under their key,
+    no line is folded and no aliases are written, so an entry's text at any depth is its text at
+    the top, each non-empty line shifted."""
+    if not value:
+        return dump_yaml(value)
+    try:
+        return "".join(_mapping_lines(value, ""))
+    except _Unshiftable:
+        return dump_yaml(value)
+
+
+class _Unshiftable(Exception):
+    """An entry whose text depends on where it stands: a complex key, a string broken at a Unicode
+    line separator (continued at the current indentation), a document end marker."""
+
+
+_SEPARATORS: Final = re.compile("[\x85\u2028\u2029]")
+
+
+def _mapping_lines(value: Mapping[str, Any], indent: str) -> Iterator[str]:
+    for key, item in value.items():
+        head = _leaf(key, None) if isinstance(key, str) else ""
+        if not head.endswith(": null\n") or head.startswith("?") or head.count("\n") != 1:
+            raise _Unshiftable  # a key written over several lines, or as a complex key
+        if isinstance(item, _LEAF_TYPES):
+            yield _leaf(key, item, indent)
+            continue
+        if isinstance(item, Mapping) and item:
+            yield indent + head[: -len(" null\n")] + "\n"
+            yield from _mapping_lines(item, indent + "  ")
+            continue
+        text = dump_yaml({key: item})
+        if _SEPARATORS.search(text) or text.endswith("\n...\n"):
+            raise _Unshiftable
+        yield _shifted(text, indent) if indent else text
+
+
+def _leaf(key: str, item: Any, indent: str = "") -> str:
+    """The entry ``key: item`` written at ``indent``."""
+    held = (indent, key, type(item), item)
+    text = _LEAVES.get(held)
+    if text is None:
+        text = dump_yaml({key: item})
+        if _SEPARATORS.search(text) or text.endswith("\n...\n"):  # ... ends a document: only at the end
+            raise _Unshiftable
+        text = _LEAVES[held] = _shifted(text, indent) if indent else text
+        while len(_LEAVES) > LEAVES_KEPT:
+            try:
+                _LEAVES.popitem(last=False)
+            except KeyError:  # emptied meanwhile by another thread
+                break
+    return text
+
+
+def _shifted(text: str, indent: str) -> str:
+    lines = text.split("\n")  # the last is empty: the text ends with a line break
+    return "\n".join(indent + line if line else line for line in lines)

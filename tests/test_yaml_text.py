@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flask_krm import yaml_text
 from flask_krm.store.view_edits import WITHHELD
 from flask_krm.yaml_text import (
     MAX_ALIASED_VALUES,
@@ -18,6 +19,7 @@ from flask_krm.yaml_text import (
     MAX_YAML_BYTES,
     YamlRefused,
     dump_yaml,
+    dump_yaml_lines,
     load_yaml,
     with_placeholders,
 )
@@ -284,3 +286,41 @@ def test_an_integer_past_the_number_fields_digit_limit_is_refused_at_its_line(nu
 )
 def test_integers_within_the_limit_load(number: str, value: object) -> None:
     assert load_yaml(f"a: {number}\n").value["a"] == value
+
+
+_TRICKY_TEXT = st.lists(
+    st.sampled_from(["a", " ", "\n", "\t", ":", "#", "'", "-", "yes", "0755", "\u2028", "\x85", "é", "\r", "{", "~"]),
+    max_size=6,
+).map("".join)
+_TRICKY_VALUES = st.recursive(
+    st.one_of(
+        _TRICKY_TEXT, st.integers(-3, 3), st.floats(allow_nan=False), st.booleans(), st.none(), st.just(WITHHELD)
+    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TRICKY_TEXT, inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(_TRICKY_TEXT, _TRICKY_VALUES, max_size=5))
+def test_an_object_written_entry_by_entry_is_the_same_text_as_written_whole(obj: dict[str, object]) -> None:
+    assert dump_yaml_lines(obj) == dump_yaml(obj)
+    assert dump_yaml_lines(obj) == dump_yaml(obj)  # from the entries kept
+
+
+def test_an_object_differing_in_one_value_writes_only_that_entry_again() -> None:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "data": {f"key-{n}": f"value {n}" for n in range(50)}}
+    dump_yaml_lines(obj)
+    changed = {**obj, "data": {**obj["data"], "key-7": "changed"}}
+    written: list[object] = []
+    original = yaml_text.dump_yaml
+
+    def counting(value: object) -> str:
+        written.append(value)
+        return original(value)
+
+    yaml_text.dump_yaml = counting  # type: ignore[assignment]
+    try:
+        assert dump_yaml_lines(changed) == original(changed)
+    finally:
+        yaml_text.dump_yaml = original  # type: ignore[assignment]
+    assert written == [{"key-7": "changed"}]

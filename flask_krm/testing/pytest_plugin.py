@@ -240,12 +240,20 @@ def _element_inner(markup: str, element_id: str) -> str:
 def _swapped(markup: str, target: str, swap: str, content: str) -> str:
     """``markup`` after the partial swap ``swap`` of ``content`` at the element ``target`` (a
     list's row, count, pager or rows; an editor's field, control or other element sent alone)."""
-    from ..ui.editor_updates import element_span  # not at import: the plugin loads before gevent patches
+    from .markup import element_span
 
     span = element_span(markup, target)
     if span is None:
         return markup
     start, end = span
+    if swap == "krmLines":  # the element's text, as its lines that changed (krm-lines.js)
+        from ..ui.editor_updates import apply_line_changes  # not at import: the plugin loads before gevent patches
+
+        opened = markup.index(">", start) + 1
+        closed = markup.rindex("</", start, end)
+        changes = json.loads(html.unescape(content))["changes"]
+        text = apply_line_changes(html.unescape(markup[opened:closed]), changes)
+        return markup[:opened] + html.escape(text, quote=False) + markup[closed:]
     if swap == "delete":
         return markup[:start] + markup[end:]
     if swap == "beforebegin":

@@ -24,6 +24,7 @@ SCRIPT_FILES: t.Final = (
     "krm-page.js",
     "krm-send.js",
     "krm-keys.js",
+    "krm-lines.js",
     "krm-yaml.js",
     "krm-filter.js",
 )

@@ -54,10 +54,19 @@ from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import sse_response
 from .binding import SIGNED_OUT, Refusal, attach, authorize, page_of, session_of
-from .editor_updates import EditorUpdates, shown_editor
+from .editor_updates import EditorUpdates
 from .list_updates import ListUpdates
 from .page import Component, ListSpec, Page
-from .render import EditedObject, StreamStatus, body_partial, edited_object, render_editor_body, render_restart_copy_out
+from .paint import find_painted
+from .render import (
+    EditedObject,
+    StreamStatus,
+    body_partial,
+    edited_object,
+    model_of_editor,
+    render_restart_copy_out,
+    render_whole,
+)
 from .state import store_policy
 
 if t.TYPE_CHECKING:
@@ -79,6 +88,10 @@ RESPONSE_HEADERS: t.Final = (
     ("Cache-Control", "no-store"),
     ("X-Accel-Buffering", "no"),
 )
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()
 
 
 def close_frame(reason: str) -> bytes:
@@ -205,7 +218,8 @@ class Channel:
         component = link.component
         updates = self._lists.get(component.id)
         if updates is None:
-            shown = None if self.resend_all else self.page.shown_lists.get(component.id)
+            painted = None if self.resend_all else find_painted(self.drafts, self.page.id)
+            shown = painted.lists.get(component.id) if painted is not None else None
             updates = self._lists[component.id] = ListUpdates(component, self.page, self.krm.cache, shown)
         uids = self._changed_uids.pop(component.id, set())
         return updates.changes(link.store, link.status, uids)
@@ -232,19 +246,25 @@ class Channel:
         edited = edited_object(store, component, self.page) if store is not None else EditedObject(None)
         # read before rendering: the render holds at least these edits
         edits = store.edit_sequence(edited.uid) if store is not None and edited.uid is not None else 0
-        body = render_editor_body(component, store, link.status, self.krm.cache, self.page, edited=edited)
+        model = model_of_editor(component, store, link.status, self.page, edited=edited)
         updates = self._editors.get(component.id)
         if updates is None:
             # What the first paint showed, element by element, is known only to the worker that painted;
             # when the drafts outlive this process a channel may be this page's second, after one on
             # another worker.
             first = not self.resend_all and not self.drafts.outlives_process
-            shown = self.page.shown_editors.get(component.id) if first else None
-            painted = None if self.resend_all else self.page.painted.get(component.id)
-            if shown is None and not edits and painted == hashlib.sha256(body.encode()).hexdigest():
-                shown = shown_editor(body)  # the page still shows what it was painted with
-            updates = self._editors[component.id] = EditorUpdates(component, shown)
-        return updates.changes(body, edits)
+            painted = find_painted(self.drafts, self.page.id) if first else None
+            shown = painted.editors.get(component.id) if painted is not None else None
+            digest = None if self.resend_all else self.page.painted.get(component.id)
+            if (
+                shown is None
+                and not edits
+                and digest is not None
+                and digest == _digest(render_whole(component, model, self.krm.cache))
+            ):
+                shown = model  # the page still shows what it was painted with
+            updates = self._editors[component.id] = EditorUpdates(component, self.krm.cache, shown)
+        return updates.changes(model, edits)
 
     def _link_components(self) -> list[Callable[[], None]]:
         undo: list[Callable[[], None]] = []

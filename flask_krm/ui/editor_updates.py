@@ -1,327 +1,234 @@
-"""Live updates of one editor on one page, element by element.
+"""Live updates of one editor on one page, element by element, from the data.
 
-An editor's body (``krm/editor_body.html``) is cut into *blocks*: its elements with an ``id`` (each
-field of ``krm/_fields.html`` and its group, entry, row, control and conflict panel; the stream
-state; the conflict announcement; the YAML tab's source, its conflict list and "Your changes").
-Blocks nest: a block's *own* markup is its markup with each inner block cut out, leaving a
-placeholder naming it, and the body's *skeleton* is the body with each outermost block cut out.
+A page channel keeps, for each editor, the :class:`~flask_krm.ui.render.EditorModel` its page shows
+(the first paint's, then the last one sent). After a change it compares that model with the current
+one, field by field (:func:`changed_parts`), and sends only the elements whose data changed, each
+rendered alone (``krm/editor_part.html``) and replacing its element by id (``outerMorph``, so a
+focused field keeps its value, caret and focus):
 
-The page keeps what it shows of each editor (:class:`ShownEditor`: a digest of the skeleton, and of
-each block's own markup). After a change the page channel renders the body and asks
-:class:`EditorUpdates` what to send: each outermost block whose own markup changed (a block whose own
-markup is unchanged is looked into), replacing its element by id (``outerMorph``, so a focused field
-keeps its value, caret and focus). So a colleague's new value sends that field's control; a new
-conflict, that field with its panel; a new key or item, the map or list it went into. The whole body
-is sent instead when the skeleton changed (a top-level field added or removed, the object gone, the
-stream ended...), when the body cannot be cut (a host template with markup that does not nest), when
-the changed blocks are most of the body, and when only the page's edit count changed.
+- a field whose value alone changed: its control; a field whose state changed (dirty, conflict...):
+  the field, as its map, list or group shows it; a map or list whose entries changed: the map or list;
+- the stream state and the conflict announcement, when theirs changed;
+- the YAML tab's text as the lines that changed (:func:`line_changes`, applied by ``krm-lines.js``),
+  its conflict list and "Your changes" when theirs changed.
 
-Every block sent after field edits through the page carries the edit count on its root element
-(``data-krm-edits``), as the whole body carries it in its marker: ``krm.js`` lets a field take a
-render only if it was made after the field's last accepted edit.
+The whole body is sent instead when the body's shape changed (a top-level field added or removed,
+the object gone, the draft unrenderable...), and when only the page's edit count changed.
+
+Every session that has not touched the object shows the same model (one per delivery), so the
+message from one model to the next is made once for all of them (:data:`_MESSAGES`): per session, a
+dictionary look-up. Every element sent after field edits through the page carries the edit count
+on its root element (``data-krm-edits``), as the whole body carries it in its marker: ``krm.js``
+lets a field take a render only if it was made after the field's last accepted edit.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import difflib
+import json
 import re
+import threading
 import typing as t
 from collections import OrderedDict
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import fields
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ..htmx import edits_marker, partial
 from .page import Component
-from .render import body_partial
+from .render import EditorModel, FragmentCache, body_partial, render_editor_part, render_whole
+from .widgets import Field
 
-_TAG: t.Final = re.compile(
-    r"<!--.*?-->|<(/?)([A-Za-z][A-Za-z0-9-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",
-    re.S,
-)
-_MAYBE_ID: t.Final = re.compile(r"\sid\s*=", re.I)
-_ATTRIBUTE: t.Final = re.compile(r"""\s*([^\s"'=<>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
-_BLOCK_ID: t.Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-"""The ids that make a block: those a ``#id`` selector names as they are."""
-_VOID: t.Final = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-)
-_RAW_TEXT: t.Final = frozenset({"script", "style", "textarea", "title"})
-BODIES_KEPT: t.Final = 32
-"""How many bodies :func:`read_body` keeps read."""
 MESSAGES_KEPT: t.Final = 64
 """How many messages :class:`EditorUpdates` keeps made (see :data:`_MESSAGES`)."""
+LINES_SWAP: t.Final = "krmLines"
+"""The swap style that applies a line diff to an element's text (``krm-lines.js``)."""
+
+_VALUE_ATTRIBUTES: t.Final = frozenset({"text", "checked", "revision", "size", "integral"})
+"""What a field's control alone shows: a change of only these sends the control."""
+
+Part: t.TypeAlias = tuple[str, str, dict[str, t.Any]]
+"""An element to send alone: its id, its part of ``krm/editor_part.html`` and what it shows."""
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
-    """One element with an id: its markup, its *own* markup (each inner block cut out, leaving a
-    placeholder naming it) and its inner blocks, in document order."""
-
-    id: str
-    markup: str
-    own: str
-    inner: tuple[Block, ...]
+class _Whole(Exception):
+    """The models differ in shape: the whole body is sent."""
 
 
-@dataclass(frozen=True, slots=True)
-class Blocks:
-    """A body cut into its skeleton (each outermost block cut out) and its outermost blocks."""
-
-    skeleton: str
-    blocks: tuple[Block, ...]
-
-
-@dataclass(slots=True)
-class _Open:
-    """A block being read: where it starts, its own markup so far and its inner blocks."""
-
-    id: str
-    start: int
-    copied: int
-    own: list[str]
-    inner: list[Block]
+def line_changes(old: str, new: str) -> list[tuple[int, int, list[str]]]:
+    """The changes bringing the lines of ``old`` to those of ``new``: ``(start, end, lines)`` each
+    replacing lines ``start`` to ``end`` (0-based, end excluded) of ``old`` with ``lines``, in order."""
+    before, after = old.split("\n"), new.split("\n")
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return [(i1, i2, after[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
-def _placeholder(block_id: str) -> str:
-    return f"\x00{block_id}\x00"
+def apply_line_changes(text: str, changes: Sequence[tuple[int, int, Sequence[str]]]) -> str:
+    """``text`` with ``changes`` (:func:`line_changes`) applied, as ``krm-lines.js`` applies them."""
+    lines = text.split("\n")
+    for start, end, replacement in reversed(changes):
+        lines[start:end] = replacement
+    return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
-class _Tag:
-    """A start or end tag of an element in markup."""
-
-    start: int
-    end: int
-    name: str
-    closing: bool
-    attributes: str
-    empty: bool
-    """A start tag without content or end tag (``<input>``, ``<br/>``)."""
+def _lines_partial(target_id: str, old: str, new: str) -> str:
+    changes = line_changes(old, new)
+    payload = json.dumps({"from": old.count("\n") + 1, "changes": changes}, ensure_ascii=False, separators=(",", ":"))
+    return partial(target_id, escape(payload), swap=LINES_SWAP)
 
 
-def _tags(markup: str) -> Iterator[_Tag]:
-    """The tags of ``markup`` in order (comments and the text of ``<textarea>``, ``<script>``...
-    skipped; such an element's text without its end tag ends the tags there)."""
-    at = 0
-    while (found := _TAG.search(markup, at)) is not None:
-        at = found.end()
-        name = (found.group(2) or "").lower()
-        if not name:  # a comment
-            continue
-        attributes = found.group(3) or ""
-        closing = bool(found.group(1))
-        empty = not closing and (name in _VOID or attributes.rstrip().endswith("/"))
-        yield _Tag(found.start(), at, name, closing, attributes, empty)
-        if name in _RAW_TEXT and not closing:  # its text holds no tags: go to its end tag
-            end = re.compile(rf"</{name}[\s/>]", re.I).search(markup, at)
-            if end is None:
-                return
-            at = end.start()
+_OWN: t.Final = tuple(attribute.name for attribute in fields(Field) if attribute.name != "children")
+_OWN_SHOWN_BY_ELEMENT: t.Final = tuple(name for name in _OWN if name not in _VALUE_ATTRIBUTES)
 
 
-def cut_blocks(body: str) -> Blocks | None:
-    """``body`` cut into blocks, or ``None`` when its markup does not nest or an id is there twice
-    (then it can only be sent whole)."""
-    if "\x00" in body:  # the placeholders' character: a body holding it is never cut
+def _own(field: Field, names: tuple[str, ...] = _OWN) -> tuple[t.Any, ...]:
+    """What ``field`` shows of itself (its children apart)."""
+    return tuple(getattr(field, name) for name in names)
+
+
+def field_parts(old: Field, new: Field, part: str, parent: Field | None, fid: t.Callable[..., str]) -> Iterator[Part]:
+    """The elements to send for the field ``old`` that is now ``new``, shown as ``part`` (in
+    ``parent``, the map holding an entry)."""
+    if old == new:
+        return
+    element = f"{fid(new.path)}-{'group' if part == 'item' else 'field'}"
+    shown = {"field": new, "parent": parent}
+    same_children = len(old.children) == len(new.children) and all(
+        a.path == b.path and a.kind == b.kind for a, b in zip(old.children, new.children, strict=True)
+    )
+    if not same_children or old.path != new.path or old.kind != new.kind:
+        yield element, part, shown
+        return
+    if _own(old) != _own(new):
+        if old.children or new.children or new.widget is None:
+            yield element, part, shown
+            return
+        if _own(old, _OWN_SHOWN_BY_ELEMENT) == _own(new, _OWN_SHOWN_BY_ELEMENT):
+            yield fid(new.path), "control", shown  # only the value moved: the control alone
+        else:
+            yield element, part, shown
+        return
+    inner = {"map": "entry", "items": "item", "rows": "row"}.get(new.kind, "field")
+    for a, b in zip(old.children, new.children, strict=True):
+        yield from field_parts(a, b, inner, new if inner == "entry" else None, fid)
+
+
+def changed_parts(component: Component, old: EditorModel, new: EditorModel) -> list[Part] | None:
+    """The elements of ``new``'s body whose data differs from ``old``'s (the YAML text apart), or
+    ``None`` when the bodies differ in shape (the whole body is sent)."""
+    if old.shape != new.shape or (new.shape != "object" and (old.status != new.status or old.removed != new.removed)):
         return None
-    seen: set[str] = set()
-    top = _Open("", 0, 0, [], [])
-    frames = [top]
-    elements: list[tuple[str, bool]] = []  # open elements: name, whether it starts a block
-    for tag in _tags(body):
-        if tag.closing:
-            if not elements or elements[-1][0] != tag.name:
-                return None
-            if elements.pop()[1]:
-                _close(frames, body, tag.end)
-            continue
-        block_id = _id_of(tag.attributes)
-        if block_id is not None:
-            if block_id in seen:
-                return None
-            seen.add(block_id)
-            parent = frames[-1]
-            parent.own.append(body[parent.copied : tag.start] + _placeholder(block_id))
-            frames.append(_Open(block_id, tag.start, tag.start, [], []))
-        if tag.empty:
-            if block_id is not None:
-                _close(frames, body, tag.end)
-            continue
-        elements.append((tag.name, block_id is not None))
-    if elements:
+    if new.shape != "object":
+        return []
+    a, b = old.view, new.view
+    if old.obj != new.obj or (a is None) != (b is None) or (old.yaml is None) != (new.yaml is None):
         return None
-    top.own.append(body[top.copied :])
-    return Blocks("".join(top.own), tuple(top.inner))
+    cid, fid = component.id, component.element_id
+    parts: list[Part] = []
+    if old.status != new.status:
+        parts.append((f"{cid}-stream", "stream", {}))
+    if a is not None and b is not None:
+        if a.too_many != b.too_many or a.other_conflicts != b.other_conflicts:
+            return None
+        if [(f.path, f.kind) for f in a.fields] != [(f.path, f.kind) for f in b.fields]:
+            return None
+        if a.conflict_count != b.conflict_count:
+            parts.append((f"{cid}-announce", "announce", {}))
+        for old_field, new_field in zip(a.fields, b.fields, strict=True):
+            parts.extend(field_parts(old_field, new_field, "field", None, fid))
+    if old.yaml is not None and new.yaml is not None:
+        if old.yaml.conflicts != new.yaml.conflicts:
+            parts.append((f"{cid}-yaml-conflicts", "yaml-conflicts", {}))
+        if old.yaml.changes != new.yaml.changes:
+            parts.append((f"{cid}-changes", "changes", {}))
+    return parts
 
 
-def element_span(markup: str, element_id: str) -> tuple[int, int] | None:
-    """Where the element ``id="element_id"`` starts and ends (after its end tag) in ``markup``, or
-    ``None`` when there is none (or it does not end)."""
-    start, depth = -1, 0
-    for tag in _tags(markup):
-        if start < 0:
-            if not tag.closing and _id_of(tag.attributes) == element_id:
-                if tag.empty:
-                    return tag.start, tag.end
-                start = tag.start
-            continue
-        if tag.closing:
-            if depth == 0:
-                return start, tag.end
-            depth -= 1
-        elif not tag.empty:
-            depth += 1
-    return None
-
-
-def _close(frames: list[_Open], body: str, end: int) -> None:
-    frame = frames.pop()
-    frame.own.append(body[frame.copied : end])
-    frames[-1].inner.append(Block(frame.id, body[frame.start : end], "".join(frame.own), tuple(frame.inner)))
-    frames[-1].copied = end
-
-
-def _id_of(attributes: str) -> str | None:
-    """The id in a start tag's ``attributes`` if it makes a block (see :data:`_BLOCK_ID`)."""
-    if _MAYBE_ID.search(attributes) is None:
-        return None
-    for attribute in _ATTRIBUTE.finditer(attributes.rstrip("/ \t\n")):
-        if attribute.group(1).lower() == "id":
-            value = next((group for group in attribute.groups()[1:] if group is not None), "")
-            return value if _BLOCK_ID.fullmatch(value) else None
-    return None
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
-
-
-ShownBlock: t.TypeAlias = tuple[str, str, tuple["ShownBlock", ...]]
-"""A block as a page shows it: element id, digest of its own markup, its inner blocks."""
-
-
-@dataclass(frozen=True, slots=True)
-class ShownEditor:
-    """What a page shows of one editor: a digest of its body's skeleton (or of the whole body, when
-    it cannot be cut), its blocks, and the page's edit count the body was rendered with."""
-
-    skeleton: str
-    blocks: tuple[ShownBlock, ...]
-    edits: int
-
-
-def shown_editor(body: str, edits: int = 0) -> ShownEditor:
-    """What a page rendered with ``body`` shows (kept on the page, so its channel starts from it)."""
-    _, skeleton, blocks = read_body(body)
-    return ShownEditor(skeleton, blocks, edits)
-
-
-def _shown_blocks(blocks: tuple[Block, ...]) -> tuple[ShownBlock, ...]:
-    return tuple((block.id, _digest(block.own), _shown_blocks(block.inner)) for block in blocks)
-
-
-@functools.lru_cache(maxsize=BODIES_KEPT)
-def read_body(body: str) -> tuple[Blocks | None, str, tuple[ShownBlock, ...]]:
-    """``body`` cut into blocks (``None``: it cannot be), the digest of its skeleton (of the whole
-    body when it cannot be cut) and its blocks' digests. The last bodies read are kept: a body
-    without this session's changes is one shared string, read once for every page showing it."""
-    cut = cut_blocks(body)
-    if cut is None:
-        return None, _digest(body), ()
-    return cut, _digest(cut.skeleton), _shown_blocks(cut.blocks)
-
-
-def changed_blocks(
-    shown: tuple[ShownBlock, ...], now: tuple[ShownBlock, ...], blocks: tuple[Block, ...]
-) -> list[Block]:
-    """The outermost ``blocks`` whose own markup differs from what the page shows (``shown``;
-    ``now``: the same blocks' digests); a block whose own markup is unchanged is looked into."""
-    changed: list[Block] = []
-    for (old_id, old, old_inner), (_, new, new_inner), block in zip(shown, now, blocks, strict=True):
-        if old_id != block.id or old != new:
-            changed.append(block)
-        elif old_inner != new_inner:
-            changed.extend(changed_blocks(old_inner, new_inner, block.inner))
-    return changed
-
-
-def with_edits(block: str, edits: int) -> str:
-    """``block`` (one element) with the page's edit count on its root element (none for ``0``)."""
+def with_edits(element: str, edits: int) -> str:
+    """``element`` (markup rendered here, starting with its start tag) with the page's edit count
+    on its root element (none for ``0``)."""
     if not edits:
-        return block
-    name_end = re.match(r"<[A-Za-z][A-Za-z0-9-]*", block)
+        return element
+    name_end = re.match(r"<[A-Za-z][A-Za-z0-9-]*", element)
     assert name_end is not None
-    return f'{block[: name_end.end()]} data-krm-edits="{int(edits)}"{block[name_end.end() :]}'
+    return f'{element[: name_end.end()]} data-krm-edits="{int(edits)}"{element[name_end.end() :]}'
 
 
-_MESSAGES: OrderedDict[tuple[t.Any, ...], tuple[tuple[ShownBlock, ...], tuple[str, ...]]] = OrderedDict()
-"""The last messages made: (editor, what its page showed, the body now, edit count) -> the partials."""
+_MESSAGES: OrderedDict[tuple[t.Any, ...], tuple[EditorModel, EditorModel, tuple[str, ...]]] = OrderedDict()
+"""The last messages made: (editor, identity of the model shown, of the model now, edit count) ->
+both models (kept alive, so their identities stay theirs) and the partials."""
+_LOCK = threading.Lock()
 
 
 class EditorUpdates:
-    """One editor followed by one page channel: what to send after each render of its body."""
+    """One editor followed by one page channel: what to send after each change of its model."""
 
-    def __init__(self, component: Component, shown: ShownEditor | None) -> None:
+    def __init__(self, component: Component, cache: FragmentCache, shown: EditorModel | None) -> None:
         self.component = component
+        self.cache = cache
         self.shown = shown
+        self.edits = 0
 
-    def changes(self, body: Markup, edits: int) -> list[str]:
-        """The partials bringing the page from what it shows to ``body`` (rendered with the
-        page's edit count ``edits``), or ``[]`` when it shows that already.
+    def changes(self, model: EditorModel, edits: int) -> list[str]:
+        """The partials bringing the page from what it shows to ``model`` (with the page's edit
+        count ``edits``), or ``[]`` when it shows that already.
 
-        A body without this session's edits is one shared string (the fragment cache's), and the
-        pages that showed the same body before get the same message: it is made once for all of
-        them (:data:`_MESSAGES`), not compared block by block for each."""
-        cut, skeleton, blocks = read_body(body)
-        shown, now = self.shown, ShownEditor(skeleton, blocks, edits)
-        self.shown = now
-        if shown == now:
-            return []
+        Sessions showing the same model get the same message: it is made once for all of them."""
+        shown, shown_edits = self.shown, self.edits
+        self.shown, self.edits = model, edits
         if shown is None:
-            return self._changes(body, edits, cut, shown, now)
-        # keyed by the identity of the blocks read (shared while read_body keeps the body), kept alive by the entry
-        key = (self.component.id, shown.skeleton, id(shown.blocks), shown.edits, body, edits)
+            return [self._whole(model, edits)]
+        if shown is model and shown_edits == edits:
+            return []
+        key = (self.component.id, id(shown), id(model), shown_edits, edits)
         made = _MESSAGES.get(key)
-        if made is not None and made[0] is shown.blocks:
-            return list(made[1])
-        parts = self._changes(body, edits, cut, shown, now)
-        _MESSAGES[key] = (shown.blocks, tuple(parts))
-        while len(_MESSAGES) > MESSAGES_KEPT:
-            try:
+        if made is not None and made[0] is shown and made[1] is model:
+            return list(made[2])
+        parts = self._changes(shown, model, shown_edits, edits)
+        with _LOCK:
+            _MESSAGES[key] = (shown, model, tuple(parts))
+            while len(_MESSAGES) > MESSAGES_KEPT:
                 _MESSAGES.popitem(last=False)  # the oldest made
-            except KeyError:  # emptied meanwhile by another thread
-                break
         return parts
 
-    def _changes(
-        self, body: Markup, edits: int, cut: Blocks | None, shown: ShownEditor | None, now: ShownEditor
-    ) -> list[str]:
-        if cut is None or shown is None or shown.skeleton != now.skeleton or len(shown.blocks) != len(now.blocks):
-            return [self._whole(body, edits)]
-        changed = changed_blocks(shown.blocks, now.blocks, cut.blocks)
-        if not changed:  # only the edit count moved: the whole body lets every field take it
-            return [self._whole(body, edits)]
-        if sum(len(block.markup) for block in changed) > len(body) // 2:  # most of it: one morph of the body
-            return [self._whole(body, edits)]
-        # each block is a slice of the rendered (escaped) body, from one of its tags to its end
-        return [partial(block.id, Markup(with_edits(block.markup, edits)), swap="outerMorph") for block in changed]
+    def _changes(self, shown: EditorModel, model: EditorModel, shown_edits: int, edits: int) -> list[str]:
+        component, cid = self.component, self.component.id
+        try:
+            elements = changed_parts(component, shown, model)
+            if elements is None:
+                return [self._whole(model, edits)]
+            old_text = shown.yaml.text if shown.yaml is not None else ""
+            new_text = model.yaml.text if model.yaml is not None else ""
+            if not elements and old_text == new_text:
+                # nothing shown changed: only the edit count moved, and the whole body lets every field take it
+                return [] if edits == shown_edits else [self._whole(model, edits)]
+            rendered = [
+                (element, part, with_edits(render_editor_part(component, model, part, **context).strip(), edits))
+                for element, part, context in elements
+            ]
+        except Exception:  # a part that cannot render alone: the whole body says why
+            return [self._whole(model, edits)]
+        # each element is rendered here from its template (autoescaped), with an integer attribute added
+        parts = [partial(element, Markup(rendered_element), "outerMorph") for element, _, rendered_element in rendered]
+        if old_text != new_text:  # after the fields, before the YAML tab's conflicts and "Your changes"
+            yaml_parts = [at for at, (_, part, _) in enumerate(rendered) if part in ("yaml-conflicts", "changes")]
+            parts.insert(
+                yaml_parts[0] if yaml_parts else len(parts), _lines_partial(f"{cid}-yaml-source", old_text, new_text)
+            )
+        return parts
 
-    def _whole(self, body: Markup, edits: int) -> str:
+    def _whole(self, model: EditorModel, edits: int) -> str:
+        body = render_whole(self.component, model, self.cache)
         return body_partial(self.component, body + edits_marker(edits) if edits else body)
 
 
 __all__ = [
-    "Block",
-    "Blocks",
+    "LINES_SWAP",
     "EditorUpdates",
-    "ShownBlock",
-    "ShownEditor",
-    "changed_blocks",
-    "cut_blocks",
-    "element_span",
-    "shown_editor",
+    "apply_line_changes",
+    "changed_parts",
+    "field_parts",
+    "line_changes",
     "with_edits",
 ]

@@ -148,14 +148,20 @@ class ListUpdates:
         if not index.following or shown is None or everything:
             return self._changes(store, status, uids, everything)
         # Every session showing this view in the same state makes the same message of the same
-        # change: it is made once per change of the truth (the first session asking makes it).
-        key = (shown, status, frozenset(uids or ()))
-        made = index.memo.get(key)
-        if made is None:
-            parts = self._changes(store, status, uids, everything)
+        # change: it is made once per change of the truth (the first session asking makes it). The
+        # sessions that took it share what they show from then on, so the next look-up is by identity.
+        changed = frozenset(uids or ())
+        fast = (id(shown), status, changed)
+        made = index.memo.get(fast)
+        if made is None or made[2] is not shown:
+            made = index.memo.get((shown, status, changed))
+            if made is None:
+                parts = self._changes(store, status, uids, everything)
+                if len(index.memo) >= MEMO_SIZE:
+                    return parts
+                made = index.memo[(shown, status, changed)] = (tuple(parts), self.shown, shown)
             if len(index.memo) < MEMO_SIZE:
-                index.memo[key] = (tuple(parts), self.shown)
-            return parts
+                index.memo[fast] = made
         self.shown = made[1]
         return list(made[0])
 

@@ -23,7 +23,6 @@ from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
-from .editor_updates import shown_editor
 from .list_query import ListQuery, column_keys, parse_list_query
 from .list_updates import paint_list
 from .page import (
@@ -43,14 +42,15 @@ from .page import (
     parse_url_key,
     store_page,
 )
-from .render import StreamStatus, render_body
+from .paint import painted
+from .render import StreamStatus, model_of_editor, render_body, render_whole
 from .state import FIRST_PAINT_WAIT, RENDER_HOLD
 
 PAGE_KEY: t.Final = "flask_krm.page"
 
 MAX_SHOWN_BYTES: t.Final = 256 * 1024
-"""The largest editor body a page keeps as painted (its channel sends changed elements only):
-the page record lives as long as the page, a large draft's rendering must not."""
+"""The largest editor body of a session's own whose model a page keeps as painted (its channel
+sends changed elements only): the page's state lives as long as the page, a large draft's must not."""
 
 
 def _scope(value: t.Any) -> Scope:
@@ -210,14 +210,18 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
     feed.hold_for(RENDER_HOLD)
     if feed.status.state != "live" and not store.snapshot_complete:
         feed.wait_live(FIRST_PAINT_WAIT)
+    shown = painted(drafts, page.id)
     if query is not None:
         page.queries[component.id] = query
-        body, page.shown_lists[component.id] = paint_list(component, store, feed.status, krm.cache, page)
+        body, shown.lists[component.id] = paint_list(component, store, feed.status, krm.cache, page)
     else:
-        body = render_body(component, store, feed.status, krm.cache, page)
+        model = model_of_editor(component, store, feed.status, page)
+        body = render_whole(component, model, krm.cache)
         page.painted[component.id] = body_digest(body)
-        if len(body) <= MAX_SHOWN_BYTES:  # a larger one is not kept: the channel's first update resends it
-            page.shown_editors[component.id] = shown_editor(body)
+        if (
+            model.body_key is not None or len(body) <= MAX_SHOWN_BYTES
+        ):  # a larger one of its own: the channel resends it
+            shown.editors[component.id] = model
     store_page(drafts, page)
     context.update(
         body=body,

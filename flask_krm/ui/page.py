@@ -37,8 +37,6 @@ from .widgets import FieldSelectionError, parse_field_roots
 
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
-    from .editor_updates import ShownEditor
-    from .list_updates import ShownList
 
 Kind: t.TypeAlias = t.Literal["list", "editor"]
 
@@ -359,7 +357,8 @@ def parse_labelled_fields(fields: t.Any) -> tuple[tuple[Path, str], ...] | None:
 
 @dataclass(eq=False)
 class Page:
-    """The live components of one rendered page, and what its first paint showed."""
+    """The live components of one rendered page, and digests of what its first paint showed
+    (what it showed, element by element, is kept in this process only: :mod:`flask_krm.ui.paint`)."""
 
     id: str
     components: dict[str, Component] = field(default_factory=dict)
@@ -371,10 +370,6 @@ class Page:
     :func:`flask_krm.ui.render.edited_object`)."""
     queries: dict[str, ListQuery] = field(default_factory=dict)
     """List component id -> the filter, sort and page this page shows it with (from its URL)."""
-    shown_lists: dict[str, ShownList] = field(default_factory=dict)
-    """List component id -> what the first paint showed of it, row by row."""
-    shown_editors: dict[str, ShownEditor] = field(default_factory=dict)
-    """Editor component id -> what the first paint showed of it, element by element."""
 
     def add(self, component: Component) -> None:
         """Register ``component`` on the page."""

@@ -8,10 +8,12 @@ application's Jinja environment, not
 ``render_template``: a body depends only on the store, never on the request, which is what lets
 a fragment be shared.
 
-Sharing: a list row, and an editor whose object has no draft changes and no conflicts in this
-session, are rendered once per visible content and kept in a bounded :class:`FragmentCache`; every
-session showing the same content reuses the bytes. Only an editor holding this session's draft is
-rendered for the session alone.
+Sharing: a list row is rendered once per visible content and kept in a bounded
+:class:`FragmentCache`; every session showing the same content reuses the bytes. An editor is
+rendered from its :class:`EditorModel` (what its body shows, as data): for an object this session
+has not touched, one model per delivery shared by every such session, whose body is kept in the
+cache under the object's content. Only an editor holding this session's draft is rendered for the
+session alone.
 """
 
 from __future__ import annotations
@@ -334,34 +336,135 @@ class RemovedView:
     """The page's session ended (sign-out, another sign-in, expiry) with these changes unsaved."""
 
 
-def _render_editor(
+@dataclass(frozen=True, slots=True, eq=False)
+class EditorModel:
+    """What an editor's body shows, as data: what live updates compare (see
+    :mod:`flask_krm.ui.editor_updates`) and what its templates render.
+
+    A clean object's model is made once per delivery and shared by every session that has not
+    touched the object (:meth:`~flask_krm.store.truth.ServerObject.derived`), so its body and the
+    messages made from it are made once too. Never mutated once made."""
+
+    status: StreamStatus
+    obj: Identity | None = None
+    view: EditorView | None = None
+    yaml: YamlView | None = None
+    removed: RemovedView | None = None
+    unrenderable: bool = False
+    body_key: t.Hashable | None = None
+    """Where its body is kept in the :class:`FragmentCache` (``None``: a session's own, never
+    kept): a clean object's content, so every session showing it reads one body."""
+
+    @property
+    def shape(self) -> str:
+        """What the body holds: ``object``, ``removed``, ``unrenderable`` or ``none``."""
+        if self.unrenderable:
+            return "unrenderable"
+        if self.removed is not None:
+            return "removed"
+        return "object" if self.obj is not None else "none"
+
+
+def editor_model(
     component: Component,
     status: StreamStatus,
     state: ObjectState | None,
-    removed: RemovedView | None = None,
     patch: Mapping[str, t.Any] | None = None,
-) -> Markup:
+    *,
+    body_key: t.Hashable | None = None,
+) -> EditorModel:
+    """The model of ``component``'s body for the object in ``state`` (none: nothing to show)."""
     spec = component.spec
-    view: EditorView | None = None
-    obj: Identity | None = None
-    yaml: YamlView | None = None
-    if state is not None:
-        view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
-        obj = _identity(state.server or state.draft)
-        if isinstance(spec, EditorSpec) and spec.yaml:
-            yaml = build_yaml_view(state, patch, spec.fields)
-    return render_template_fragment(
-        "krm/editor_body.html",
-        component=component,
-        spec=spec,
-        status=status,
-        obj=obj,
-        view=view,
-        edit_url=edit_url(component),
-        field_id=component.element_id,
-        removed=removed,
-        yaml=yaml,
+    if state is None:
+        return EditorModel(status)
+    view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
+    yaml = build_yaml_view(state, patch, spec.fields) if isinstance(spec, EditorSpec) and spec.yaml else None
+    return EditorModel(status, _identity(state.server or state.draft), view, yaml, body_key=body_key)
+
+
+def editor_context(component: Component, model: EditorModel) -> dict[str, t.Any]:
+    """What ``krm/editor_body.html`` and ``krm/editor_part.html`` are rendered with."""
+    return {
+        "component": component,
+        "spec": component.spec,
+        "status": model.status,
+        "obj": model.obj,
+        "view": model.view,
+        "edit_url": edit_url(component),
+        "field_id": component.element_id,
+        "removed": model.removed,
+        "yaml": model.yaml,
+        "unrenderable": model.unrenderable,
+    }
+
+
+def render_model(component: Component, model: EditorModel, cache: FragmentCache | None = None) -> Markup:
+    """The whole body of ``model`` (kept in ``cache`` under its :attr:`~EditorModel.body_key`)."""
+    if model.body_key is None or cache is None:
+        return render_template_fragment("krm/editor_body.html", **editor_context(component, model))
+    return cache.get_or_render(
+        model.body_key, lambda: render_template_fragment("krm/editor_body.html", **editor_context(component, model))
     )
+
+
+def render_editor_part(component: Component, model: EditorModel, part: str, **fields: t.Any) -> Markup:
+    """One element of ``model``'s body (``krm/editor_part.html``): ``part`` names it; ``field``
+    and ``parent`` give a field's."""
+    return render_template_fragment("krm/editor_part.html", part=part, **fields, **editor_context(component, model))
+
+
+def _model_of(component: Component, status: StreamStatus, state: ObjectState | None, **more: t.Any) -> EditorModel:
+    """:func:`editor_model`, or the unrenderable model when the draft cannot be shown."""
+    try:
+        return editor_model(component, status, state, **more)
+    except Exception as exc:  # a draft no edit should have let in: say so, offer Discard
+        log.warning("a draft cannot be rendered (%s); the editor offers to discard it", type(exc).__name__)
+        return EditorModel(status, unrenderable=True)
+
+
+def model_of_editor(
+    component: Component,
+    store: LiveResourceStore | None,
+    status: StreamStatus,
+    page: Page | None = None,
+    *,
+    edited: EditedObject | None = None,
+) -> EditorModel:
+    """What ``component`` shows on ``page`` (see :func:`render_editor_body`), as data: for an
+    object this session has not touched, the one model of this delivery every such session shares."""
+    spec = component.spec
+    assert isinstance(spec, EditorSpec)
+    if edited is None:
+        edited = edited_object(store, component, page) if store is not None else EditedObject(None)
+    if edited.removed is not None:
+        return EditorModel(status, removed=RemovedView(copy_out(edited.removed), edited.replacement is not None))
+    uid = edited.uid
+    if store is None or uid is None:
+        return EditorModel(status, body_key=("editor", component.id, status, None))
+    clean = store.clean(uid)
+    schema = id(store.kind_schema(uid))  # stores made while a cluster's schema could not be read render without it
+    if clean is not None:  # one model of this delivery for every session that has not touched it
+        return clean.derived(
+            ("editor", component.id, status, schema), lambda: _clean_model(component, status, store, uid)
+        )
+    state = object_state(store, uid, spec)
+    if state.dirty_paths or state.conflicts:
+        return _model_of(component, status, state, patch=store.patch(uid))
+    return _model_of(component, status, state, body_key=_body_key(component, status, state))
+
+
+def _clean_model(component: Component, status: StreamStatus, store: LiveResourceStore, uid: str) -> EditorModel:
+    spec = component.spec
+    assert isinstance(spec, EditorSpec)
+    state = object_state(store, uid, spec)
+    return _model_of(component, status, state, body_key=_body_key(component, status, state))
+
+
+def _body_key(component: Component, status: StreamStatus, state: ObjectState) -> t.Hashable:
+    """Where the body of a clean object is kept: by content (and the schema its widgets follow), so
+    sessions of different truths share it."""
+    content = content_digest([state.server, sorted(state.redacted.items())])
+    return ("editor", component.id, status, content, id(state.schema))
 
 
 def render_editor_body(
@@ -373,45 +476,25 @@ def render_editor_body(
     *,
     edited: EditedObject | None = None,
 ) -> Markup:
-    """The fields of a live editor: shared through ``cache`` while this session has no draft changes.
+    """The fields of a live editor, rendered once per model: shared by every session that has not
+    touched the object.
 
     On a ``page``, the editor shows the object the page edits (:func:`edited_object`, or ``edited``
     when the caller has just looked it up): when that object is gone with unsaved changes, a notice
     and their copy-out, rendered for this session.
     """
-    spec = component.spec
-    assert isinstance(spec, EditorSpec)
-    if edited is None:
-        edited = edited_object(store, component, page) if store is not None else EditedObject(None)
-    if edited.removed is not None:
-        removed = RemovedView(copy_out(edited.removed), edited.replacement is not None)
-        return _render_editor(component, status, None, removed)
-    uid = edited.uid
-    if store is None or uid is None:
-        return cache.get_or_render(
-            ("editor", component.id, status, None), lambda: _render_editor(component, status, None)
-        )
-    clean = store.clean(uid)
-    schema = id(store.kind_schema(uid))  # stores made while a cluster's schema could not be read render without it
-    if clean is not None:  # one render of this delivery for every session that has not touched it
-        digest = clean.derived(
-            "editor", lambda: content_digest([clean.object, sorted(_redaction_map(clean.redactions).items())])
-        )
-        return cache.get_or_render(
-            ("editor", component.id, status, digest, schema),
-            lambda: _render_editor(component, status, object_state(store, uid, spec)),
-        )
-    state = object_state(store, uid, spec)
-    if state.dirty_paths or state.conflicts:
-        try:
-            return _render_editor(component, status, state, patch=store.patch(uid))
-        except Exception as exc:  # a draft no edit should have let in: say so, offer Discard
-            log.warning("draft of %s cannot be rendered (%s); the editor offers to discard it", uid, type(exc).__name__)
-            return render_template_fragment(
-                "krm/editor_body.html", component=component, spec=spec, status=status, unrenderable=True
-            )
-    key = ("editor", component.id, status, content_digest([state.server, sorted(state.redacted.items())]), schema)
-    return cache.get_or_render(key, lambda: _render_editor(component, status, state))
+    return render_whole(component, model_of_editor(component, store, status, page, edited=edited), cache)
+
+
+def render_whole(component: Component, model: EditorModel, cache: FragmentCache) -> Markup:
+    """:func:`render_model`, or the unrenderable notice when an object's model cannot be rendered."""
+    try:
+        return render_model(component, model, cache)
+    except Exception as exc:  # a draft no edit should have let in: say so, offer Discard
+        if model.shape != "object":
+            raise
+        log.warning("a draft cannot be rendered (%s); the editor offers to discard it", type(exc).__name__)
+        return render_model(component, EditorModel(model.status, unrenderable=True), cache)
 
 
 def render_restart_copy_out(
@@ -427,7 +510,7 @@ def render_restart_copy_out(
     if copy is None:
         return None
     view = RemovedView(copy_out(copy), False, restarting=not signed_out, signed_out=signed_out)
-    return _render_editor(component, status, None, view)
+    return render_model(component, EditorModel(status, removed=view))
 
 
 def render_body(

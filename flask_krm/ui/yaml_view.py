@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..store.paths import MISSING, Path, get_at
-from ..yaml_text import YamlRefused, dump_yaml, load_yaml, with_placeholders
+from ..yaml_text import YamlRefused, dump_yaml, dump_yaml_lines, load_yaml, with_placeholders
 from .widgets import BYTES_MAP_PATHS, ConflictView, ObjectState, display_text
 
 
@@ -58,7 +58,7 @@ def draft_yaml(draft: Mapping[str, t.Any], redacted: t.Iterable[Path], roots: t.
     if roots is not None and all(all(isinstance(s, str) for s in root) for root in roots):
         draft = _selected(draft, [tuple(str(s) for s in root) for root in roots])
         withheld = [w for w in withheld if any(w[: len(root)] == tuple(root) for root in roots)]
-    return dump_yaml(with_placeholders(dict(draft), withheld))
+    return dump_yaml_lines(with_placeholders(dict(draft), withheld))
 
 
 def _selected(draft: Mapping[str, t.Any], roots: t.Sequence[tuple[str, ...]]) -> dict[str, t.Any]:

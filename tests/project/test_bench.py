@@ -84,6 +84,11 @@ def test_a_quick_page_run_reports_bytes_and_cpu_per_change_next_to_the_spec_v1_e
     # an editor's one-field change: a small part of its whole body
     assert 0 < editor["bytes_per_change"] * 10 < editor["whole_body_bytes"] == editor["baseline"]
     assert editor["ratio"] > 0 and editor["cpu_ms_per_change"] > 0
+    # and at most twice the spec-v1 event of the same change plus 600 B: the YAML text goes as its changed lines
+    budget = editor["spec_v1_budget_bytes"]
+    assert editor["max_bytes_per_change"] <= budget == 2 * editor["baseline_spec_v1_bytes"] + 600
+    live = cases["editor-live-20"]
+    assert live["delivered"] == 1.0 and live["changes"] == 5, "every editor got every change"
     for case in (small, large):
         assert case["baseline_spec_v1_bytes"] > 0 and case["ratio"] > 0 and case["cpu_ms_per_change"] > 0
         assert case["poll_bytes"] > case["poll_gzip_bytes"] > 0 and case["poll_cpu_ms"] > 0

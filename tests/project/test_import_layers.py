@@ -99,6 +99,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ui.render",
             "ui.list_updates",
             "ui.editor_updates",
+            "ui.paint",
             "ui.feeds",
             "ui.state",
             "ui.assets",
@@ -199,6 +200,19 @@ def test_no_module_imports_a_layer_above_its_own(module: str) -> None:
         if layer_of(as_module(target)) > own
     ]
     assert not backward, f"{module} ({LAYERS[own][0]}) imports upward: " + "; ".join(backward)
+
+
+PAINTING: tuple[str, ...] = ("ui.page", "ui.list_view", "ui.render", "ui.list_updates", "ui.editor_updates")
+"""The page model and what paints it, in order: each imports only those before it, so the persisted
+page knows nothing of how it is painted and list and editor updates know nothing of each other."""
+
+
+@pytest.mark.parametrize("module", PAINTING)
+def test_the_page_and_its_painting_import_one_way(module: str) -> None:
+    path = PACKAGE.joinpath(*module.split(".")).with_suffix(".py")
+    later = set(PAINTING[PAINTING.index(module) :])
+    wrong = [f"line {line}: {target}" for line, target in imported(path) if target in later]
+    assert not wrong, f"{module} imports what paints after it: " + "; ".join(wrong)
 
 
 def test_every_module_has_a_layer() -> None:

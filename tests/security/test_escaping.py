@@ -436,9 +436,9 @@ REVIEWED_MARKUP: t.Final = {
         "a literal; .format() escapes the count"
     ),
     ("flask_krm/htmx.py", "'\\n  <p class=\"krm-outcome-detail\">{}</p>'"): "a literal; .format() escapes the detail",
-    ("flask_krm/ui/editor_updates.py", "with_edits(block.markup, edits)"): (
-        "one element cut from a rendered (autoescaped) body, from its start tag to its end tag, with an"
-        " integer attribute added"
+    ("flask_krm/ui/editor_updates.py", "rendered_element"): (
+        "one element rendered alone from its (autoescaped) template, stripped of surrounding whitespace,"
+        " with an integer attribute added to its start tag"
     ),
 }
 _MARKUP_CALL = re.compile(r"\bMarkup\((?!\))")

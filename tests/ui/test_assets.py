@@ -44,6 +44,7 @@ def test_krm_script_emits_htmx_then_sse_then_the_page_scripts_in_order_with_the_
         "/krm/static/krm/krm-page.js",
         "/krm/static/krm/krm-send.js",
         "/krm/static/krm/krm-keys.js",
+        "/krm/static/krm/krm-lines.js",
         "/krm/static/krm/krm-yaml.js",
         "/krm/static/krm/krm-filter.js",
     ]

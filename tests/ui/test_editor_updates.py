@@ -9,10 +9,9 @@ import typing as t
 
 import pytest
 from flask.testing import FlaskClient
-from markupsafe import Markup
 
-from flask_krm.ui.editor_updates import Block, EditorUpdates, cut_blocks, element_span, shown_editor, with_edits
-from flask_krm.ui.page import Component
+from flask_krm.ui.editor_updates import apply_line_changes, field_parts, line_changes
+from flask_krm.ui.widgets import Field
 from tests.ui.conftest import CONFIGMAPS, ChannelReader, PageHandle, Upstream, configmap, connect, field_id, open_page
 from tests.ui.test_channel import nothing_more
 from tests.ui.test_rendering import editor_url
@@ -55,7 +54,7 @@ def test_a_change_to_one_field_sends_that_field_alone(
     upstream.modified(big_configmap({"team": "b"}, rv="2"))
     message = reader.next()
     team = field_id(cid, TEAM)
-    assert swaps(message.data) == [(team, "outerMorph"), (f"{cid}-yaml-source", "outerMorph")]
+    assert swaps(message.data) == [(team, "outerMorph"), (f"{cid}-yaml-source", "krmLines")]
     field_part = message.data.split(f'<hx-partial hx-target="#{cid}-yaml-source"')[0]
     assert f'id="{team}" name="value" value="b"' in field_part and "key-000" not in field_part
     body = body_of(page, cid)
@@ -120,94 +119,32 @@ def test_a_new_key_in_a_map_sends_that_map_alone(
     reader.close()
 
 
-# -------------------------------------------------------------------------- cutting a body --
-
-BODY: t.Final = (
-    '<span id="s" hidden></span>\n<p id="a">x</p>\n<dl class="i"><dt>Kind</dt><dd>ConfigMap</dd></dl>\n'
-    '<div class="fields"><div id="f1"><input id="i1" value="1"><textarea id="t">a <b> c</textarea></div>'
-    '<div id="f2"><br><p>two</p></div><input id="lonely" value="v"></div>'
-)
+# ---------------------------------------------------------------------- diffing the data --
 
 
-def rebuilt(own: str, blocks: tuple[Block, ...]) -> str:
-    """``own`` markup with each inner block put back in its place."""
-    for block in blocks:
-        own = own.replace(f"\x00{block.id}\x00", rebuilt(block.own, block.inner))
-    return own
+def test_the_yaml_text_is_sent_as_the_lines_that_changed() -> None:
+    old = "a: 1\nb: 2\nc: 3\nd: 4\n"
+    new = "a: 1\nb: two\nc: 3\nd: 4\ne: 5\n"
+    changes = line_changes(old, new)
+    assert changes == [(1, 2, ["b: two"]), (4, 4, ["e: 5"])]
+    assert apply_line_changes(old, changes) == new
+    assert line_changes(new, new) == [] and apply_line_changes("", line_changes("", new)) == new
 
 
-def test_a_body_is_its_skeleton_and_its_blocks() -> None:
-    cut = cut_blocks(BODY)
-    assert cut is not None
-    assert [block.id for block in cut.blocks] == ["s", "a", "f1", "f2", "lonely"]
-    f1 = cut.blocks[2]
-    assert f1.markup == '<div id="f1"><input id="i1" value="1"><textarea id="t">a <b> c</textarea></div>'
-    assert f1.own == '<div id="f1">\x00i1\x00\x00t\x00</div>'
-    assert [block.id for block in f1.inner] == ["i1", "t"] and f1.inner[1].inner == ()
-    assert rebuilt(cut.skeleton, cut.blocks) == BODY
-    assert "ConfigMap" in cut.skeleton and "two" not in cut.skeleton
+def test_a_value_alone_sends_the_control_and_a_state_the_field() -> None:
+    def entry(value: str, dirty: bool = False) -> Field:
+        return Field(("data", "k"), "k", "text", True, text=value, dirty=dirty, entry=True)
 
+    def data(*entries: Field) -> Field:
+        return Field(("data",), "Data", "map", True, children=entries, can_add=True)
 
-@pytest.mark.parametrize("broken", ["<div id='x'><p>open</div>", "<div><span id='x'></span>", "</div>"])
-def test_markup_that_does_not_nest_cannot_be_cut(broken: str) -> None:
-    assert cut_blocks(broken) is None
+    def parts(old: Field, new: Field) -> list[tuple[str, str]]:
+        return [
+            (element, part) for element, part, _ in field_parts(old, new, "field", None, lambda p: "f" + "-".join(p))
+        ]
 
-
-@pytest.mark.parametrize("twice", ['<p id="x"></p><div><span id="x"></span></div>', '<p id="x">\x00</p>'])
-def test_a_body_with_an_id_twice_or_a_nul_is_never_cut(twice: str) -> None:
-    assert cut_blocks(twice) is None
-
-
-def test_only_an_id_attribute_a_selector_can_name_makes_a_block() -> None:
-    cut = cut_blocks(
-        '<p title="the id=x" data-id="y">a</p><div id="a.b"><span id="inner">b</span></div><i ID=\'plain\'>c</i>'
-    )
-    assert cut is not None
-    assert [block.id for block in cut.blocks] == ["inner", "plain"]
-    assert cut.skeleton.startswith('<p title="the id=x" data-id="y">a</p><div id="a.b">\x00inner\x00</div>')
-
-
-def test_an_element_is_found_by_its_id_whatever_it_holds() -> None:
-    for element_id, element in (
-        ("f1", '<div id="f1"><input id="i1" value="1"><textarea id="t">a <b> c</textarea></div>'),
-        ("f2", '<div id="f2"><br><p>two</p></div>'),
-        ("i1", '<input id="i1" value="1">'),
-        ("t", '<textarea id="t">a <b> c</textarea>'),
-    ):
-        span = element_span(BODY, element_id)
-        assert span is not None and BODY[span[0] : span[1]] == element
-    assert element_span(BODY, "nowhere") is None
-    assert element_span('<div id="open"><p>', "open") is None
-
-
-def test_the_edit_count_goes_on_the_block_root() -> None:
-    assert with_edits('<div id="f1" class="x"><p>a</p></div>', 7) == (
-        '<div data-krm-edits="7" id="f1" class="x"><p>a</p></div>'
-    )
-    assert with_edits('<input id="i1">', 0) == '<input id="i1">'
-
-
-def test_updates_fall_back_to_the_whole_body() -> None:
-    component = Component("krm-000000000000", t.cast(t.Any, None))
-    updates = EditorUpdates(component, shown_editor(BODY))
-    assert updates.changes(Markup(BODY), 0) == []
-    changed = updates.changes(Markup(BODY.replace(">two<", ">deux<")), 0)
-    assert [target for target, _ in swaps("".join(changed))] == ["f2"]
-    assert [target for target, _ in swaps("".join(updates.changes(Markup(BODY.replace("Kind", "Sort")), 0)))] == [
-        "krm-000000000000-body"
-    ], "a change outside every block is a change of structure"
-    first, second = '<div id="f1">', '<div id="f2">'
-    f1 = BODY[BODY.index(first) : BODY.index(second)]
-    moved = BODY.replace(f1, "").replace('<input id="lonely"', f1 + '<input id="lonely"')  # the same fields reordered
-    assert updates.changes(Markup(BODY), 0)
-    assert [target for target, _ in swaps("".join(updates.changes(Markup(moved), 0)))] == ["krm-000000000000-body"]
-    only_count = updates.changes(Markup(moved), 3)
-    assert swaps("".join(only_count)) == [("krm-000000000000-body", "innerMorph")]
-    assert 'data-krm-edits="3"' in only_count[0], "only the count changed: the whole body carries it"
-    assert updates.changes(Markup(moved), 3) == []
-    fresh = EditorUpdates(component, shown_editor(BODY))
-    big = BODY.replace("a <b> c", "x" * 400)
-    assert swaps("".join(fresh.changes(Markup(big), 0))) == [("krm-000000000000-body", "innerMorph")], (
-        "most of the body changed: one morph of the body"
-    )
-    assert swaps("".join(fresh.changes(Markup(big.replace(">two<", ">zwei<")), 0))) == [("f2", "outerMorph")]
+    assert parts(data(entry("a")), data(entry("a"))) == []
+    assert parts(data(entry("a")), data(entry("b"))) == [("fdata-k", "control")]
+    assert parts(data(entry("a")), data(entry("b", dirty=True))) == [("fdata-k-field", "entry")]
+    grown = data(entry("a"), Field(("data", "l"), "l", "text", True, text="x", entry=True))
+    assert parts(data(entry("a")), grown) == [("fdata-field", "field")], "a new entry: the whole map"
