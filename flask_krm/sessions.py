@@ -144,9 +144,10 @@ def answering() -> Iterator[None]:
 class SessionDrafts:
     """The drafts of one browser session for one principal.
 
-    Obtain it through :meth:`flask_krm.KrmStream.drafts`; never construct it directly. It is a
-    handle: the registry holds the namespace only from the first store or page state on. Methods
-    may be called from any greenlet.
+    Obtain it through :meth:`KrmRuntime.session_drafts
+    <flask_krm.runtime.KrmRuntime.session_drafts>`; never construct it directly. It is a handle:
+    the registry holds the namespace only from the first store or page state on. Methods may be
+    called from any greenlet.
     """
 
     def __init__(self, registry: DraftRegistry, key: NamespaceKey, limits: Limits) -> None:

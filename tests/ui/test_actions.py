@@ -143,7 +143,7 @@ def test_one_extension_serving_two_applications_registers_save_once(tmp_path: Pa
     apps = [Flask(__name__, instance_path=str(tmp_path / name)) for name in ("a", "b")]
     for app in apps:
         krm.init_app(app)
-    assert [(a.name, a.label, a.view) for a in krm.editor_actions] == [
+    assert [(a.name, a.label, a.view) for a in krm.hooks.editor_actions] == [
         ("save", "Save", save),
         ("discard", "Discard changes", discard),
     ]
