@@ -28,6 +28,8 @@ load, and the idle one costs nothing, since its namespace is not written. A step
 writer kept the rate
 (:data:`HELD_WRITES`), every event written was delivered to every subscriber and p99 latency stayed
 under :data:`HELD_P99_MS`; the ladder stops at the first step that does not hold.
+``FLASK_KRM_BENCH_SERVER_DRIVER=0`` serves with the pywsgi server driver off (``KRM_SERVER_DRIVER``:
+pywsgi writes every chunk, the garbage collector is left alone), to measure what the driver saves.
 ``FLASK_KRM_BENCH_METRICS=1`` serves with Prometheus metrics on (``KRM_METRICS_PATH``), so every
 delivery is counted. ``FLASK_KRM_BENCH_RUNS=3`` measures three times (alternating which server goes first) and adds a
 ``fanout-N-summary`` line with ``[min, median, max]`` of every number below.
@@ -416,6 +418,8 @@ def _endpoint_app(kubeconfig: str, namespace: str, closed: list[float]) -> Any:
         KRM_HEARTBEAT_INTERVAL=HEARTBEAT,
         # FLASK_KRM_BENCH_METRICS=1: count deliveries in Prometheus metrics, as a host with them does
         KRM_METRICS_PATH="/metrics" if os.environ.get("FLASK_KRM_BENCH_METRICS") else None,
+        # FLASK_KRM_BENCH_SERVER_DRIVER=0: pywsgi writes every chunk, the collector is left alone
+        KRM_SERVER_DRIVER=os.environ.get("FLASK_KRM_BENCH_SERVER_DRIVER", "1") != "0",
     )
     principal = Principal("bench")
     KrmStream(

@@ -66,6 +66,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "upstream.authz",
             "access",
             "upstream.collector",
+            "pywsgi_driver",
             "upstream.hub",
             "upstream.native",
             "upstream.openapi",

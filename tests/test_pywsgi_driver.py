@@ -1,6 +1,7 @@
 """Under gevent's pywsgi the stream's chunks after the first are written to the client's socket by
-the response itself: the bytes on the wire must be exactly what pywsgi would have written, framed
-as HTTP/1.1 chunks or, for an HTTP/1.0 client, raw; behind a middleware or over TLS, pywsgi writes them all.
+the server driver (:mod:`flask_krm.pywsgi_driver`): the bytes on the wire must be exactly what
+pywsgi would have written, framed as HTTP/1.1 chunks or, for an HTTP/1.0 client, raw; behind a
+middleware, over TLS or with ``KRM_SERVER_DRIVER = False``, pywsgi writes them all.
 
 The hub needs a gevent-patched process and this one is not patched, so the scenario runs in a child
 process (``tests/probes/direct_write.py``).
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from flask_krm.pywsgi_driver import send
 from flask_krm.sse import decode_events
-from flask_krm.sse_response import _send
 from tests.probes.harness import run_probe
 
 
@@ -36,7 +37,9 @@ def test_directly_written_chunks_are_what_the_server_would_have_written() -> Non
     seen = run_probe("direct_write", timeout=180)
     changes = seen["changes"]
     assert seen["direct_sends"] > 0, "the chunks after the first went straight to the socket"
-    assert seen["sends_with_middleware_or_tls"] == 0, "a middleware or TLS gets every chunk"
+    assert seen["sends_with_middleware_or_tls"] == 0, "a middleware, TLS or the driver off: pywsgi writes"
+    assert seen["collector_policy_without_the_driver"] is False, "the collector is left alone without it"
+    assert seen["collector_policy_with_the_driver"] is True, "its first stream turns the policy on"
     bodies = {}
     for version, stream in seen["streams"].items():
         head, _, body = stream.encode().partition(b"\r\n\r\n")
@@ -46,7 +49,7 @@ def test_directly_written_chunks_are_what_the_server_would_have_written() -> Non
         assert chunked == (version != "HTTP/1.0")
         bodies[version] = _dechunk(body) if chunked else body
     # the same events, numbered from 1 on each connection: the same bytes
-    assert bodies["HTTP/1.1"] == bodies["HTTP/1.0"] == bodies["middleware"] == bodies["tls"]
+    assert bodies["HTTP/1.1"] == bodies["HTTP/1.0"] == bodies["middleware"] == bodies["tls"] == bodies["driver off"]
     events = decode_events(bodies["HTTP/1.1"])
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
     types = [event["type"] for event in events]
@@ -72,7 +75,7 @@ def test_a_write_larger_than_the_socket_buffer_waits_for_the_reader_and_sends_ev
 
     reading = gevent.spawn(read_all)
     try:
-        assert _send(writer.fileno(), parts) == len(data)
+        assert send(writer.fileno(), parts) == len(data)
         assert reading.get(timeout=30) == data
     finally:
         writer.close()
@@ -85,7 +88,7 @@ def test_a_write_the_reader_never_takes_times_out_with_the_sockets_timeout() -> 
     writer, reader = gevent.socket.socketpair()
     try:
         with pytest.raises(TimeoutError):
-            _send(writer.fileno(), (b"x" * 10_000_000,), 0.2)
+            send(writer.fileno(), (b"x" * 10_000_000,), 0.2)
     finally:
         writer.close()
         reader.close()
