@@ -20,7 +20,7 @@ from flask import Blueprint, Flask, Response, has_app_context, has_request_conte
 
 from . import config, guards, health, stream_view
 from .cli import krm_cli
-from .drafts.backend import backend_from_url
+from .drafts import backend_from_url
 from .hooks import (
     Authorizer,
     ClientLoader,

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from flask import session
 
 from . import csrf
-from .drafts.backend import BackendUnavailable, DraftBackend, Record, backend_from_url, session_tag
+from .drafts import backend_from_url
+from .drafts.backend import BackendUnavailable, DraftBackend, Record, session_tag
 from .drafts.endings import SessionEndings
 from .drafts.sync import DraftSync, EditContended
 from .errors import DraftLimitReached, DraftsUnavailable

@@ -54,8 +54,8 @@ from ..runtime import KrmRuntime, runtime
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import sse_response
 from .binding import SIGNED_OUT, Refusal, attach, authorize, page_of, session_of
-from .editor_updates import EditorUpdates, shown_editor
-from .list_updates import ListUpdates
+from .editor_updates import EditorUpdates, shown_editor, shown_editor_of
+from .list_updates import ListUpdates, shown_list
 from .page import Component, ListSpec, Page
 from .render import EditedObject, StreamStatus, body_partial, edited_object, render_editor_body, render_restart_copy_out
 from .state import store_policy
@@ -205,7 +205,7 @@ class Channel:
         component = link.component
         updates = self._lists.get(component.id)
         if updates is None:
-            shown = None if self.resend_all else self.page.shown_lists.get(component.id)
+            shown = None if self.resend_all else shown_list(self.page, component.id)
             updates = self._lists[component.id] = ListUpdates(component, self.page, self.krm.cache, shown)
         uids = self._changed_uids.pop(component.id, set())
         return updates.changes(link.store, link.status, uids)
@@ -239,7 +239,7 @@ class Channel:
             # when the drafts outlive this process a channel may be this page's second, after one on
             # another worker.
             first = not self.resend_all and not self.drafts.outlives_process
-            shown = self.page.shown_editors.get(component.id) if first else None
+            shown = shown_editor_of(self.page, component.id) if first else None
             painted = None if self.resend_all else self.page.painted.get(component.id)
             if shown is None and not edits and painted == hashlib.sha256(body.encode()).hexdigest():
                 shown = shown_editor(body)  # the page still shows what it was painted with

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from ..htmx import edits_marker, partial
-from .page import Component
+from .page import Component, Page
 from .render import body_partial
 
 _TAG: t.Final = re.compile(
@@ -219,6 +219,12 @@ def shown_editor(body: str, edits: int = 0) -> ShownEditor:
     return ShownEditor(skeleton, blocks, edits)
 
 
+def shown_editor_of(page: Page, component_id: str) -> ShownEditor | None:
+    """What ``page``'s first paint showed of its editor ``component_id``, if it is known here."""
+    shown = page.shown.get(component_id)
+    return shown if isinstance(shown, ShownEditor) else None
+
+
 def _shown_blocks(blocks: tuple[Block, ...]) -> tuple[ShownBlock, ...]:
     return tuple((block.id, _digest(block.own), _shown_blocks(block.inner)) for block in blocks)
 
@@ -323,5 +329,6 @@ __all__ = [
     "cut_blocks",
     "element_span",
     "shown_editor",
+    "shown_editor_of",
     "with_edits",
 ]

@@ -63,6 +63,12 @@ class ShownList:
     """Digests of the count and the pager."""
 
 
+def shown_list(page: Page, component_id: str) -> ShownList | None:
+    """What ``page``'s first paint showed of its list ``component_id``, if it is known here."""
+    shown = page.shown.get(component_id)
+    return shown if isinstance(shown, ShownList) else None
+
+
 MEMO_SIZE: t.Final = 256
 """Messages of one change a shared index keeps, one per state of the sessions showing it."""
 
@@ -214,4 +220,4 @@ class ListUpdates:
         return [body_partial(self.component, body)]
 
 
-__all__ = ["ListUpdates", "ShownList", "paint_list", "rows_id"]
+__all__ = ["ListUpdates", "ShownList", "paint_list", "rows_id", "shown_list"]

@@ -212,12 +212,12 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
         feed.wait_live(FIRST_PAINT_WAIT)
     if query is not None:
         page.queries[component.id] = query
-        body, page.shown_lists[component.id] = paint_list(component, store, feed.status, krm.cache, page)
+        body, page.shown[component.id] = paint_list(component, store, feed.status, krm.cache, page)
     else:
         body = render_body(component, store, feed.status, krm.cache, page)
         page.painted[component.id] = body_digest(body)
         if len(body) <= MAX_SHOWN_BYTES:  # a larger one is not kept: the channel's first update resends it
-            page.shown_editors[component.id] = shown_editor(body)
+            page.shown[component.id] = shown_editor(body)
     store_page(drafts, page)
     context.update(
         body=body,

@@ -37,8 +37,6 @@ from .widgets import FieldSelectionError, parse_field_roots
 
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
-    from .editor_updates import ShownEditor
-    from .list_updates import ShownList
 
 Kind: t.TypeAlias = t.Literal["list", "editor"]
 
@@ -371,10 +369,10 @@ class Page:
     :func:`flask_krm.ui.render.edited_object`)."""
     queries: dict[str, ListQuery] = field(default_factory=dict)
     """List component id -> the filter, sort and page this page shows it with (from its URL)."""
-    shown_lists: dict[str, ShownList] = field(default_factory=dict)
-    """List component id -> what the first paint showed of it, row by row."""
-    shown_editors: dict[str, ShownEditor] = field(default_factory=dict)
-    """Editor component id -> what the first paint showed of it, element by element."""
+    shown: dict[str, object] = field(default_factory=dict)
+    """Component id -> what the first paint showed of it, which the page's channel starts from: a
+    list's rows (:func:`~flask_krm.ui.list_updates.shown_list`), an editor's elements
+    (:func:`~flask_krm.ui.editor_updates.shown_editor_of`)."""
 
     def add(self, component: Component) -> None:
         """Register ``component`` on the page."""
