@@ -59,7 +59,8 @@ cache (engine, shared encoded bodies and SSE framing), against ``json.dumps`` of
 ``snapshot_ms`` for a projection other subscribers already use (best of five), and
 ``snapshot_new_projection_ms`` for the first subscriber of another projection, whose snapshot
 projects and encodes every object; ``*_gc_ms`` is the part of each spent in Python's cyclic garbage
-collector.
+collector. The process's collector policy is on, as the pywsgi server driver turns it on in a
+served process (off with ``FLASK_KRM_BENCH_SERVER_DRIVER=0``).
 """
 
 from __future__ import annotations
@@ -680,6 +681,7 @@ def snapshot_main() -> None:
     from flask_krm.testing.simulator import KubeSimulator
     from flask_krm.upstream.authz import allow_all
     from flask_krm.upstream.clients import ApiClients, Kubeconfig
+    from flask_krm.upstream.collector import PROCESS_POLICY
     from flask_krm.upstream.hub import Hub
 
     count = _arguments()["objects"]
@@ -711,6 +713,8 @@ def snapshot_main() -> None:
         pool.join()
 
         clients = ApiClients({"sim": Kubeconfig(kube.kubeconfig_path, context="admin")})
+        if os.environ.get("FLASK_KRM_BENCH_SERVER_DRIVER", "1") != "0":
+            PROCESS_POLICY.enable()  # as the pywsgi driver does at a served process's first stream
         hub = Hub(clients, allow_all, linger=0)
         scope = Scope(target="sim", version="v1", resource="configmaps", namespace=_NAMESPACE)
         first = iter(hub.subscribe(scope, "krm-full/v1", Principal("first")))
