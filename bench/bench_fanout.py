@@ -28,6 +28,8 @@ load, and the idle one costs nothing, since its namespace is not written. A step
 writer kept the rate
 (:data:`HELD_WRITES`), every event written was delivered to every subscriber and p99 latency stayed
 under :data:`HELD_P99_MS`; the ladder stops at the first step that does not hold.
+``FLASK_KRM_BENCH_SERVER_DRIVER=0`` serves with the pywsgi server driver off (``KRM_SERVER_DRIVER``:
+pywsgi writes every chunk, the garbage collector is left alone), to measure what the driver saves.
 ``FLASK_KRM_BENCH_METRICS=1`` serves with Prometheus metrics on (``KRM_METRICS_PATH``), so every
 delivery is counted. ``FLASK_KRM_BENCH_RUNS=3`` measures three times (alternating which server goes first) and adds a
 ``fanout-N-summary`` line with ``[min, median, max]`` of every number below.
@@ -57,7 +59,8 @@ cache (engine, shared encoded bodies and SSE framing), against ``json.dumps`` of
 ``snapshot_ms`` for a projection other subscribers already use (best of five), and
 ``snapshot_new_projection_ms`` for the first subscriber of another projection, whose snapshot
 projects and encodes every object; ``*_gc_ms`` is the part of each spent in Python's cyclic garbage
-collector.
+collector. The process's collector policy is on, as the pywsgi server driver turns it on in a
+served process (off with ``FLASK_KRM_BENCH_SERVER_DRIVER=0``).
 """
 
 from __future__ import annotations
@@ -416,6 +419,8 @@ def _endpoint_app(kubeconfig: str, namespace: str, closed: list[float]) -> Any:
         KRM_HEARTBEAT_INTERVAL=HEARTBEAT,
         # FLASK_KRM_BENCH_METRICS=1: count deliveries in Prometheus metrics, as a host with them does
         KRM_METRICS_PATH="/metrics" if os.environ.get("FLASK_KRM_BENCH_METRICS") else None,
+        # FLASK_KRM_BENCH_SERVER_DRIVER=0: pywsgi writes every chunk, the collector is left alone
+        KRM_SERVER_DRIVER=os.environ.get("FLASK_KRM_BENCH_SERVER_DRIVER", "1") != "0",
     )
     principal = Principal("bench")
     KrmStream(
@@ -676,6 +681,7 @@ def snapshot_main() -> None:
     from flask_krm.testing.simulator import KubeSimulator
     from flask_krm.upstream.authz import allow_all
     from flask_krm.upstream.clients import ApiClients, Kubeconfig
+    from flask_krm.upstream.collector import PROCESS_POLICY
     from flask_krm.upstream.hub import Hub
 
     count = _arguments()["objects"]
@@ -707,6 +713,8 @@ def snapshot_main() -> None:
         pool.join()
 
         clients = ApiClients({"sim": Kubeconfig(kube.kubeconfig_path, context="admin")})
+        if os.environ.get("FLASK_KRM_BENCH_SERVER_DRIVER", "1") != "0":
+            PROCESS_POLICY.enable()  # as the pywsgi driver does at a served process's first stream
         hub = Hub(clients, allow_all, linger=0)
         scope = Scope(target="sim", version="v1", resource="configmaps", namespace=_NAMESPACE)
         first = iter(hub.subscribe(scope, "krm-full/v1", Principal("first")))

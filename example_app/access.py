@@ -44,7 +44,7 @@ def client_loader(krm: KrmStream, *, impersonate: bool) -> t.Callable[[str, Prin
 
     def load(target: str, principal: Principal) -> ApiClient | None:
         if impersonate:
-            return krm.api_clients().acting_as(target, Impersonation(principal.name))
+            return krm.runtime().api_clients().acting_as(target, Impersonation(principal.name))
         return None
 
     return load

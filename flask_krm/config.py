@@ -45,6 +45,7 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "LIVENESS_MAX_LAG": 10.0,
     "DRAIN_DELAY": 1.0,
     "AUDIT_LOG": None,
+    "SERVER_DRIVER": True,
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -100,6 +101,10 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
   503, every stream already ended) before it stops listening (:mod:`flask_krm.serving`).
 - ``AUDIT_LOG`` (structural): a file that receives one JSON line per write attempt, shaped like a
   Kubernetes audit event (``None``: no such file; the log line and the signals stay).
+- ``SERVER_DRIVER``: whether the gevent ``pywsgi`` server driver may write streams' chunks to the
+  socket itself and set the process's garbage collector policy where it applies (pywsgi's own
+  handler, no middleware, plain TCP; :mod:`flask_krm.pywsgi_driver`). ``False``: the server
+  writes every chunk and the collector is left alone. Read when each stream's response is made.
 """
 
 STRUCTURAL: t.Final = frozenset(
@@ -311,6 +316,7 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "LIVENESS_MAX_LAG": _positive_number,
     "DRAIN_DELAY": _non_negative_number,
     "AUDIT_LOG": _optional_file,
+    "SERVER_DRIVER": _flag,
 }
 
 

@@ -4,8 +4,10 @@
 application's :class:`~flask_krm.runtime.KrmRuntime` and registers everything the host needs: the
 ``krm`` blueprint (the JSON stream, the live UI, the Save editor action and their request guards),
 the ``krm_csrf_token`` template global and the ``flask krm`` commands. The review views and the
-native proxy are opt-in blueprints (:mod:`flask_krm.save.review`, :mod:`flask_krm.native`). Every
-other method is a convenience over the runtime of the current (or given) application.
+native proxy are opt-in blueprints (:mod:`flask_krm.save.review`, :mod:`flask_krm.native`). The
+extension object is the host's face only: the hooks, ``init_app`` and a few calls a host makes
+from its own code (plug a source, mount a stream, end a session, shut down); every service of an
+application is reached through its runtime, :meth:`KrmStream.runtime`.
 """
 
 from __future__ import annotations
@@ -15,16 +17,13 @@ import weakref
 from collections.abc import Callable, Mapping
 
 from flask import Blueprint, Flask, Response, has_app_context, has_request_context, request
-from gevent.pool import Group
 
 from . import config, guards, health, stream_view
-from .access import Decision, decide
 from .cli import krm_cli
-from .drafts.backend import backend_from_url
+from .drafts import backend_from_url
 from .hooks import (
     Authorizer,
     ClientLoader,
-    EditorActions,
     Hooks,
     OpsSource,
     PrincipalLoader,
@@ -34,7 +33,6 @@ from .hooks import (
     Verb,
 )
 from .native import NativeProxy
-from .principal import Principal
 from .proxies import current_app_object
 from .runtime import NOT_REGISTERED, PRINCIPAL_KEY, KrmRuntime, find_runtime, install, krm_csrf_token
 from .save import editor as save_editor
@@ -42,17 +40,14 @@ from .save.audit import AuditRecord
 from .save.audit_sink import AuditSink
 from .save.publish import write_attempted
 from .save.review import ReviewViews
-from .scope import Scope, ScopePolicy
-from .sessions import DraftRegistry, SessionDrafts, end_previous_principal
+from .scope import Scope
+from .sessions import DraftRegistry, end_previous_principal
 from .subscriptions import ShutdownAware, Subscription
 from .ui import discard as discard_action
 from .ui import routes as ui_routes
 
 if t.TYPE_CHECKING:
-    from kubernetes.client import ApiClient
-
     from .metrics import Metrics
-    from .upstream.clients import ApiClients
 
 __all__ = ["KrmStream", "RegisteredHooks", "ShutdownAware", "Subscription", "Verb"]
 
@@ -70,6 +65,12 @@ class KrmStream:
     them with the decorators :meth:`principal_loader`, :meth:`authorizer`, :meth:`client_loader`
     and :meth:`save_hook` before :meth:`init_app`. Nothing is started until the first stream is
     requested.
+
+    The instance is the host's face: the hooks, :meth:`init_app` and a few calls. Everything
+    flask-krm runs for one application (who is signed in, access decisions, Kubernetes clients,
+    drafts, subscriptions, settings, greenlets) is reached through that application's runtime,
+    ``krm.runtime()`` (:class:`~flask_krm.runtime.KrmRuntime`), as Flask-SQLAlchemy's ``db``
+    reaches the current application's engine.
 
     :param app: the application to register with now.
     :param principal_loader: see :meth:`principal_loader`.
@@ -103,11 +104,6 @@ class KrmStream:
         self._apps: weakref.WeakSet[Flask] = weakref.WeakSet()
         if app is not None:
             self.init_app(app)
-
-    @property
-    def editor_actions(self) -> EditorActions:
-        """The editor actions (buttons) of every application this instance serves; see :meth:`editor_action`."""
-        return self.hooks.editor_actions
 
     # -------------------------------------------------------------------------- registration --
 
@@ -176,11 +172,20 @@ class KrmStream:
         return bp
 
     def runtime(self, app: Flask | None = None) -> KrmRuntime:
-        """``app``'s :class:`~flask_krm.runtime.KrmRuntime` (default: the current application).
+        """``app``'s :class:`~flask_krm.runtime.KrmRuntime`: every service flask-krm runs for it.
 
-        Raises ``RuntimeError`` outside an application context, or when ``app`` is not registered
-        with this instance.
+        ``app`` defaults to the current application or, outside an application context (a
+        greenlet of the host's), to the only application this instance is registered on. Through
+        it a host reaches who is signed in (``current_principal()``), access decisions
+        (``decide()``), Kubernetes clients (``api_clients()``, ``client_for()``), the session's
+        drafts (``session_drafts()``), subscriptions (``subscribe()``) and settings
+        (``setting()``).
+
+        Raises ``RuntimeError`` outside an application context when the instance serves no single
+        application, or when ``app`` is not registered with this instance.
         """
+        if app is None and not has_app_context() and len(self._apps) == 1:
+            app = next(iter(self._apps))
         found = find_runtime(app if app is not None else current_app_object())
         if found is None or found.extension is not self:
             raise RuntimeError(NOT_REGISTERED)
@@ -213,7 +218,7 @@ class KrmStream:
         """Decorator: register ``f(target, principal) -> kubernetes.client.ApiClient | None``.
 
         The client the upstream watches and writes use for the principal: per-user credentials or
-        impersonation (``krm.api_clients().acting_as(target, Impersonation(principal.name))``), or
+        impersonation (``krm.runtime().api_clients().acting_as(target, Impersonation(principal.name))``), or
         ``None`` for the target's own service identity, one watch shared by every principal with
         the authorizer as the only boundary (re-asked on a timer). Required for Kubernetes
         targets. Returns ``f`` unchanged.
@@ -241,130 +246,17 @@ class KrmStream:
         """
         return self.hooks.editor_actions.register(name, label=label)
 
-    def registered_hooks(self) -> RegisteredHooks:
-        """Which host hooks are registered (``None`` where the extension's default is in force)."""
-        return self.hooks.registered()
+    # ------------------------------------------------------------------- documented host calls --
 
-    @property
-    def saver(self) -> SaveHook:
-        """The save hook in force: the registered one, or the default conditional write."""
-        return self.hooks.saver
+    def plug_source(self, target: str, source: OpsSource, app: Flask | None = None) -> None:
+        """Serve ``target`` of ``app`` from ``source`` instead of a Kubernetes API server.
 
-    # ------------------------------------------------------------- conveniences over the runtime --
-
-    def open_streams(self, app: Flask | None = None) -> list[t.Any]:
-        """A snapshot of ``app``'s open streams (page channels and plugged subscriptions)."""
-        return list(self.runtime(app).streams)
-
-    def track_stream(self, stream: ShutdownAware, app: Flask | None = None) -> Callable[[], None]:
-        """Have :meth:`shutdown` of ``app`` call ``stream.end_for_shutdown()``; returns the undo function."""
-        return self.runtime(app).track_stream(stream)
-
-    def greenlets(self, app: Flask | None = None) -> Group:
-        """``app``'s greenlet group: spawn long-lived work here, so :meth:`shutdown` joins, then kills it."""
-        return self.runtime(app).group
-
-    def is_shut_down(self, app: Flask | None = None) -> bool:
-        """Whether :meth:`shutdown` was called for ``app`` (it then opens no new streams)."""
-        return self.runtime(app).shut_down
-
-    def current_principal(self) -> Principal | None:
-        """The principal of the current request (``None``: nobody signed in), loaded once per request.
-
-        Requires a request context. Raises ``TypeError`` if the principal loader returns something
-        other than a :class:`~flask_krm.principal.Principal` or ``None``; exceptions of the loader
-        propagate.
+        For tests, demos and hosts with their own backend: each subscription calls
+        ``source(scope, projection, principal)`` for its own operations (nothing is shared between
+        subscriptions) and runs them through its own stream engine. A plugged target needs no
+        ``KRM_TARGETS`` entry, but the scope policy must still list it.
         """
-        return self.runtime().current_principal()
-
-    def require_principal(self) -> Principal:
-        """The current principal. Raises :class:`~flask_krm.errors.Unauthenticated` (401) if none."""
-        return self.runtime().require_principal()
-
-    def decide(self, principal: Principal, scope: Scope, projection: str, verb: Verb) -> Decision:
-        """The access decision (:mod:`flask_krm.access`) of the host's authorizer for ``principal``."""
-        return decide(self.hooks.require_authorizer(), principal, scope, projection, verb)
-
-    def is_authorized(self, principal: Principal, scope: Scope, projection: str, verb: Verb) -> bool:
-        """Whether the host's authorizer allows it: ``True`` only when it returns ``True``.
-
-        An authorizer refuses by returning anything else or raising
-        :class:`flask_krm.upstream.authz.AccessDenied`; a failing authorizer refuses too (logged).
-        """
-        return self.decide(principal, scope, projection, verb).allowed
-
-    def authorize(self, principal: Principal, scope: Scope, projection: str, verb: Verb) -> None:
-        """Raise :class:`~flask_krm.errors.ScopeDenied` (403) unless the authorizer allows it."""
-        decision = self.decide(principal, scope, projection, verb)
-        if not decision.allowed:
-            raise decision.http_error()
-
-    def client_for(self, target: str, principal: Principal) -> ApiClient:
-        """The ``ApiClient`` that reads and writes ``target`` for ``principal``.
-
-        The client loader's answer, or the target's service client (:meth:`api_clients`) when it
-        answers ``None``. Raises :class:`~flask_krm.hooks.MissingHook` naming ``@krm.client_loader``
-        if none is registered.
-        """
-        return self.runtime().client_for(target, principal)
-
-    def api_clients(self, app: Flask | None = None) -> ApiClients:
-        """The application's per-target API clients built from ``KRM_TARGETS``, for client loaders.
-
-        ``api_clients().service(target)`` acts with the target's own credentials;
-        ``api_clients().acting_as(target, Impersonation(principal.name))`` impersonates.
-        """
-        return self.runtime(app).api_clients()
-
-    def scope_from(self, query: Scope | Mapping[str, t.Any] | str, app: Flask | None = None) -> Scope:
-        """Parse query parameters into a :class:`~flask_krm.scope.Scope` this application serves.
-
-        For views that take a scope outside a stream. Raises
-        :class:`~flask_krm.errors.ScopeInvalid` (400) with the reason when the scope is malformed,
-        refused by ``KRM_SCOPE_POLICY`` or names a target that is neither configured nor plugged.
-        """
-        return self.runtime(app).scope_from(query)
-
-    def scope_policy(self, app: Flask | None = None) -> ScopePolicy:
-        """The application's scope policy (``KRM_SCOPE_POLICY``)."""
-        return self.runtime(app).policy
-
-    def drafts(self) -> SessionDrafts:
-        """The current browser session's drafts for the signed-in principal.
-
-        Requires a request context and a configured ``SECRET_KEY`` (the session id lives in the
-        signed session cookie). Raises :class:`~flask_krm.errors.Unauthenticated` when nobody is
-        signed in.
-        """
-        return self.runtime().session_drafts()
-
-    def follow_principal(self) -> bool:
-        """Bind the browser session's flask-krm state to the current principal; whether it changed.
-
-        When another principal than the one the session belongs to is signed in, the previous
-        principal's drafts are discarded and the draft session id and the CSRF token replaced
-        (:func:`flask_krm.sessions.follow_principal`). Every request to the ``krm`` blueprint does
-        it first; a host may call it right after its own sign-in. Requires a request context.
-        """
-        return self.runtime().follow_principal()
-
-    def end_session(self) -> None:
-        """End the browser session's drafts on the server: call it when the person signs out.
-
-        The principal's drafts are discarded (in the draft backend too, so every worker forgets
-        them), the draft session id dropped and the CSRF token revoked: a copy of the cookie taken
-        before opens nothing, and the next sign-in starts clean. With Flask-Login this happens by
-        itself on ``logout_user()``. Requires a request context.
-        """
-        self.runtime().end_session()
-
-    def csrf_token(self) -> str:
-        """The current session's CSRF token (also the ``krm_csrf_token()`` template global)."""
-        return krm_csrf_token()
-
-    def setting(self, key: str, app: Flask | None = None) -> t.Any:
-        """The validated value of ``KRM_<key>`` for ``app`` (default: the current app)."""
-        return self.runtime(app).setting(key)
+        self.runtime(app).plug_source(target, source)
 
     def stream_response(self, scope: Scope | Mapping[str, t.Any] | str, projection: str | None = None) -> Response:
         """A spec-v1 SSE ``Response`` for ``scope``, for hosts that mount their own stream route.
@@ -377,44 +269,15 @@ class KrmStream:
         self.runtime()
         return stream_view.stream_response(scope, projection)
 
-    def plug_source(self, target: str, source: OpsSource, app: Flask | None = None) -> None:
-        """Serve ``target`` of ``app`` from ``source`` instead of a Kubernetes API server.
+    def end_session(self) -> None:
+        """End the browser session's drafts on the server: call it when the person signs out.
 
-        For tests, demos and hosts with their own backend: each subscription calls
-        ``source(scope, projection, principal)`` for its own operations (nothing is shared between
-        subscriptions) and runs them through its own stream engine. A plugged target needs no
-        ``KRM_TARGETS`` entry, but the scope policy must still list it.
+        The principal's drafts are discarded (in the draft backend too, so every worker forgets
+        them), the draft session id dropped and the CSRF token revoked: a copy of the cookie taken
+        before opens nothing, and the next sign-in starts clean. With Flask-Login this happens by
+        itself on ``logout_user()``. Requires a request context.
         """
-        self.runtime(app).plug_source(target, source)
-
-    def subscribe(
-        self,
-        principal: Principal,
-        scope: Scope,
-        projection: str,
-        app: Flask | None = None,
-        *,
-        decision: Decision | None = None,
-    ) -> Subscription:
-        """A new subscription to ``scope`` under ``projection``, acting for ``principal``.
-
-        The caller has checked the scope policy. ``decision`` is the caller's own allow for exactly
-        this stream (:meth:`decide`); without one the authorizer is asked (a refusal or a failure
-        gives a subscription that yields only the terminal error). A Kubernetes target is served
-        by the application's shared hub with the client from the client loader, a plugged target
-        by its source. ``app`` defaults to the current application or, in a greenlet without an
-        application context, to the only application this extension is registered on.
-
-        Raises ``RuntimeError`` when a Kubernetes target is requested in a process that gevent has
-        not monkey-patched, or after :meth:`shutdown`.
-        """
-        if app is None and not has_app_context() and len(self._apps) == 1:
-            app = next(iter(self._apps))
-        return self.runtime(app).subscribe(principal, scope, projection, decision)
-
-    def serves_target(self, target: str, app: Flask | None = None) -> bool:
-        """Whether ``target`` is configured in ``KRM_TARGETS`` or plugged with :meth:`plug_source`."""
-        return self.runtime(app).serves_target(target)
+        self.runtime().end_session()
 
     def shutdown(self, app: Flask | None = None, *, timeout: float | None = None) -> None:
         """End every stream of ``app`` with a terminal event and stop its watches. Idempotent.

@@ -87,7 +87,7 @@ def check_action_name(name: str) -> None:
 class EditorActions:
     """The editor actions of one :class:`~flask_krm.KrmStream`, in registration order.
 
-    Reached as ``krm.editor_actions``; :meth:`KrmStream.editor_action
+    Reached as ``krm.hooks.editor_actions``; :meth:`KrmStream.editor_action
     <flask_krm.KrmStream.editor_action>` is the decorator hosts use.
     """
 

@@ -185,6 +185,13 @@ class KrmRuntime:
             return
         self.listener = self.group.spawn(sync.run, gevent.sleep)
 
+    def csrf_token(self) -> str:
+        """The current session's CSRF token, for the signed-in principal (also the
+        ``krm_csrf_token()`` template global). The session first follows the principal, so a token
+        made right after a sign-in belongs to it. Requires a request context."""
+        self.follow_principal()
+        return csrf.csrf_token()
+
     def end_session(self) -> None:
         """End the browser session's drafts (sign-out; see :func:`flask_krm.sessions.end_session`)."""
         sessions.end_session(self.drafts)
@@ -518,6 +525,4 @@ def krm_csrf_token() -> str:
     template global). The session first follows the principal, so a token rendered right after a
     sign-in belongs to it. Requires a request context."""
     found = find_runtime(current_app_object())
-    if found is not None:
-        found.follow_principal()
-    return csrf.csrf_token()
+    return found.csrf_token() if found is not None else csrf.csrf_token()

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from flask import session
 
 from . import csrf
-from .drafts.backend import BackendUnavailable, DraftBackend, Record, backend_from_url, session_tag
+from .drafts import backend_from_url
+from .drafts.backend import BackendUnavailable, DraftBackend, Record, session_tag
 from .drafts.endings import SessionEndings
 from .drafts.sync import DraftSync, EditContended
 from .errors import DraftLimitReached, DraftsUnavailable
@@ -144,9 +145,10 @@ def answering() -> Iterator[None]:
 class SessionDrafts:
     """The drafts of one browser session for one principal.
 
-    Obtain it through :meth:`flask_krm.KrmStream.drafts`; never construct it directly. It is a
-    handle: the registry holds the namespace only from the first store or page state on. Methods
-    may be called from any greenlet.
+    Obtain it through :meth:`KrmRuntime.session_drafts
+    <flask_krm.runtime.KrmRuntime.session_drafts>`; never construct it directly. It is a handle:
+    the registry holds the namespace only from the first store or page state on. Methods may be
+    called from any greenlet.
     """
 
     def __init__(self, registry: DraftRegistry, key: NamespaceKey, limits: Limits) -> None:

@@ -7,13 +7,10 @@ handlers and cookies work as for any response. :func:`sse_response` makes one th
 instance of the application's ``response_class``, which Flask would otherwise convert it to,
 losing all of the below.
 
-Under gevent's ``pywsgi``, when its handler iterates this very body (no middleware in between)
-over a plain TCP socket (not TLS),
-the first chunk goes through the server, which sends the headers with it, and each later chunk is
-written to the client's socket by the response itself, framed exactly as the server frames it
-(HTTP/1.1 chunks, or raw for HTTP/1.0): one ``send`` per chunk, where the server's ``sendall``
-adds a ``getsockopt`` system call and timeout bookkeeping to every write. A full socket buffer is
-waited on by the event loop; a failed write ends the response as a failed server write does.
+Under gevent's ``pywsgi`` the body is offered to the server driver (:mod:`flask_krm.pywsgi_driver`,
+``KRM_SERVER_DRIVER``), which writes its chunks itself when pywsgi's own handler iterates it over
+plain TCP; under any other server, behind a middleware or with the driver off, the server writes
+every chunk.
 
 Under gevent it also watches the client's socket for end of file: a client that closes its stream
 is noticed at once, rather than at the next write (up to a heartbeat interval later, or never for a
@@ -26,7 +23,6 @@ the response, as before.
 from __future__ import annotations
 
 import _socket
-import os
 import sys
 import types
 import typing as t
@@ -35,6 +31,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from flask import Response, current_app
+
+from . import config
+from .pywsgi_driver import drive
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -53,10 +52,19 @@ class SSEResponse(Response):
     run more than once, so it must be idempotent.
     """
 
-    def __init__(self, chunks: Iterator[bytes], headers: list[tuple[str, str]], on_close: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        chunks: Iterator[bytes],
+        headers: list[tuple[str, str]],
+        on_close: Callable[[], None],
+        *,
+        driven: bool = True,
+    ) -> None:
         super().__init__(chunks, status=200, headers=headers, direct_passthrough=True)
         self._chunks = chunks
         self._closing = on_close
+        self._driven = driven
+        """Whether the server driver may write the chunks (``KRM_SERVER_DRIVER``)."""
         self.call_on_close(on_close)  # the paths werkzeug closes itself (HEAD)
 
     def get_app_iter(self, environ: WSGIEnvironment) -> t.Iterable[bytes]:
@@ -67,7 +75,7 @@ class SSEResponse(Response):
         # the environ refer to each other, a cycle only the cyclic collector could reclaim (and not
         # at all once frozen, see flask_krm.upstream.collector). The request is over: break it.
         environ.pop("werkzeug.request", None)
-        return _Body(self._chunks, self._closing, _ClientWatch.start(environ, self._closing))
+        return _Body(self._chunks, self._closing, _ClientWatch.start(environ, self._closing), self._driven)
 
 
 def sse_response(chunks: Iterator[bytes], headers: list[tuple[str, str]], on_close: Callable[[], None]) -> SSEResponse:
@@ -78,13 +86,14 @@ def sse_response(chunks: Iterator[bytes], headers: list[tuple[str, str]], on_clo
     host, or a test plugin, with a response class of its own would get a stream that is never
     released when its client goes.
     """
+    driven = bool(config.get(current_app, "SERVER_DRIVER"))
     base = current_app.response_class
     if issubclass(SSEResponse, base):
-        return SSEResponse(chunks, headers, on_close)
+        return SSEResponse(chunks, headers, on_close, driven=driven)
     cls = _RESPONSE_CLASSES.get(base)
     if cls is None:
         cls = _RESPONSE_CLASSES[base] = t.cast("type[SSEResponse]", types.new_class("SSEResponse", (SSEResponse, base)))
-    return cls(chunks, headers, on_close)
+    return cls(chunks, headers, on_close, driven=driven)
 
 
 _RESPONSE_CLASSES: weakref.WeakKeyDictionary[type[Response], type[SSEResponse]] = weakref.WeakKeyDictionary()
@@ -94,18 +103,22 @@ _RESPONSE_CLASSES: weakref.WeakKeyDictionary[type[Response], type[SSEResponse]] 
 class _Body:
     """What the server iterates (the view's generator itself: nothing runs per chunk) and closes."""
 
-    __slots__ = ("_chunks", "_on_close", "_watch")
+    __slots__ = ("_chunks", "_on_close", "_watch", "_driven")
 
-    def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None], watch: _ClientWatch | None) -> None:
+    def __init__(
+        self, chunks: Iterator[bytes], on_close: Callable[[], None], watch: _ClientWatch | None, driven: bool
+    ) -> None:
         self._chunks = chunks
         self._on_close = on_close
         self._watch = watch
+        self._driven = driven
 
     def __iter__(self) -> Iterator[bytes]:
-        handler = _iterating_pywsgi_handler(sys._getframe(1), self)
-        if handler is None:
-            return self._chunks
-        return _written_directly(self._chunks, handler)
+        if self._driven:
+            written = drive(self._chunks, sys._getframe(1), self)  # the frame asking for iter(body)
+            if written is not None:
+                return written
+        return self._chunks
 
     def close(self) -> None:
         if self._watch is not None:
@@ -184,78 +197,3 @@ class _ClientWatch:
             import gevent
 
             gevent.spawn(self._on_closed)
-
-
-# -- writing to the socket under gevent's pywsgi ---------------------------------------------
-
-
-def _iterating_pywsgi_handler(caller: types.FrameType | None, body: _Body) -> Any:
-    """The ``gevent.pywsgi.WSGIHandler`` iterating ``body`` in ``caller``, when it is exactly that:
-    pywsgi's own ``process_result`` and write path, over this body itself (no middleware between
-    them, which could transform the chunks). ``None`` otherwise."""
-    pywsgi, gevent_socket = sys.modules.get("gevent.pywsgi"), sys.modules.get("gevent.socket")
-    if pywsgi is None or gevent_socket is None or caller is None:
-        return None
-    handler_class = pywsgi.WSGIHandler
-    if caller.f_code is not handler_class.process_result.__code__:
-        return None
-    handler = caller.f_locals.get("self")
-    if not isinstance(handler, handler_class) or getattr(handler, "result", None) is not body:
-        return None
-    if type(handler.socket) is not gevent_socket.socket:
-        return None  # TLS (or any other wrapper) encodes what is written: only it may write
-    cls = type(handler)
-    for name in ("process_result", "write", "_write", "_sendall"):
-        if getattr(cls, name) is not getattr(handler_class, name):
-            return None  # a subclass that writes its own way
-    return handler
-
-
-def _written_directly(chunks: Iterator[bytes], handler: Any) -> Iterator[bytes]:
-    """Hand the first chunk to pywsgi (which sends the headers with it), then write each later one
-    to the socket ourselves: one ``writev`` per chunk, framed as pywsgi frames it, where pywsgi's
-    ``sendall`` adds a ``getsockopt`` call, a copy and timeout bookkeeping to every write. A socket that
-    cannot take a whole chunk at once is waited on by the event loop, as pywsgi does."""
-    for chunk in chunks:
-        if chunk:
-            yield chunk
-            del chunk
-            yield b""  # pywsgi lets go of the first chunk (often a whole snapshot)
-            break
-    else:
-        return
-    if not handler.headers_sent:  # pragma: no cover - pywsgi sends them with the first chunk
-        yield from chunks
-        return
-    fd: int = handler.socket.fileno()
-    timeout: float | None = handler.socket.timeout
-    framed: bool = handler.response_use_chunked
-    for chunk in chunks:
-        if chunk:
-            # an HTTP/1.1 chunk's size line and end are written with it, not copied around it
-            parts = (b"%x\r\n" % len(chunk), chunk, b"\r\n") if framed else (chunk,)
-            handler.response_length += _send(fd, parts, timeout)
-
-
-def _send(fd: int, parts: tuple[bytes, ...], timeout: float | None = None) -> int:
-    """Write ``parts`` in order, all of them, to the non-blocking socket ``fd`` (one system call
-    when its buffer takes them), waiting on the event loop (never blocking the process) while the
-    buffer is full, each time for at most ``timeout`` seconds (the socket's own timeout; ``None``:
-    for as long as it takes), then raising ``TimeoutError``. Returns the bytes written."""
-    size = sum(map(len, parts))
-    try:
-        sent = os.writev(fd, parts)
-    except BlockingIOError:
-        sent = 0
-    if sent == size:
-        return size
-    from gevent.socket import wait_write
-
-    view = memoryview(b"".join(parts))[sent:]
-    while view:
-        wait_write(fd, timeout)
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            pass
-    return size

@@ -109,10 +109,10 @@ def test_behavioural_keys_are_read_at_use_time(app: Flask) -> None:
 
 def test_structural_keys_are_read_once(app: Flask, krm: KrmStream) -> None:
     app.config["KRM_SCOPE_POLICY"] = ScopePolicy()
-    assert krm.scope_policy(app).targets == frozenset({"demo"})
+    assert krm.runtime(app).policy.targets == frozenset({"demo"})
 
 
 def test_accessor_refuses_keys_it_does_not_define(app: Flask, krm: KrmStream) -> None:
     with pytest.raises(KeyError, match="no configuration key KRM_HEARTBEAT"):
         config.get(app, "HEARTBEAT")
-    assert krm.setting("QUEUE_DEPTH", app) == 256
+    assert krm.runtime(app).setting("QUEUE_DEPTH") == 256

@@ -91,7 +91,7 @@ def test_shutdown_is_idempotent_and_refuses_later_streams(app: Flask, krm: KrmSt
 )
 def test_scope_from_refuses_with_a_400(app: Flask, krm: KrmStream, query: str, message: str) -> None:
     with app.app_context(), pytest.raises(ScopeInvalid, match=message) as caught:
-        krm.scope_from(query)
+        krm.runtime().scope_from(query)
     assert caught.value.code == 400
 
 
@@ -99,10 +99,10 @@ def test_scope_from_refuses_a_target_that_is_not_configured(tmp_path: Path) -> N
     app = make_app(tmp_path, KRM_TARGETS={})
     krm = KrmStream(app, authorizer=allow)
     with app.app_context(), pytest.raises(ScopeInvalid, match="target 'demo' is not served here"):
-        krm.scope_from("target=demo&version=v1&resource=configmaps&namespace=app")
+        krm.runtime().scope_from("target=demo&version=v1&resource=configmaps&namespace=app")
     krm.plug_source("demo", lambda scope, projection, principal: [], app)
     with app.app_context():
-        assert krm.scope_from(
+        assert krm.runtime().scope_from(
             {"target": "demo", "version": "v1", "resource": "configmaps", "namespace": "app"}
         ) == Scope(target="demo", version="v1", resource="configmaps", namespace="app")
 
@@ -121,6 +121,33 @@ def test_registered_hooks_names_only_what_the_host_registered(tmp_path: Path) ->
         return True
 
     krm = KrmStream(make_app(tmp_path), authorizer=authorize)
-    hooks = krm.registered_hooks()
+    hooks = krm.hooks.registered()
     assert hooks.authorizer is authorize
     assert hooks.principal_loader is None and hooks.client_loader is None and hooks.save_hook is None
+
+
+def public_members(obj: object) -> set[str]:
+    """The public names of an object: its class's and its own attributes."""
+    return {name for name in [*dir(type(obj)), *vars(obj)] if not name.startswith("_")}
+
+
+def test_the_extension_is_the_host_face_with_at_most_15_public_members(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    krm = KrmStream(app, authorizer=allow)
+    members = public_members(krm)
+    assert len(members) <= 15, sorted(members)
+    # what it does not mirror is reached through the runtime
+    assert not members & {"current_principal", "decide", "subscribe", "setting", "api_clients", "greenlets"}
+    assert {"current_principal", "decide", "subscribe", "setting", "api_clients", "group"} <= public_members(
+        krm.runtime(app)
+    )
+
+
+def test_the_runtime_outside_a_context_is_the_only_app_served(tmp_path: Path) -> None:
+    krm = KrmStream(authorizer=allow)
+    first = make_app(tmp_path / "a")
+    krm.init_app(first)
+    assert krm.runtime() is first.extensions["krm"]
+    krm.init_app(make_app(tmp_path / "b"))
+    with pytest.raises(RuntimeError, match="application context"):
+        krm.runtime()

@@ -34,7 +34,7 @@ def test_decorators_return_the_function_unchanged() -> None:
     assert krm.authorizer(allow) is allow
     assert krm.client_loader(client) is client
     assert krm.save_hook(save) is save
-    assert krm.saver is save
+    assert krm.hooks.saver is save
 
 
 def test_missing_authorizer_fails_init_app_naming_the_decorator(tmp_path: Path) -> None:
@@ -55,13 +55,13 @@ def test_an_authorizer_registered_before_init_app_satisfies_it(tmp_path: Path) -
 
     krm.init_app(app)
     with app.app_context():
-        assert krm.is_authorized(Principal("admin"), SCOPE, "krm-full/v1", "watch")
-        assert not krm.is_authorized(Principal("viewer"), SCOPE, "krm-full/v1", "watch")
+        assert krm.runtime().decide(Principal("admin"), SCOPE, "krm-full/v1", "watch").allowed
+        assert not krm.runtime().decide(Principal("viewer"), SCOPE, "krm-full/v1", "watch").allowed
 
 
 def test_missing_client_loader_names_the_decorator(app: Flask, krm: KrmStream) -> None:
     with pytest.raises(RuntimeError, match=r"@krm\.client_loader"):
-        krm.client_for("demo", Principal("admin"))
+        krm.runtime().client_for("demo", Principal("admin"))
 
 
 def test_client_loader_receives_target_and_principal(app: Flask, krm: KrmStream) -> None:
@@ -73,14 +73,14 @@ def test_client_loader_receives_target_and_principal(app: Flask, krm: KrmStream)
         seen.append((target, principal))
         return sentinel
 
-    assert krm.client_for("demo", Principal("editor")) is sentinel
+    assert krm.runtime().client_for("demo", Principal("editor")) is sentinel
     assert seen == [("demo", Principal("editor"))]
 
 
 def test_no_save_hook_means_the_default_conditional_write(krm: KrmStream) -> None:
     from flask_krm.save.writer import default_save
 
-    assert krm.saver is default_save
+    assert krm.hooks.saver is default_save
 
 
 def test_custom_principal_loader_is_called_once_per_request(app: Flask, krm: KrmStream) -> None:
@@ -92,30 +92,32 @@ def test_custom_principal_loader_is_called_once_per_request(app: Flask, krm: Krm
         return Principal("svc", groups=("ops",))
 
     with app.test_request_context():
-        assert krm.current_principal() == Principal("svc", groups=("ops",))
-        assert krm.require_principal().groups == ("ops",)
+        assert krm.runtime().current_principal() == Principal("svc", groups=("ops",))
+        assert krm.runtime().require_principal().groups == ("ops",)
     assert calls == [1]
 
 
 def test_principal_loader_must_return_a_principal(app: Flask, krm: KrmStream) -> None:
     krm.principal_loader(lambda: "admin")  # type: ignore[type-var]
     with app.test_request_context(), pytest.raises(TypeError, match="must return a flask_krm.Principal or None"):
-        krm.current_principal()
+        krm.runtime().current_principal()
 
 
-def test_authorize_raises_forbidden_with_the_verb(app: Flask, krm: KrmStream, authorizer: object) -> None:
+def test_a_refusal_is_forbidden_with_the_verb(app: Flask, krm: KrmStream, authorizer: object) -> None:
     from flask_krm import ScopeDenied
 
     authorizer.denied_users.add("viewer")  # type: ignore[attr-defined]
-    krm.authorize(Principal("editor"), SCOPE, "krm-full/v1", "patch")
+    assert krm.runtime().decide(Principal("editor"), SCOPE, "krm-full/v1", "patch").allowed
+    refused = krm.runtime().decide(Principal("viewer"), SCOPE, "krm-full/v1", "patch")
+    assert not refused.allowed
     with pytest.raises(ScopeDenied, match="You may not patch") as caught:
-        krm.authorize(Principal("viewer"), SCOPE, "krm-full/v1", "patch")
+        raise refused.http_error()
     assert caught.value.code == 403
 
 
 def test_only_a_true_result_allows(app: Flask, krm: KrmStream) -> None:
     krm.authorizer(lambda *args: "yes")  # type: ignore[type-var]
-    assert krm.is_authorized(Principal("editor"), SCOPE, "krm-full/v1", "watch") is False
+    assert krm.runtime().decide(Principal("editor"), SCOPE, "krm-full/v1", "watch").allowed is False
 
 
 KUBECONFIG = """
@@ -133,7 +135,7 @@ def test_a_client_loader_answering_none_means_the_target_service_client(tmp_path
     app = make_app(tmp_path, KRM_TARGETS={"demo": {"kubeconfig": str(tmp_path / "kubeconfig"), "context": "ctx"}})
     krm = KrmStream(app, authorizer=allow, client_loader=lambda target, principal: None)
     with app.app_context():
-        client = krm.client_for("demo", Principal("editor"))
-    assert client is krm.api_clients(app).service("demo")
+        client = krm.runtime().client_for("demo", Principal("editor"))
+    assert client is krm.runtime(app).api_clients().service("demo")
     assert client.configuration.host == "http://127.0.0.1:1"
     krm.shutdown(app)

@@ -15,10 +15,10 @@ def test_default_principal_comes_from_flask_login(app: Flask, krm: KrmStream) ->
     client = app.test_client()
     with client:
         client.get("/logout")
-        assert krm.current_principal() is None
+        assert krm.runtime().current_principal() is None
     with client:
         client.get("/login/editor")
-        principal = krm.current_principal()
+        principal = krm.runtime().current_principal()
         assert principal == Principal("editor")
         assert principal is not None and principal.user.get_id() == "editor"
 
@@ -27,9 +27,9 @@ def test_without_flask_login_nobody_is_signed_in(tmp_path: Path) -> None:
     app = Flask("plain", instance_path=str(tmp_path))
     krm = KrmStream(app, authorizer=allow)
     with app.test_request_context():
-        assert krm.current_principal() is None
+        assert krm.runtime().current_principal() is None
         with pytest.raises(Unauthenticated):
-            krm.require_principal()
+            krm.runtime().require_principal()
 
 
 def test_principal_needs_a_name() -> None:

@@ -238,12 +238,12 @@ def drafts_app(tmp_path: Path) -> tuple[Flask, KrmStream]:
     @app.get("/drafts")
     def show() -> str:
         scope = dataclasses.replace(CONFIGMAPS, name=request.args.get("name", ""))
-        store = krm.drafts().find(scope, FULL)
+        store = krm.runtime().session_drafts().find(scope, FULL)
         return "none" if store is None else json.dumps(store.draft(UID))
 
     @app.get("/drafts/edit/<value>")
     def change(value: str) -> str:
-        edit(krm.drafts().store(CONFIGMAPS, FULL, loaded_store), value)
+        edit(krm.runtime().session_drafts().store(CONFIGMAPS, FULL, loaded_store), value)
         return "ok"
 
     return app, krm
@@ -357,7 +357,7 @@ def test_a_replayed_session_id_is_useless_to_another_principal(app: Flask) -> No
 
 def test_drafts_need_a_signed_in_principal(app: Flask, krm: KrmStream) -> None:
     with app.test_request_context(), pytest.raises(Unauthenticated):
-        krm.drafts()
+        krm.runtime().session_drafts()
     assert app.test_client().get("/drafts").status_code == 401
 
 

@@ -1,91 +1,40 @@
-"""Under gevent's pywsgi the stream's chunks after the first are written to the client's socket by
-the response itself: the bytes on the wire must be exactly what pywsgi would have written, framed
-as HTTP/1.1 chunks or, for an HTTP/1.0 client, raw; behind a middleware or over TLS, pywsgi writes them all.
-
-The hub needs a gevent-patched process and this one is not patched, so the scenario runs in a child
-process (``tests/probes/direct_write.py``).
-"""
+"""The stream response: made as the application's response class, its body is the chunks themselves
+for any server but gevent's pywsgi (whose driver is pinned by ``test_pywsgi_driver.py``), its close
+releases the stream, and ``KRM_SERVER_DRIVER`` is read when the response is made."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from flask import Flask, Response
 
-from flask_krm.sse import decode_events
-from flask_krm.sse_response import _send
-from tests.probes.harness import run_probe
+from flask_krm.sse_response import SSEResponse, sse_response
 
-
-def _dechunk(body: bytes) -> bytes:
-    """The payload of an HTTP/1.1 chunked body; every complete chunk must be well formed."""
-    out = b""
-    while body:
-        size_line, crlf, rest = body.partition(b"\r\n")
-        if not crlf:
-            break  # the last chunk's head had not arrived yet
-        size = int(size_line, 16)
-        assert size > 0, "no empty chunk (it would end the response)"
-        if len(rest) < size + 2:
-            break  # the last chunk had not fully arrived yet
-        assert rest[size : size + 2] == b"\r\n", "each chunk ends with CRLF"
-        out += rest[:size]
-        body = rest[size + 2 :]
-    return out
+HEADERS = [("Content-Type", "text/event-stream")]
 
 
-def test_directly_written_chunks_are_what_the_server_would_have_written() -> None:
-    seen = run_probe("direct_write", timeout=180)
-    changes = seen["changes"]
-    assert seen["direct_sends"] > 0, "the chunks after the first went straight to the socket"
-    assert seen["sends_with_middleware_or_tls"] == 0, "a middleware or TLS gets every chunk"
-    bodies = {}
-    for version, stream in seen["streams"].items():
-        head, _, body = stream.encode().partition(b"\r\n\r\n")
-        lines = head.decode().lower().split("\r\n")
-        assert lines[0].endswith("200 ok")
-        chunked = "transfer-encoding: chunked" in lines
-        assert chunked == (version != "HTTP/1.0")
-        bodies[version] = _dechunk(body) if chunked else body
-    # the same events, numbered from 1 on each connection: the same bytes
-    assert bodies["HTTP/1.1"] == bodies["HTTP/1.0"] == bodies["middleware"] == bodies["tls"]
-    events = decode_events(bodies["HTTP/1.1"])
-    assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
-    types = [event["type"] for event in events]
-    synced = types.index("synced")
-    assert types[0] == "reset" and types[synced + 1 :] == ["modified"] * changes
-    probes = [event["object"]["data"]["probe"] for event in events[synced + 1 :]]
-    assert probes == [f"v{n}" for n in range(changes)]
+class HostResponse(Response):
+    """A host's own response class."""
 
 
-def test_a_write_larger_than_the_socket_buffer_waits_for_the_reader_and_sends_everything() -> None:
-    import gevent
-    import gevent.socket
-
-    writer, reader = gevent.socket.socketpair()
-    parts = (b"head\r\n", bytes(range(256)) * 20_000, b"\r\n")  # several socket buffers
-    data = b"".join(parts)
-
-    def read_all() -> bytes:
-        received = bytearray()
-        while len(received) < len(data):
-            received += reader.recv(65536)
-        return bytes(received)
-
-    reading = gevent.spawn(read_all)
-    try:
-        assert _send(writer.fileno(), parts) == len(data)
-        assert reading.get(timeout=30) == data
-    finally:
-        writer.close()
-        reader.close()
+def test_the_body_is_the_chunks_and_its_close_releases_the_stream(tmp_path: Path) -> None:
+    app = Flask("host", instance_path=str(tmp_path))
+    app.response_class = HostResponse
+    released: list[bool] = []
+    with app.test_request_context():
+        for driver in (True, False):
+            app.config["KRM_SERVER_DRIVER"] = driver
+            response = sse_response(iter([b"a", b"", b"b"]), HEADERS, lambda driver=driver: released.append(driver))
+            assert isinstance(response, HostResponse) and isinstance(response, SSEResponse)
+            body = response.get_app_iter({"REQUEST_METHOD": "GET"})
+            assert list(body) == [b"a", b"", b"b"]  # iterated here, not by pywsgi: untouched
+            body.close()  # type: ignore[attr-defined]
+    assert released == [True, False]
 
 
-def test_a_write_the_reader_never_takes_times_out_with_the_sockets_timeout() -> None:
-    import gevent.socket
-
-    writer, reader = gevent.socket.socketpair()
-    try:
-        with pytest.raises(TimeoutError):
-            _send(writer.fileno(), (b"x" * 10_000_000,), 0.2)
-    finally:
-        writer.close()
-        reader.close()
+def test_a_server_driver_setting_that_is_not_a_flag_is_refused_naming_the_key(tmp_path: Path) -> None:
+    app = Flask("host", instance_path=str(tmp_path))
+    app.config["KRM_SERVER_DRIVER"] = "off"
+    with app.test_request_context(), pytest.raises(ValueError, match="KRM_SERVER_DRIVER must be True or False"):
+        sse_response(iter([]), HEADERS, lambda: None)

@@ -262,7 +262,7 @@ def test_subscribe_events_from_a_greenlet_without_app_context(
     krm.plug_source("demo", Script([[Snapshot([corpus.body("cm-app.v1")])]]), app)
 
     def collect() -> list[str]:
-        subscription = krm.subscribe(Principal("editor"), SCOPE, "krm-spec/v1")
+        subscription = krm.runtime().subscribe(Principal("editor"), SCOPE, "krm-spec/v1")
         return [type(event).__name__ for batch in subscription.batches(timeout=1) for event in batch]
 
     with gevent.Timeout(5):
@@ -277,7 +277,7 @@ def test_subscribe_refused_by_the_authorizer_yields_only_the_terminal_error(
     krm.plug_source("demo", script, app)
     authorizer.denied_users.add("viewer")
     with app.app_context(), gevent.Timeout(5):
-        batches = list(krm.subscribe(Principal("viewer"), SCOPE, "krm-full/v1").batches(timeout=1))
+        batches = list(krm.runtime().subscribe(Principal("viewer"), SCOPE, "krm-full/v1").batches(timeout=1))
     assert batches == [
         [StreamError("FORBIDDEN", "this stream is not permitted for the signed-in principal", terminal=True)]
     ]

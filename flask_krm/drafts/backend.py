@@ -155,19 +155,3 @@ class DraftBackend(t.Protocol):
 def dump(value: Record) -> str:
     """``value`` as compact JSON text (raises ``ValueError`` for what JSON cannot hold)."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def backend_from_url(url: str | None) -> DraftBackend:
-    """The backend ``KRM_DRAFTS_URL`` names: ``None`` or ``memory://`` keep drafts in the process;
-    ``redis://``, ``rediss://`` and ``unix://`` URLs keep them in Redis (needs the ``redis`` package:
-    ``pip install flask-krm[redis]``). Raises ``ValueError`` for any other URL."""
-    if url is None or url == "memory://":
-        from .memory_backend import MemoryBackend
-
-        return MemoryBackend()
-    scheme, separator, _ = url.partition("://")
-    if not separator or scheme.lower() not in ("redis", "rediss", "unix"):
-        raise ValueError(f"KRM_DRAFTS_URL must be a redis://, rediss:// or unix:// URL (or memory://), got {scheme!r}")
-    from .redis_backend import RedisBackend
-
-    return RedisBackend.from_url(url)

@@ -56,7 +56,7 @@ from ..stream import Pair, SharedChange, SharedProjections, StreamEngine
 from ..versions import Ordering
 from .authz import Authorizer
 from .clients import SERVICE_IDENTITY, ActingApiClient, ApiClients
-from .collector import Collector
+from .collector import PROCESS_POLICY, Collector
 from .reflector import Reflector, StreamingListMemory, WatchSettings
 
 __all__ = ["Hub", "HubClosed", "HubMeter", "HubObserver", "StreamMeter", "Subscriber", "DEFAULT_QUEUE_DEPTH"]
@@ -126,8 +126,6 @@ class Hub:
         shared under the service identity (``None``: only when they subscribe).
     :param settings: timeouts and backoff of the upstream watches.
     :param observer: lifecycle hooks.
-    :param collector: freeze long-lived objects after snapshots and set the collector's thresholds
-        (see :mod:`flask_krm.upstream.collector`); ``False`` leaves the garbage collector alone.
     :param meter: counts deliveries (``None``: nothing is counted).
     """
 
@@ -142,7 +140,6 @@ class Hub:
         reauthorize_every: float | None = 60.0,
         settings: WatchSettings | None = None,
         observer: HubObserver | None = None,
-        collector: bool = True,
         meter: HubMeter | None = None,
     ) -> None:
         if not gevent.monkey.is_module_patched("socket"):
@@ -166,7 +163,8 @@ class Hub:
         self.settings = settings or WatchSettings()
         self.observer = observer or HubObserver()
         self.meter = meter
-        self.collector = Collector(collector)
+        self.collector: Collector = PROCESS_POLICY
+        """The process's collector policy, settled after snapshots (see :mod:`.collector`)."""
         self.streaming_lists = StreamingListMemory()
         self.group = Group()
         self._watches: dict[tuple[Scope, object], _Watch] = {}

@@ -161,7 +161,7 @@ def create_app(
     def client(target: str, principal: Principal) -> kubernetes.client.ApiClient | None:
         if not saving:
             return None  # the target's own identity; the authorizer is the boundary
-        return krm.api_clients().acting_as(target, Impersonation(principal.name))
+        return krm.runtime().api_clients().acting_as(target, Impersonation(principal.name))
 
     krm.init_app(app)
     if saving:

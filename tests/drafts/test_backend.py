@@ -13,7 +13,8 @@ from pathlib import Path
 import gevent
 import pytest
 
-from flask_krm.drafts.backend import BackendUnavailable, DraftBackend, Message, backend_from_url, session_tag
+from flask_krm.drafts import backend_from_url
+from flask_krm.drafts.backend import BackendUnavailable, DraftBackend, Message, session_tag
 from flask_krm.drafts.memory_backend import MemoryBackend
 from flask_krm.drafts.redis_backend import RedisBackend
 from flask_krm.drafts.sync import EDIT, DraftSync, field_name

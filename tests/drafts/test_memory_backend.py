@@ -3,7 +3,7 @@ what it holds ends with the process, and its expiry follows the clock it is give
 
 from __future__ import annotations
 
-from flask_krm.drafts.backend import backend_from_url
+from flask_krm.drafts import backend_from_url
 from flask_krm.drafts.memory_backend import MemoryBackend
 from tests.redis_server import RedisServer
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import gevent
 import pytest
 
-from flask_krm.drafts.backend import BackendUnavailable, backend_from_url, session_tag
+from flask_krm.drafts import backend_from_url
+from flask_krm.drafts.backend import BackendUnavailable, session_tag
 from flask_krm.drafts.redis_backend import RedisBackend
 from tests.redis_server import RedisServer, free_port
 

@@ -1,7 +1,8 @@
 """Serves the JSON stream endpoint with gevent's pywsgi, over HTTP/1.1 (chunked) and HTTP/1.0 (raw),
-while ConfigMaps change, and records the exact bytes each client received.
+through a middleware, over TLS and with the server driver off, while ConfigMaps change, and records
+the exact bytes each client received.
 
-Run by ``tests/test_sse_response.py`` as ``python -m tests.probes.direct_write`` (the hub needs a
+Run by ``tests/test_pywsgi_driver.py`` as ``python -m tests.probes.direct_write`` (the hub needs a
 gevent-patched process). Prints one JSON line describing what happened.
 """
 
@@ -21,9 +22,10 @@ import gevent  # noqa: E402
 from gevent.pywsgi import WSGIServer  # noqa: E402
 from kubernetes.client import CoreV1Api  # noqa: E402
 
-import flask_krm.sse_response as sse_response  # noqa: E402
+import flask_krm.pywsgi_driver as pywsgi_driver  # noqa: E402
 from flask_krm.testing import KubeSimulator  # noqa: E402
 from flask_krm.testing.simulator.tls import issue_serving_certificate  # noqa: E402
+from flask_krm.upstream.collector import PROCESS_POLICY  # noqa: E402
 from tests.probes.harness import allowing_krm, demo_app  # noqa: E402
 
 URL = "/krm/resource-stream/v1?target=sim&version=v1&resource=configmaps&namespace=demo"
@@ -66,13 +68,13 @@ def _passthrough(app: t.Any) -> t.Any:
 def main() -> int:
     seen: dict[str, t.Any] = {}
     sends = [0]
-    send = sse_response._send
+    send = pywsgi_driver.send
 
     def counted(fd: int, parts: tuple[bytes, ...], timeout: float | None = None) -> int:
         sends[0] += 1
         return send(fd, parts, timeout)
 
-    sse_response._send = counted  # type: ignore[assignment]
+    pywsgi_driver.send = counted  # type: ignore[assignment]
     with KubeSimulator(demo=True, demo_tick=None) as kube:
         app = demo_app(kube.kubeconfig_path, KRM_HEARTBEAT_INTERVAL=30.0)
         krm = allowing_krm(app)
@@ -86,11 +88,7 @@ def main() -> int:
         core = CoreV1Api(kube.api_client("admin"))
         name = core.list_namespaced_config_map("demo").items[0].metadata.name
         clients = {}
-        for version, port in (("HTTP/1.1", server.server_port), ("HTTP/1.0", server.server_port)):
-            clients[version] = _connect(port, version)
-        clients["middleware"] = _connect(wrapped.server_port, "HTTP/1.1")
-        clients["tls"] = _connect(secure.server_port, "HTTP/1.1", trusting)
-        received = {version: b"" for version in clients}
+        received: dict[str, bytes] = {}
 
         def read(version: str, until: bytes, count: int = 1) -> None:
             with gevent.Timeout(30):
@@ -99,8 +97,22 @@ def main() -> int:
                     assert data, "the server closed the stream"
                     received[version] += data
 
+        app.config["KRM_SERVER_DRIVER"] = False  # read when the stream's response is made
+        driverless = _connect(server.server_port, "HTTP/1.1")
+        received["driver off"] = b""
+        clients["driver off"] = driverless
+        read("driver off", b'"type":"synced"')
+        seen["collector_policy_without_the_driver"] = PROCESS_POLICY.enabled
+        app.config["KRM_SERVER_DRIVER"] = True
+        for version, port in (("HTTP/1.1", server.server_port), ("HTTP/1.0", server.server_port)):
+            clients[version] = _connect(port, version)
+        clients["middleware"] = _connect(wrapped.server_port, "HTTP/1.1")
+        clients["tls"] = _connect(secure.server_port, "HTTP/1.1", trusting)
+        received.update({version: b"" for version in clients if version not in received})
         for version in clients:
             read(version, b'"type":"synced"')
+        seen["collector_policy_with_the_driver"] = PROCESS_POLICY.enabled
+        clients["driver off"] = clients.pop("driver off")  # closed last: it makes no direct sends
         for n in range(CHANGES):
             core.patch_namespaced_config_map(name, "demo", {"data": {"probe": f"v{n}"}})
         direct = 0

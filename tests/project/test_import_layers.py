@@ -1,4 +1,5 @@
-"""Imports point one way: no module of flask_krm imports a module of a layer above its own.
+"""Imports point one way: no module of flask_krm imports a module of a layer above its own, and no
+module imports, through any chain of modules, one that imports it (no cycle, within a layer too).
 
 Every import counts, at module level, under ``TYPE_CHECKING`` and inside a function, since a
 function-local import is still a dependency. The layers, bottom to top, are the ones
@@ -66,6 +67,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "upstream.authz",
             "access",
             "upstream.collector",
+            "pywsgi_driver",
             "upstream.hub",
             "upstream.native",
             "upstream.openapi",
@@ -240,6 +242,66 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path, module: str, statem
     found = [name for _, name in imported(copy, module)]
     assert target in found
     assert layer_of(as_module(target)) > layer_of(module)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every library module and the library modules it imports, wherever the import is."""
+    return {
+        module: {as_module(target) for _, target in imported(PACKAGE.joinpath(*module.split(".")).with_suffix(".py"))}
+        - {module}
+        for module in MODULES
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one module: each is a set of
+    modules every one of which imports every other, through the others (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_cycle_among_library_modules() -> None:
+    graph = import_graph()
+    described = [
+        " <-> ".join(cycle) + ": " + "; ".join(f"{m} imports {sorted(graph[m] & set(cycle))}" for m in cycle)
+        for cycle in cycles(graph)
+    ]
+    assert not described, "import cycles: " + " | ".join(described)
+
+
+def test_the_cycle_check_sees_a_cycle_through_a_type_only_or_late_import(tmp_path: Path) -> None:
+    copy = tmp_path / "sample.py"
+    copy.write_text(PACKAGE.joinpath("scope.py").read_text() + "\n\nif TYPE_CHECKING:\n    from .stream import X\n")
+    graph = import_graph()
+    graph["scope"] |= {as_module(target) for _, target in imported(copy, "scope")}
+    assert ["scope", "stream"] in cycles(graph)  # stream imports scope
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 DIAGRAM = re.compile(r"(<!-- layers: drawn by tests/project/test_import_layers.py -->\n```text\n)(.*?)(```)", re.DOTALL)

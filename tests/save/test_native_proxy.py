@@ -40,7 +40,7 @@ def app(tmp_path: Path, kube: KubeSimulator, namespace: str) -> Iterator[Flask]:
     @app.get("/login/<name>")
     def sign_in(name: str) -> str:
         login_user(User(name))
-        return krm.csrf_token()
+        return krm.runtime().csrf_token()
 
     krm = KrmStream(
         app, authorizer=lambda *_: True, client_loader=lambda target, principal: kube.api_client(principal.name)

@@ -163,7 +163,7 @@ def make_host(kube: KubeSimulator, recorder: Recorder, **config: t.Any) -> Flask
 
     @krm.client_loader
     def impersonate(target: str, principal: Principal) -> t.Any:
-        return krm.api_clients().acting_as(target, Impersonation(principal.name))
+        return krm.runtime().api_clients().acting_as(target, Impersonation(principal.name))
 
     krm.init_app(app)
     return app

@@ -366,7 +366,7 @@ def test_errors_that_echo_hostile_values_render_as_text(host: Flask, cluster_nam
 
     # a host's save hook refusing with a hostile reason, and one answering a hostile Status
     krm = host.extensions["krm"].extension
-    original = krm.saver
+    original = krm.hooks.saver
     answers = []
     try:
 

@@ -182,14 +182,14 @@ class HookSwitch:
 def example(kube: KubeSimulator, secret: dict[str, t.Any]) -> Iterator[Flask]:
     app = make_example(kube)
     krm = app.extensions["krm"].extension
-    krm.save_hook(HookSwitch(krm.saver))
+    krm.save_hook(HookSwitch(krm.hooks.saver))
     yield app
     shut_down(app)
 
 
 @pytest.fixture
 def hook(example: Flask) -> Iterator[HookSwitch]:
-    switch = t.cast(HookSwitch, example.extensions["krm"].extension.saver)
+    switch = t.cast(HookSwitch, example.extensions["krm"].extension.hooks.saver)
     yield switch
     switch.before = None
 

@@ -35,7 +35,7 @@ def redis_server() -> Iterator[RedisServer]:
 def example(kube: KubeSimulator, secret: dict[str, t.Any], redis_server: RedisServer) -> Iterator[Flask]:  # noqa: F811
     app = make_example(kube, KRM_DRAFTS_URL=redis_server.url)
     krm = app.extensions["krm"].extension
-    krm.save_hook(scenarios.HookSwitch(krm.saver))
+    krm.save_hook(scenarios.HookSwitch(krm.hooks.saver))
     yield app
     shut_down(app)
 

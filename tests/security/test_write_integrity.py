@@ -63,7 +63,7 @@ def host(kube: KubeSimulator, writes: Writes) -> Iterator[Flask]:
     make_namespace(kube, NAMESPACE)
     app = make_host(kube, Recorder())
     krm = app.extensions["krm"].extension
-    inner = krm.saver
+    inner = krm.hooks.saver
 
     def recording(request: WriteRequest) -> WriteResult:
         if request.intent is not None:

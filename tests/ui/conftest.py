@@ -226,7 +226,7 @@ def app(tmp_path: Path, upstream: Upstream) -> Iterator[Flask]:
     app, krm = make_app(tmp_path, upstream)
     yield app
     krm.shutdown(app)
-    assert not krm.greenlets(app), "greenlets outlived shutdown"
+    assert not krm.runtime(app).group, "greenlets outlived shutdown"
 
 
 @pytest.fixture

@@ -122,8 +122,8 @@ def test_two_applications_in_one_process_have_their_own_actions(tmp_path: Path) 
             pages.append(open_page(client, editor_url()))
         first_page, second_page = pages
         (cid,) = first_page.component_ids
-        assert [a.name for a in first_krm.editor_actions] == ["save", "discard", "probe"]
-        assert [a.name for a in second_krm.editor_actions] == ["save", "discard"]
+        assert [a.name for a in first_krm.hooks.editor_actions] == ["save", "discard", "probe"]
+        assert [a.name for a in second_krm.hooks.editor_actions] == ["save", "discard"]
         assert f'id="{cid}-action-probe"' in first_page.html and f'id="{cid}-action-save"' in first_page.html
         assert f'id="{cid}-action-probe"' not in second_page.html and f'id="{cid}-action-save"' in second_page.html
         url = f"/krm/ui/components/{cid}/actions/probe"
@@ -143,7 +143,7 @@ def test_one_extension_serving_two_applications_registers_save_once(tmp_path: Pa
     apps = [Flask(__name__, instance_path=str(tmp_path / name)) for name in ("a", "b")]
     for app in apps:
         krm.init_app(app)
-    assert [(a.name, a.label, a.view) for a in krm.editor_actions] == [
+    assert [(a.name, a.label, a.view) for a in krm.hooks.editor_actions] == [
         ("save", "Save", save),
         ("discard", "Discard changes", discard),
     ]

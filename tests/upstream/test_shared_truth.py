@@ -67,7 +67,7 @@ def _runtime(kube: KubeSimulator, impersonate: bool, refused: set[str]) -> tuple
 
     @krm.client_loader
     def client(target: str, principal: Principal) -> t.Any:
-        return krm.api_clients().acting_as(target, Impersonation(principal.name)) if impersonate else None
+        return krm.runtime().api_clients().acting_as(target, Impersonation(principal.name)) if impersonate else None
 
     return app, app.extensions["krm"]
 

@@ -1,7 +1,8 @@
 """Create, update, patch and delete with kube-apiserver's semantics on top of ``ObjectStore``.
 
 Optimistic concurrency, preconditions, two-phase deletion with finalizers, namespace lifecycle,
-subresource rules and no-op detection live here; the HTTP layer only decodes requests.
+subresource rules and no-op detection live here; request bodies are decoded first
+(:mod:`.decoding`), and the HTTP layer only routes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from . import catalog, object_meta, server_side_apply, strategies
 from .catalog import ResourceType
+from .decoding import decode
 from .errors import (
     OPTIMISTIC_LOCK_MESSAGE,
     FieldError,
@@ -28,7 +30,7 @@ from .errors import (
     not_found,
     unwrapped,
 )
-from .field_validation import FieldValidation, drop_unknown_fields, unknown_fields
+from .field_validation import FieldValidation
 from .managed_fields import record_write
 from .options import DeleteOptions
 from .patches import MERGE_PATCH, patched_object
@@ -105,7 +107,7 @@ class Registry:
         ``dry_run``: validate and return the object that would be stored (no resourceVersion), storing nothing.
         ``managed_fields``: the new object's entries (server-side apply's), instead of an ``Update`` entry.
         """
-        obj = self._decode(resource, body, validation)
+        obj = decode(resource, body, validation)
         metadata = obj["metadata"]
         if resource.namespaced:
             if metadata.get("namespace", namespace) != namespace:
@@ -120,7 +122,7 @@ class Registry:
             metadata["name"] = _generated_name(metadata["generateName"])
         name = metadata.get("name", "")
         if resource.namespaced:
-            self._check_namespace_accepts(resource, namespace, name)
+            _check_namespace_accepts(self.store, resource, namespace, name)
         if metadata.get("resourceVersion"):
             raise unwrapped("resourceVersion should not be set on objects to be created")
         for system_field in (
@@ -135,7 +137,7 @@ class Registry:
         metadata["creationTimestamp"] = now()
         strategies.prepare_for_create(resource, obj)
         self._admit(WriteRequest("create", resource, namespace, name, None, obj))
-        self._validate(resource, name, strategies.validate(resource, obj))
+        _validate(resource, name, strategies.validate(resource, obj))
         key_namespace = namespace if resource.namespaced else ""
         for _ in range(GENERATE_NAME_RETRIES if generated else 0):  # kube-apiserver retries a taken generated name
             if self.store.get(resource, key_namespace, name) is None:
@@ -167,9 +169,9 @@ class Registry:
         """PUT an object, its status or its scale; the body's uid, if any, is a precondition."""
         existing = self.get(resource, namespace, name)
         if subresource == "scale":
-            scale = self._decode(SCALE, body, validation)
+            scale = decode(SCALE, body, validation)
             return self._rescale(resource, namespace, name, existing, scale, "update", manager, dry_run)
-        new = self._decode(resource, body, validation)
+        new = decode(resource, body, validation)
         uid = new["metadata"].get("uid")
         if uid and uid != existing["metadata"]["uid"]:
             cause = (
@@ -226,7 +228,7 @@ class Registry:
         if (api_version, kind) != (resource.api_version, resource.kind):
             group, _, version = api_version.rpartition("/")
             raise bad_request(f"invalid object type: {group}/{version}, Kind={kind}")
-        applied = self._decode(resource, body, validation)
+        applied = decode(resource, body, validation)
         _check_identity(resource, namespace, name, applied["metadata"])
         existing = self.store.get(resource, namespace if resource.namespaced else "", name)
         merged, entries = server_side_apply.apply(resource, existing, applied, manager, force, now())
@@ -259,7 +261,7 @@ class Registry:
         metadata = scale["metadata"]
         _check_identity(resource, namespace, name, metadata)
         metadata["namespace"] = namespace
-        self._validate(SCALE, name, validate_scale(scale))
+        _validate(SCALE, name, validate_scale(scale))
         uid = metadata.get("uid")
         if uid and uid != existing["metadata"]["uid"]:
             cause = (
@@ -287,7 +289,7 @@ class Registry:
         metadata = new["metadata"]
         _check_identity(resource, namespace, name, metadata)
         self._admit(WriteRequest(verb, resource, namespace, name, existing, new, subresource))
-        self._check_resource_version(resource, name, metadata.get("resourceVersion"), existing)
+        _check_resource_version(resource, name, metadata.get("resourceVersion"), existing)
         old_meta = existing["metadata"]
         metadata["name"] = name
         if resource.namespaced:
@@ -303,7 +305,7 @@ class Registry:
             if kept in old_meta:
                 metadata[kept] = old_meta[kept]
         strategies.prepare_for_update(resource, new, existing, subresource)
-        self._validate(resource, name, strategies.validate_update(resource, new, existing, subresource))
+        _validate(resource, name, strategies.validate_update(resource, new, existing, subresource))
         new = strategies.canonical(resource, new)
         if managed_fields is not None:
             new["metadata"]["managedFields"] = managed_fields
@@ -328,20 +330,6 @@ class Registry:
         if resource == catalog.NAMESPACES:
             return self._finish_namespace(name) or committed
         return committed
-
-    @staticmethod
-    def _check_resource_version(resource: ResourceType, name: str, requested: Any, existing: Object) -> None:
-        if requested in (None, ""):
-            if resource.custom:
-                kind = catalog.GroupKind(resource.group, resource.plural)
-                raise invalid(
-                    kind, name, [FieldError.invalid("metadata.resourceVersion", 0, "must be specified for an update")]
-                )
-            return
-        if not isinstance(requested, str) or not requested.isdigit():
-            raise unwrapped(f"strconv.ParseUint: parsing {json.dumps(requested)}: invalid syntax")
-        if int(requested) != int(existing["metadata"]["resourceVersion"]):
-            raise conflict(resource.group_resource, name, OPTIMISTIC_LOCK_MESSAGE)
 
     # delete
 
@@ -445,78 +433,9 @@ class Registry:
         final["spec"] = {}
         return self._remove(catalog.NAMESPACES, final)
 
-    # helpers
-
-    def _decode(self, resource: ResourceType, body: Any, validation: FieldValidation | None = None) -> Object:
-        if not isinstance(body, dict):
-            raise bad_request(
-                f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
-                f"json: cannot unmarshal {strategies.json_type(body)} into Go value of type struct"
-            )
-        kind, api_version = body.get("kind"), body.get("apiVersion")
-        if resource.custom and not kind:
-            raw = json.dumps(body)
-            raise bad_request(
-                f"the object provided is unrecognized (must be of type {resource.kind}): "
-                f"Object 'Kind' is missing in '{raw}' ({raw[:30]} ...)"
-            )
-        if kind and kind != resource.kind:
-            internal_kind = f"{resource.group.split('.')[0] or 'core'}.{resource.kind}"
-            raise bad_request(
-                f'{kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
-                f"converting ({resource.version}.{kind}) to ({internal_kind}): unknown conversion"
-            )
-        if api_version and api_version != resource.api_version:
-            raise bad_request(
-                f"the API version in the data ({api_version}) does not match the expected API version ({resource.api_version})"
-            )
-        obj = copy.deepcopy(body)
-        obj.setdefault("metadata", {})
-        try:
-            strategies.check_types(resource, obj)
-        except strategies.DecodeError as error:
-            raise bad_request(
-                f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {error}'
-            ) from None
-        validation = validation or FieldValidation()
-        strict_error = validation.report(unknown_fields(resource, body))
-        if strict_error and validation.strict:
-            raise bad_request(
-                f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: {strict_error}'
-            )
-        drop_unknown_fields(resource, obj)
-        strategies.normalize_bytes(resource, obj)
-        obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
-        return strategies.canonical(resource, obj)
-
-    def _check_namespace_accepts(self, resource: ResourceType, namespace: str, name: str) -> None:
-        existing = self.store.get(catalog.NAMESPACES, "", namespace)
-        if existing is None:
-            raise not_found(catalog.NAMESPACES.group_resource, namespace)
-        if existing["metadata"].get("deletionTimestamp"):
-            error = forbidden(
-                resource.group_resource,
-                name,
-                f"unable to create new content in namespace {namespace} because it is being terminated",
-            )
-            assert error.details is not None
-            error.details["causes"] = [
-                {
-                    "reason": "NamespaceTerminating",
-                    "message": f"namespace {namespace} is being terminated",
-                    "field": "metadata.namespace",
-                }
-            ]
-            raise error
-
     def _admit(self, request: WriteRequest) -> None:
         for hook in list(self.write_hooks):
             hook(request)
-
-    @staticmethod
-    def _validate(resource: ResourceType, name: str, errors: list[FieldError]) -> None:
-        if errors:
-            raise invalid(resource.group_kind, name, errors)
 
     def _commit(self, resource: ResourceType, obj: Object, event_type: str) -> Object:
         obj["metadata"]["resourceVersion"] = str(self.store.next_version())
@@ -571,3 +490,45 @@ def _collector_finalizers(finalizers: list[str], options: DeleteOptions) -> list
 
 def _without_version(obj: Object) -> Object:
     return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}}
+
+
+def _check_namespace_accepts(store: ObjectStore, resource: ResourceType, namespace: str, name: str) -> None:
+    """A create in ``namespace`` needs it to exist and not be terminating (404, 403 otherwise)."""
+    existing = store.get(catalog.NAMESPACES, "", namespace)
+    if existing is None:
+        raise not_found(catalog.NAMESPACES.group_resource, namespace)
+    if existing["metadata"].get("deletionTimestamp"):
+        error = forbidden(
+            resource.group_resource,
+            name,
+            f"unable to create new content in namespace {namespace} because it is being terminated",
+        )
+        assert error.details is not None
+        error.details["causes"] = [
+            {
+                "reason": "NamespaceTerminating",
+                "message": f"namespace {namespace} is being terminated",
+                "field": "metadata.namespace",
+            }
+        ]
+        raise error
+
+
+def _validate(resource: ResourceType, name: str, errors: list[FieldError]) -> None:
+    if errors:
+        raise invalid(resource.group_kind, name, errors)
+
+
+def _check_resource_version(resource: ResourceType, name: str, requested: Any, existing: Object) -> None:
+    """An update's ``metadata.resourceVersion`` is an optimistic lock on ``existing`` (409 when stale)."""
+    if requested in (None, ""):
+        if resource.custom:
+            kind = catalog.GroupKind(resource.group, resource.plural)
+            raise invalid(
+                kind, name, [FieldError.invalid("metadata.resourceVersion", 0, "must be specified for an update")]
+            )
+        return
+    if not isinstance(requested, str) or not requested.isdigit():
+        raise unwrapped(f"strconv.ParseUint: parsing {json.dumps(requested)}: invalid syntax")
+    if int(requested) != int(existing["metadata"]["resourceVersion"]):
+        raise conflict(resource.group_resource, name, OPTIMISTIC_LOCK_MESSAGE)
