@@ -45,6 +45,9 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "LIVENESS_MAX_LAG": 10.0,
     "DRAIN_DELAY": 1.0,
     "AUDIT_LOG": None,
+    "DRY_RUN": True,
+    "DRY_RUN_DELAY": 0.4,
+    "PERMISSION_CACHE": 30.0,
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -100,6 +103,13 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
   503, every stream already ended) before it stops listening (:mod:`flask_krm.serving`).
 - ``AUDIT_LOG`` (structural): a file that receives one JSON line per write attempt, shaped like a
   Kubernetes audit event (``None``: no such file; the log line and the signals stay).
+- ``DRY_RUN``: whether an editor's draft is checked by the API server while it is edited and
+  before each Save (its merge patch sent with ``dryRun=All``; :mod:`flask_krm.save.checks`).
+  ``False``: no check is sent; Kubernetes' refusals show after Save only.
+- ``DRY_RUN_DELAY``: seconds a draft must be still before it is checked (more than 0).
+- ``PERMISSION_CACHE``: seconds an answer to "may this person patch, create, delete..." is kept
+  per session for offering controls (0: ask on every render). Writes are always authorized when
+  they happen.
 """
 
 STRUCTURAL: t.Final = frozenset(
@@ -311,6 +321,9 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "LIVENESS_MAX_LAG": _positive_number,
     "DRAIN_DELAY": _non_negative_number,
     "AUDIT_LOG": _optional_file,
+    "DRY_RUN": _flag,
+    "DRY_RUN_DELAY": _positive_number,
+    "PERMISSION_CACHE": _non_negative_number,
 }
 
 

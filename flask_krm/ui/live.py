@@ -21,6 +21,7 @@ from werkzeug.routing import BuildError
 from .. import csrf
 from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
+from ..save.controls import VERB_OF_ACTION, may
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
 from .editor_updates import shown_editor
@@ -149,6 +150,8 @@ def live_editor(
         raise ComponentSpecError("krm.editor needs the object's name: krm.editor(scope, 'my-config')")
     labelled = parse_labelled_fields(fields)
     shown = None if labelled is None else tuple(path for path, _ in labelled)
+    if not _offered(parsed, _projection(projection), "patch"):
+        policy = "read-only"  # no Save, no Add or Remove for a person who may not patch it
     spec = EditorSpec(
         scope=parsed,
         projection=_projection(projection),
@@ -159,6 +162,19 @@ def live_editor(
         labels=labelled or (),
     )
     return _live(make_component(spec), "krm/editor.html")
+
+
+def _offered(scope: Scope, projection: str | None, verb: str | None) -> bool:
+    """Whether the signed-in person is offered a control needing ``verb`` (``None``: always);
+    without a session nothing is decided here (the component refuses itself)."""
+    if verb is None:
+        return True
+    krm = runtime()
+    try:
+        principal, drafts = session_of(krm)
+    except Refusal:
+        return True
+    return may(krm, principal, drafts, scope, projection, verb)
 
 
 def current_page() -> Page:
@@ -231,6 +247,7 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
                 "url": url_for("krm.ui_action", component_id=component.id, name=action.name),
             }
             for action in krm.hooks.editor_actions
+            if _offered(spec.scope, spec.projection, VERB_OF_ACTION.get(action.name))
         ]
         if isinstance(spec, EditorSpec)
         else [],
