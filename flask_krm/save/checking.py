@@ -121,12 +121,13 @@ def _run_check(target: CheckTarget, state: EditorCheck) -> None:
         target.send(state, key, intent)
 
 
-def schedule(target: CheckTarget, state: EditorCheck) -> None:
-    """Check the draft once it has been still for ``KRM_DRY_RUN_DELAY`` seconds."""
+def schedule(target: CheckTarget, state: EditorCheck, *, edited: bool = True) -> None:
+    """Check the draft once it has been still for ``KRM_DRY_RUN_DELAY`` seconds. A change that is
+    not an edit (``edited=False``: the server's) does not postpone a check already due."""
     if state.debouncer is None:
         delay = float(target.krm.setting("DRY_RUN_DELAY"))
         state.debouncer = Debouncer(target.krm.group, delay, lambda: _run_check(target, state))
-    state.debouncer.poke()
+    state.debouncer.poke(postpone=edited)
 
 
 def refusal(result: CheckResult) -> Outcome:
@@ -181,6 +182,8 @@ class ChannelChecks:
     _sent: dict[str, tuple[str, int]] = field(default_factory=dict)
     _shown: dict[str, tuple[Path, ...]] = field(default_factory=dict)
     _listening: dict[tuple[str, str], tuple[EditorCheck, Callable[[], None]]] = field(default_factory=dict)
+    _edits: dict[str, int] = field(default_factory=dict)
+    """The edit sequence of each editor's object when its check was last asked for."""
 
     def parts(
         self, component: Component, store: LiveResourceStore | None, feed: Feed | None, uid: str | None
@@ -196,7 +199,10 @@ class ChannelChecks:
             state.listeners.add(listener)
             self._listening[component.id, uid] = (state, listener)
         if store.is_dirty(uid) or state.check.result is not None:
-            schedule(CheckTarget(self.krm, self.principal, component, store, feed), state)
+            edits = store.edit_sequence(uid)
+            edited = self._edits.get(component.id) != edits
+            self._edits[component.id] = edits
+            schedule(CheckTarget(self.krm, self.principal, component, store, feed), state, edited=edited)
         shown, sent = (uid, state.check.generation), self._sent.get(component.id)
         if sent == shown:
             return []

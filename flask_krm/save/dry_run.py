@@ -93,9 +93,12 @@ class Debouncer:
         """Whether a run is due or running."""
         return self._greenlet is not None
 
-    def poke(self) -> None:
-        """Run the action ``delay`` seconds from now (postponing a run not yet started)."""
-        self._due = time.monotonic() + self._delay
+    def poke(self, *, postpone: bool = True) -> None:
+        """Run the action ``delay`` seconds from now, postponing a run not yet started; with
+        ``postpone=False`` a run already due keeps its time (a change that is not the person's,
+        such as the server's, never starves the run)."""
+        if postpone or self._due is None:
+            self._due = time.monotonic() + self._delay
         if self._greenlet is None:
             self._greenlet = self._group.spawn(self._run)
 

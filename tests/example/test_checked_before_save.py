@@ -59,8 +59,10 @@ def sign_in(browser: Browser, example: Example, user: str, **options: t.Any) -> 
 
 
 def open_deployment(page: Page) -> Locator:
-    """The Deployment editor, live."""
+    """The Deployment editor, live, once any rollout an earlier test started has finished (a
+    rollout's status writes make a check answer 409 until they stop, which shows nothing)."""
     page.goto(DEPLOYMENT)
+    expect(page.get_by_text("Rolled out:")).to_be_visible(timeout=2 * WAIT_MS)
     editor = page.locator("section.krm-editor").first
     expect(editor.locator(".krm-connection")).to_have_text("Live", timeout=WAIT_MS)
     return editor
