@@ -1,16 +1,10 @@
-"""A draft's check by the API server: verdicts, which result applies, and answers kept per session."""
+"""A draft's check by the API server: verdicts, and which result applies to the draft now."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-import gevent
-from gevent.pool import Group
-
-from flask_krm.permissions import Permissions
 from flask_krm.save.checks import CheckResult, CheckVerdict, DraftCheck, classify_check, draft_key
-from flask_krm.save.dry_run import Debouncer
 
 
 def _invalid(*causes: dict[str, str], message: str = 'Deployment.apps "web" is invalid') -> dict[str, Any]:
@@ -97,40 +91,3 @@ def test_what_is_shown_changes_the_generation_once_per_change() -> None:
     assert check.record(CheckResult("two", "8", CheckVerdict.PASSED), "two") and check.generation == 2
     assert check.withdraw() and check.generation == 3 and check.result is None
     assert not check.withdraw()
-
-
-def test_answers_are_kept_for_the_ttl_per_key() -> None:
-    now = [100.0]
-    asked: list[str] = []
-    kept = Permissions(30.0, clock=lambda: now[0])
-
-    def ask(answer: bool, name: str) -> Any:
-        return lambda: asked.append(name) or answer
-
-    assert kept.allowed(("p", "patch"), ask(True, "patch"))
-    assert kept.allowed(("p", "patch"), ask(False, "again"))  # kept: not asked
-    assert not kept.allowed(("p", "delete"), ask(False, "delete"))
-    now[0] += 30.0
-    assert not kept.allowed(("p", "patch"), ask(False, "expired"))
-    assert asked == ["patch", "delete", "expired"]
-    never = Permissions(0.0, clock=lambda: now[0])
-    assert never.allowed("k", ask(True, "a")) and not never.allowed("k", ask(False, "b"))
-    assert asked[-2:] == ["a", "b"]
-
-
-def test_a_burst_of_pokes_runs_once_and_a_servers_change_never_postpones() -> None:
-    runs: list[float] = []
-    group = Group()
-    debouncer = Debouncer(group, 0.05, lambda: runs.append(time.monotonic()))
-    for _ in range(5):
-        debouncer.poke()
-        gevent.sleep(0.01)
-    group.join(timeout=2)
-    assert len(runs) == 1 and not debouncer.pending
-    started = time.monotonic()
-    debouncer.poke()
-    for _ in range(10):  # the server's changes, every 20 ms: the run stays due 50 ms after the edit
-        gevent.sleep(0.02)
-        debouncer.poke(postpone=False)
-    group.join(timeout=2)
-    assert len(runs) >= 2 and runs[1] - started < 0.15

@@ -395,7 +395,9 @@ class Registry:
                     marked["status"] = {"phase": "Terminating"}
                 else:
                     marked_meta.setdefault("deletionGracePeriodSeconds", 0)
-                self._admit(WriteRequest("delete", resource, namespace, name, existing, marked, dry_run=options.dry_run))
+                self._admit(
+                    WriteRequest("delete", resource, namespace, name, existing, marked, dry_run=options.dry_run)
+                )
                 if options.dry_run:
                     return strategies.canonical(resource, marked), False
                 terminating = self._commit(resource, strategies.canonical(resource, marked), "MODIFIED")
