@@ -2,8 +2,7 @@
 
 Every page is an ordinary Flask view rendering an ordinary template; the live parts are the
 ``krm.list`` and ``krm.editor`` macro calls in the templates. A viewer gets the same pages with
-read-only editors: flask-krm offers Save and editable fields only to a person the authorizer, and
-Kubernetes' RBAC through a SelfSubjectAccessReview as that person, let patch the object.
+read-only editors (the authorizer refuses their writes anyway; the page just says so up front).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import typing as t
 
 from flask import Blueprint, abort, current_app, redirect, render_template, url_for
-from flask_login import login_required
+from flask_login import current_user, login_required
 from werkzeug.exceptions import NotFound
 from werkzeug.wrappers import Response
 
@@ -54,6 +53,14 @@ def _namespace(namespace: str) -> str:
     return namespace
 
 
+def _policy(editable: t.Any = None) -> t.Any:
+    """The editor policy for the signed-in account: read-only for anyone who may not write.
+
+    ``None`` is flask-krm's least privilege: exactly the fields the editor shows are editable.
+    """
+    return editable if current_user.can_write else "read-only"
+
+
 @bp.app_errorhandler(NotFound)
 def not_found(error: NotFound) -> tuple[str, int]:
     """Every 404 of the application as a page of it: what was not found, and where to go instead."""
@@ -89,7 +96,7 @@ def _editor_page(template: str, kind: Kind, namespace: str, name: str, **context
         name=name,
         scope=kind.scope(target(), namespace),
         fields=EDITOR_FIELDS[kind.resource],
-        policy=context.pop("editable", None),
+        policy=_policy(context.pop("editable", None)),
         **context,
     )
 

@@ -107,8 +107,8 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
   before each Save (its merge patch sent with ``dryRun=All``; :mod:`flask_krm.save.checks`).
   ``False``: no check is sent; Kubernetes' refusals show after Save only.
 - ``DRY_RUN_DELAY``: seconds a draft must be still before it is checked (more than 0).
-- ``PERMISSION_CACHE``: seconds an answer to "may this person patch, create, delete..." is kept
-  per session for offering controls (0: ask on every render). Writes are always authorized when
+- ``PERMISSION_CACHE``: seconds an answer to "may this person patch this object" is kept
+  per session for offering Save (0: ask on every render). Writes are always authorized when
   they happen.
 """
 

@@ -4,9 +4,8 @@
 authorizer and, when the principal's client acts as the person, Kubernetes itself (a
 SelfSubjectAccessReview as that user), kept per session for ``KRM_PERMISSION_CACHE`` seconds
 (:class:`flask_krm.permissions.Permissions`). An editor whose person may not ``patch`` its object
-is rendered read-only (no Save, no Add or Remove, values shown as text); a list's row actions and
-a review's create need ``delete`` and ``create``. What is offered is never what is allowed: every
-write is authorized again when it happens (a forged request is still refused with 403).
+offers no Save. What is offered is never what is allowed: every write is authorized again when it
+happens (a forged request is still refused with 403).
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ if t.TYPE_CHECKING:
 PERMISSIONS_STATE: t.Final = ("krm.permissions",)
 VERB_OF_ACTION: t.Final[t.Mapping[str, str]] = {"save": "patch"}
 """The verb an editor action needs to be offered (others are always offered)."""
-VERB_OF_ENDPOINT: t.Final[t.Mapping[str, str]] = {"krm_review.delete": "delete", "krm_review.create": "create"}
-"""The verb a row action's endpoint needs to be offered (others are always offered)."""
 
 
 def permissions(krm: KrmRuntime, drafts: SessionDrafts) -> Permissions:

@@ -27,7 +27,7 @@ from .checks import CheckResult, draft_key
 from .checks import classify_check as classify
 from .writer import KubeWriter, object_scope
 
-logger = logging.getLogger("flask_krm.save")
+logger = logging.getLogger("flask_krm")
 
 DEFAULT_DELAY: Final = 0.4
 """Seconds a draft must be still before it is checked (``KRM_DRY_RUN_DELAY``)."""

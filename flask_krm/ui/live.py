@@ -21,7 +21,7 @@ from werkzeug.routing import BuildError
 from .. import csrf
 from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
-from ..save.controls import VERB_OF_ACTION, VERB_OF_ENDPOINT, may
+from ..save.controls import VERB_OF_ACTION, may
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
 from .editor_updates import shown_editor
@@ -84,8 +84,7 @@ def live_list(
     with ``{name}`` and ``{namespace}``. ``row_actions``: buttons on every row, as ``(label,
     endpoint)`` pairs or :class:`~flask_krm.ui.page.RowAction`; each posts the row's ``uid`` to
     ``url_for(endpoint, component_id=<the list's id>)`` (``[("Delete", "krm_review.delete")]``
-    stages deletes in :class:`~flask_krm.save.review.ReviewViews`; it is offered only to a person
-    who may ``delete`` in the scope, see :mod:`flask_krm.save.controls`). Every row carries its object's
+    stages deletes in :class:`~flask_krm.save.review.ReviewViews`). Every row carries its object's
     uid as ``data-krm-uid``. ``page_size``: rows per page (1 to 500). The filter, sort column and
     page come from the page's URL, in parameters named after ``url_key`` (default: the scope's
     resource, as in ``configmaps.q``, ``configmaps.sort=-name``, ``configmaps.page=2``). Raises
@@ -100,11 +99,7 @@ def live_list(
         columns=parse_columns(columns, parsed),
         link=link,
         title=title or (f"{parsed.resource} in {parsed.namespace}" if parsed.namespace else parsed.resource),
-        row_actions=tuple(
-            action
-            for action in parse_row_actions(row_actions)
-            if _offered(parsed, _projection(projection), VERB_OF_ENDPOINT.get(action.endpoint))
-        ),
+        row_actions=parse_row_actions(row_actions),
         page_size=parse_page_size(page_size),
         url_key=parse_url_key(url_key, parsed),
     )
@@ -155,8 +150,6 @@ def live_editor(
         raise ComponentSpecError("krm.editor needs the object's name: krm.editor(scope, 'my-config')")
     labelled = parse_labelled_fields(fields)
     shown = None if labelled is None else tuple(path for path, _ in labelled)
-    if not _offered(parsed, _projection(projection), "patch"):
-        policy = "read-only"  # no Save, no Add or Remove for a person who may not patch it
     spec = EditorSpec(
         scope=parsed,
         projection=_projection(projection),

@@ -185,8 +185,7 @@ def test_the_review_links_to_the_blueprint_it_is_served_by(app, kube, namespace,
 def test_a_viewer_cannot_stage_a_delete_or_a_create(app, kube, namespace, upstream) -> None:
     uid = create_configmap(kube, namespace, "app", {"a": "1"})["metadata"]["uid"]
     page = open_list(app, upstream, kube, namespace, user="viewer")
-    assert "krm-row-action-delete" not in page.html  # not offered: the viewer may not delete
-    deleting = post(page, "delete", uid=uid)  # a forged one
+    deleting = post(page, "delete", uid=uid)
     assert deleting.status_code == 403 and review_kinds(deleting) == []
     assert "You do not have permission to make this change." in deleting.get_data(as_text=True)
     assert "You may not delete app." in deleting.get_data(as_text=True)
@@ -195,7 +194,6 @@ def test_a_viewer_cannot_stage_a_delete_or_a_create(app, kube, namespace, upstre
     assert f"You may not create configmaps in {namespace}." in creating.get_data(as_text=True)
     assert review_kinds(page.client.get(f"/krm/review/{page.component_ids[0]}", headers=page.headers)) == []
     assert kube_names(kube, namespace) == {"app": uid}
-    assert "krm-row-action-delete" in open_list(app, upstream, kube, namespace).html  # offered to the editor
 
 
 def test_a_permission_withdrawn_after_staging_is_refused_at_save(app, kube, namespace, upstream) -> None:
