@@ -46,6 +46,9 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
     "DRAIN_DELAY": 1.0,
     "AUDIT_LOG": None,
     "SERVER_DRIVER": True,
+    "DRY_RUN": True,
+    "DRY_RUN_DELAY": 0.4,
+    "PERMISSION_CACHE": 30.0,
 }
 """Every key without its ``KRM_`` prefix, with its default.
 
@@ -105,6 +108,13 @@ DEFAULTS: t.Final[Mapping[str, t.Any]] = {
   socket itself and set the process's garbage collector policy where it applies (pywsgi's own
   handler, no middleware, plain TCP; :mod:`flask_krm.pywsgi_driver`). ``False``: the server
   writes every chunk and the collector is left alone. Read when each stream's response is made.
+- ``DRY_RUN``: whether an editor's draft is checked by the API server while it is edited and
+  before each Save (its merge patch sent with ``dryRun=All``; :mod:`flask_krm.save.checks`).
+  ``False``: no check is sent; Kubernetes' refusals show after Save only.
+- ``DRY_RUN_DELAY``: seconds a draft must be still before it is checked (more than 0).
+- ``PERMISSION_CACHE``: seconds an answer to "may this person patch this object" is kept
+  per session for offering Save (0: ask on every render). Writes are always authorized when
+  they happen.
 """
 
 STRUCTURAL: t.Final = frozenset(
@@ -317,6 +327,9 @@ _VALIDATORS: t.Final[Mapping[str, Callable[[str, t.Any], t.Any]]] = {
     "DRAIN_DELAY": _non_negative_number,
     "AUDIT_LOG": _optional_file,
     "SERVER_DRIVER": _flag,
+    "DRY_RUN": _flag,
+    "DRY_RUN_DELAY": _positive_number,
+    "PERMISSION_CACHE": _non_negative_number,
 }
 
 

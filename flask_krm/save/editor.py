@@ -5,7 +5,8 @@
 button posting to ``/ui/components/<id>/actions/save``. A Save:
 
 1. is refused without I/O unless the principal may ``patch`` the editor's scope (host authorizer),
-   the stream is live and no field conflict is open;
+   the stream is live and no field conflict is open, and without a write while the API server's
+   check of the draft (``dryRun=All``, :mod:`flask_krm.save.checking`) refuses it;
 2. captures the intent, calls the save hook (default: the conditional merge PATCH as the
    principal), makes the guarded read a 409 or an earlier unknown result calls for;
 3. answers the outcome fragment with the outcome's HTTP status (409, 422, 403, 401, 404, 502...),
@@ -51,6 +52,7 @@ from ..ui.page import Component
 from ..ui.recovery import recovery_copy
 from ..ui.render import EditedObject, render_template_fragment
 from ..ui.state import store_policy
+from .checking import before_save
 from .flow import Phase, SaveFlow
 from .fragments import outcome_fragment
 from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
@@ -172,6 +174,9 @@ def save(ctx: EditorContext) -> Response:
     scope = ctx.component.scope
     if not ctx.krm.decide(ctx.principal, scope, ctx.component.projection, "patch").allowed:
         return _respond(ctx, state, Outcome(OutcomeKind.ACCESS_DENIED), settings)
+    refused = before_save(ctx, state.flow)  # the cluster's check of this very draft (dryRun=All)
+    if refused is not None:
+        return _respond(ctx, state, refused, settings)
 
     def write() -> Outcome:
         return save_edit(_target(ctx), ctx.store, state.flow, live=ctx.live, newest=ctx.feed.newest_known)

@@ -16,6 +16,7 @@ from markupsafe import Markup
 from ..store import RecoveryCopy, path_to_pointer
 from ..ui.recovery import copy_out
 from ..ui.render import render_template_fragment
+from .checks import CheckResult
 from .outcomes import Outcome, OutcomeKind, OutcomeTexts, Path
 from .staging import ReviewItem
 
@@ -58,6 +59,22 @@ def outcome_fragment(
         conflicts=conflicts,
         copy_out=offered,
         recovery=offered.text if offered is not None else None,
+    )
+
+
+def check_fragment(
+    target_id: str, result: CheckResult | None, field_id: FieldId, *, cleared: Sequence[Path] = ()
+) -> Markup:
+    """The partials showing a draft's check by the cluster in the editor's check region
+    ``target_id`` and at the fields its causes name (``None``: nothing to show, the region and
+    the ``cleared`` fields' messages are emptied)."""
+    causes = [
+        (cause, field_id(cause.path, "-error") if cause.path else None) for cause in (result.causes if result else ())
+    ]
+    shown = {error_id for _, error_id in causes if error_id}
+    cleared_ids = [i for i in dict.fromkeys(field_id(path, "-error") for path in cleared) if i not in shown]
+    return render_template_fragment(
+        "krm/save/check.html", target_id=target_id, result=result, causes=causes, cleared=cleared_ids
     )
 
 

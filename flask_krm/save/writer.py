@@ -6,6 +6,7 @@ never supplies an address or a credential. What can be sent is deliberately narr
 
 * :meth:`KubeWriter.patch` sends a JSON merge patch and always carries both preconditions,
   ``metadata.uid`` and ``metadata.resourceVersion``, from the captured intent; there is no PUT;
+  with ``dry_run`` it is sent with ``dryRun=All``: checked by the API server, never stored;
 * :meth:`KubeWriter.delete` always carries a uid precondition;
 * :meth:`KubeWriter.create` POSTs an already sanitized body.
 
@@ -36,6 +37,8 @@ MERGE_PATCH: Final = "application/merge-patch+json"
 DEFAULT_TIMEOUT: Final = (5.0, 30.0)
 """Connect and read timeouts of a write or read, in seconds. A timeout is an unknown outcome."""
 FIELD_MANAGER: Final = "flask-krm"
+DRY_RUN: Final = "dryRun"
+DRY_RUN_ALL: Final = "All"
 
 
 class MissingPrecondition(ValueError):
@@ -109,8 +112,13 @@ class KubeWriter:
         self._timeout = timeout
         self._field_manager = field_manager
 
-    def patch(self, scope: Scope, patch: Mapping[str, Any], *, uid: str, resource_version: str) -> Answer:
-        """A JSON merge PATCH of object ``scope.name`` that applies only to that uid at that version."""
+    def patch(
+        self, scope: Scope, patch: Mapping[str, Any], *, uid: str, resource_version: str, dry_run: bool = False
+    ) -> Answer:
+        """A JSON merge PATCH of object ``scope.name`` that applies only to that uid at that version.
+
+        With ``dry_run`` the same request carries ``dryRun=All``: Kubernetes validates and admits it
+        and answers as if it wrote it, but stores nothing."""
         if not uid or not resource_version:
             raise MissingPrecondition("a save PATCH needs both the uid and the resourceVersion it was captured at")
         body = dict(patch)
@@ -120,13 +128,12 @@ class KubeWriter:
             "uid": uid,
             "resourceVersion": resource_version,
         }
-        return self.send_merge_patch(object_path(scope, scope.name), body)
+        return self.send_merge_patch(object_path(scope, scope.name), body, dry_run=dry_run)
 
-    def send_merge_patch(self, path: str, body: Mapping[str, Any]) -> Answer:
+    def send_merge_patch(self, path: str, body: Mapping[str, Any], *, dry_run: bool = False) -> Answer:
         """PATCH ``body`` to ``path`` as a JSON merge patch; both preconditions must be in it."""
-        return self.request(
-            "PATCH", path, body=body, content_type=MERGE_PATCH, query={"fieldManager": self._field_manager}
-        )
+        query = {"fieldManager": self._field_manager, **({DRY_RUN: DRY_RUN_ALL} if dry_run else {})}
+        return self.request("PATCH", path, body=body, content_type=MERGE_PATCH, query=query)
 
     def delete(self, scope: Scope, *, uid: str, resource_version: str | None = None) -> Answer:
         """DELETE object ``scope.name`` only if it is still the object ``uid`` (and at that version)."""

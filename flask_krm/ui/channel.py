@@ -51,6 +51,7 @@ from flask import Response, stream_with_context
 
 from ..log_fields import new_stream_id, request_id
 from ..runtime import KrmRuntime, runtime
+from ..save.checking import ChannelChecks
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import sse_response
 from .binding import SIGNED_OUT, Refusal, attach, authorize, page_of, session_of
@@ -162,6 +163,11 @@ class Channel:
     _session_ended: bool = False
     _drafts_available: bool | None = None
     """What the page was last told about the draft backend (``None``: nothing yet)."""
+    _checks: ChannelChecks = field(init=False)
+    """The drafts' checks by the cluster this connection shows (:mod:`flask_krm.save.checking`)."""
+
+    def __post_init__(self) -> None:
+        self._checks = ChannelChecks(self.krm, self.principal, self.drafts, self._mark)
 
     def end_for_session(self) -> None:
         """The page's browser session ended (on any worker): show unsaved changes for copy-out and
@@ -264,7 +270,7 @@ class Channel:
             ):
                 shown = model  # the page still shows what it was painted with
             updates = self._editors[component.id] = EditorUpdates(component, self.krm.cache, shown)
-        return updates.changes(model, edits)
+        return updates.changes(model, edits) + self._checks.parts(component, store, link.feed, edited.uid)
 
     def _link_components(self) -> list[Callable[[], None]]:
         undo: list[Callable[[], None]] = []
@@ -292,6 +298,7 @@ class Channel:
         """The SSE byte chunks of this connection (ends only with a close event or disconnect)."""
         krm = self.krm
         undo = self._link_components()
+        undo.append(self._checks.close)
         undo.append(krm.track_stream(self))
         undo.append(self.drafts.watch_end(self.end_for_session))
         undo.append(krm.drafts.sync.on_availability(self._availability_changed))

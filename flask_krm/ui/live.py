@@ -21,6 +21,7 @@ from werkzeug.routing import BuildError
 from .. import csrf
 from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
+from ..save.controls import VERB_OF_ACTION, may
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
 from .list_query import ListQuery, column_keys, parse_list_query
@@ -161,6 +162,19 @@ def live_editor(
     return _live(make_component(spec), "krm/editor.html")
 
 
+def _offered(scope: Scope, projection: str | None, verb: str | None) -> bool:
+    """Whether the signed-in person is offered a control needing ``verb`` (``None``: always);
+    without a session nothing is decided here (the component refuses itself)."""
+    if verb is None:
+        return True
+    krm = runtime()
+    try:
+        principal, drafts = session_of(krm)
+    except Refusal:
+        return True
+    return may(krm, principal, drafts, scope, projection, verb)
+
+
 def current_page() -> Page:
     """The page the current request renders (made on the first call of the request)."""
     # Kept in the request's environ: an outer application context (a test's) shares ``g`` between requests.
@@ -235,6 +249,7 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
                 "url": url_for("krm.ui_action", component_id=component.id, name=action.name),
             }
             for action in krm.hooks.editor_actions
+            if _offered(spec.scope, spec.projection, VERB_OF_ACTION.get(action.name))
         ]
         if isinstance(spec, EditorSpec)
         else [],

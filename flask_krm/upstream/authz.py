@@ -22,6 +22,7 @@ from ..scope import Scope
 from .clients import ApiClients
 
 REVIEW_PATH: Final = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+SELF_REVIEW_PATH: Final = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 AUTHENTICATED_GROUP: Final = "system:authenticated"
 
 
@@ -126,12 +127,7 @@ class SubjectAccessReviewAuthorizer:
             return False
 
     def _review(self, api: ApiClient, subject: Subject, scope: Scope, verb: str) -> Mapping[str, Any]:
-        attributes = {"verb": verb, "group": scope.group, "version": scope.version, "resource": scope.resource}
-        if scope.namespace:
-            attributes["namespace"] = scope.namespace
-        if scope.name:
-            attributes["name"] = scope.name
-        spec: dict[str, Any] = {"resourceAttributes": attributes}
+        spec: dict[str, Any] = {"resourceAttributes": _attributes(scope, verb)}
         if subject.user:
             spec["user"] = subject.user
         if subject.groups:
@@ -141,25 +137,55 @@ class SubjectAccessReviewAuthorizer:
         if subject.extra:
             spec["extra"] = {key: list(values) for key, values in subject.extra.items()}
         body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
-        method, url, headers, payload, _ = api.param_serialize(
-            "POST",
-            REVIEW_PATH,
-            header_params={"Accept": "application/json", "Content-Type": "application/json"},
-            body=body,
-            auth_settings=["BearerToken"],
-        )
-        try:
-            response = api.call_api(method, url, header_params=headers, body=payload, _request_timeout=self._timeout)
-            data = response.read()  # type: ignore[no-untyped-call]
-        except Exception as exc:
-            raise ReviewFailed(f"the access review could not be sent: {type(exc).__name__}") from None
-        if not 200 <= response.status <= 299:
-            raise ReviewFailed(f"the access review was refused with HTTP {response.status}")
-        try:
-            answer = json.loads(data)
-        except ValueError:
-            raise ReviewFailed("the access review answer was not JSON") from None
-        status = answer.get("status") if isinstance(answer, Mapping) else None
-        if not isinstance(status, Mapping):
-            raise ReviewFailed("the access review answer has no status")
-        return status
+        return _send_review(api, REVIEW_PATH, body, self._timeout)
+
+
+def self_access_allowed(api: ApiClient, scope: Scope, verb: str, *, timeout: tuple[float, float] = (5.0, 10.0)) -> bool:
+    """Whether the identity ``api`` acts as (an impersonated user, a person's own token) may
+    ``verb`` ``scope``, as Kubernetes itself answers a SelfSubjectAccessReview sent through ``api``.
+
+    Needs no permission beyond the identity's own (every authenticated user may create one).
+    Raises :class:`ReviewFailed` when the review cannot be completed (never an allow).
+    """
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": _attributes(scope, verb)},
+    }
+    status = _send_review(api, SELF_REVIEW_PATH, body, timeout)
+    return bool(status.get("allowed")) and not status.get("denied")
+
+
+def _attributes(scope: Scope, verb: str) -> dict[str, str]:
+    attributes = {"verb": verb, "group": scope.group, "version": scope.version, "resource": scope.resource}
+    if scope.namespace:
+        attributes["namespace"] = scope.namespace
+    if scope.name:
+        attributes["name"] = scope.name
+    return attributes
+
+
+def _send_review(api: ApiClient, path: str, body: Mapping[str, Any], timeout: tuple[float, float]) -> Mapping[str, Any]:
+    """POST an access review and return its ``status``; :class:`ReviewFailed` when that fails."""
+    method, url, headers, payload, _ = api.param_serialize(
+        "POST",
+        path,
+        header_params={"Accept": "application/json", "Content-Type": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+    )
+    try:
+        response = api.call_api(method, url, header_params=headers, body=payload, _request_timeout=timeout)
+        data = response.read()  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        raise ReviewFailed(f"the access review could not be sent: {type(exc).__name__}") from None
+    if not 200 <= response.status <= 299:
+        raise ReviewFailed(f"the access review was refused with HTTP {response.status}")
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        raise ReviewFailed("the access review answer was not JSON") from None
+    status = answer.get("status") if isinstance(answer, Mapping) else None
+    if not isinstance(status, Mapping):
+        raise ReviewFailed("the access review answer has no status")
+    return status

@@ -7,6 +7,12 @@ from typing import Any
 import kubernetes.client
 import pytest
 
+from flask_krm.save.checks import CheckResult, CheckVerdict, classify_check, draft_key
+from flask_krm.save.writer import KubeWriter
+from flask_krm.scope import Scope
+from flask_krm.upstream.authz import self_access_allowed
+from flask_krm.upstream.clients import ActingApiClient, Impersonation
+
 from .kube import MERGE_PATCH, configmap, request, watch
 
 DRY = [("dryRun", "All")]
@@ -157,4 +163,64 @@ def test_unsupported_dry_run_values(
     assert (
         request(admin, "GET", f"{_configmaps(namespace)}/a").body["metadata"]["resourceVersion"]
         == created["metadata"]["resourceVersion"]
+    )
+
+
+# ---- a draft's check by the cluster, as flask-krm sends it (flask_krm.save.checks) ----------
+
+
+def _deployment(name: str) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]},
+            },
+        },
+    }
+
+
+def test_a_drafts_check_names_the_fields_kubernetes_refuses_and_stores_nothing(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
+    created = request(admin, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body=_deployment("web"))
+    assert created.status == 201, created.body
+    metadata = created.body["metadata"]
+    uid, version = metadata["uid"], metadata["resourceVersion"]
+    scope = Scope(target="t", group="apps", version="v1", resource="deployments", namespace=namespace, name="web")
+    writer = KubeWriter(admin)
+
+    def check(patch: dict[str, Any], resource_version: str = version) -> CheckResult:
+        answer = writer.patch(scope, patch, uid=uid, resource_version=resource_version, dry_run=True)
+        return classify_check(draft_key(uid, patch), resource_version, answer.code, answer.status)
+
+    negative = check({"spec": {"replicas": -1}})
+    assert negative.verdict is CheckVerdict.REFUSED
+    assert [(c.field, c.path) for c in negative.causes] == [("spec.replicas", ("spec", "replicas"))]
+    assert "must be greater than or equal to 0" in (negative.causes[0].message or "")
+    label = check({"metadata": {"labels": {"app": "not valid!"}}})
+    assert label.verdict is CheckVerdict.REFUSED
+    assert {c.field for c in label.causes} >= {"metadata.labels"}
+    assert any("a valid label must be" in (c.message or "") for c in label.causes)
+    assert check({"spec": {"replicas": 3}}).verdict is CheckVerdict.PASSED
+    assert check({"spec": {"replicas": 3}}, resource_version="1").verdict is CheckVerdict.STALE
+    stored = request(admin, "GET", f"/apis/apps/v1/namespaces/{namespace}/deployments/web").body
+    assert stored["metadata"]["resourceVersion"] == version and stored["spec"]["replicas"] == 1
+
+
+def test_a_self_subject_access_review_through_impersonation_answers_for_that_user(
+    admin: kubernetes.client.ApiClient, namespace: str
+) -> None:
+    scope = Scope(target="t", version="v1", resource="configmaps", namespace=namespace, name="a")
+    as_viewer = ActingApiClient(admin, Impersonation("viewer"))
+    assert self_access_allowed(as_viewer, scope, "get")
+    assert not self_access_allowed(as_viewer, scope, "patch")
+    assert self_access_allowed(
+        ActingApiClient(admin, Impersonation("admin", groups=("system:masters",))), scope, "patch"
     )

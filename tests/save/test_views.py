@@ -205,8 +205,10 @@ def test_a_principal_without_patch_rights_is_refused_without_a_write(
     app: Flask, kube, namespace, upstream, configmap
 ) -> None:
     page = open_editor(client_for(app, "viewer"), upstream, kube, namespace, "app")
+    cid = page.component_ids[0]
+    assert f"/krm/ui/components/{cid}/actions/save" not in page.html  # no Save offered
     set_field(page, ["data", "a"], "mine")
-    response = post_save(page)
+    response = post_save(page)  # a forged Save
     assert response.status_code == 403 and outcome_kind(response) == "access-denied"
     assert (
         kube_object(kube, namespace, "app")["metadata"]["resourceVersion"] == configmap["metadata"]["resourceVersion"]
@@ -266,6 +268,7 @@ def test_a_reload_after_the_deletion_still_offers_the_recovery_copy_to_its_sessi
         kube, namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"a": "new"}}
     )
     upstream.added(replacement)
+    client.get("/login/editor")  # the viewer's sign-in above is what the test's shared g remembers
     opened = open_page(client, url)  # a page opened after the name was taken again edits the new object
     assert "krm-recovery-copy" not in opened.html and 'value="new"' in opened.html
 

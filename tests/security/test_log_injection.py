@@ -91,6 +91,7 @@ def assert_one_line_per_record(lines: Lines) -> None:
 
 
 def test_a_forged_draft_key_stays_inside_its_one_audit_line(host: Flask, kube: KubeSimulator, lines: Lines) -> None:
+    host.config["KRM_DRY_RUN"] = False  # the write itself is sent and refused, so it is audited
     create(kube, NAMESPACE, "configmaps", configmap("forgery", NAMESPACE, {"a": "1"}))
     browser = Browser(host, "editor")
     page = browser.open(scope_url("/edit", name="forgery"))

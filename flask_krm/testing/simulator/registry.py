@@ -58,7 +58,8 @@ class WriteRequest:
     ``new`` is the object that will be stored (hooks may modify it in place); ``old`` is the
     stored object for updates and deletes, ``None`` for creates; ``subresource`` is ``"status"``
     or ``"scale"`` for a write through that subresource (a scale write changes the object's
-    replicas), else empty.
+    replicas), else empty; ``dry_run`` is true for a ``dryRun=All`` request (as an admission
+    review's ``dryRun``: nothing of it will be stored).
     """
 
     verb: str
@@ -68,6 +69,7 @@ class WriteRequest:
     old: Object | None
     new: Object
     subresource: str = ""
+    dry_run: bool = False
 
 
 WriteHook = Callable[[WriteRequest], None]
@@ -136,7 +138,7 @@ class Registry:
         metadata["uid"] = str(uuid.uuid4())
         metadata["creationTimestamp"] = now()
         strategies.prepare_for_create(resource, obj)
-        self._admit(WriteRequest("create", resource, namespace, name, None, obj))
+        self._admit(WriteRequest("create", resource, namespace, name, None, obj, dry_run=dry_run))
         _validate(resource, name, strategies.validate(resource, obj))
         key_namespace = namespace if resource.namespaced else ""
         for _ in range(GENERATE_NAME_RETRIES if generated else 0):  # kube-apiserver retries a taken generated name
@@ -288,7 +290,7 @@ class Registry:
     ) -> Object:
         metadata = new["metadata"]
         _check_identity(resource, namespace, name, metadata)
-        self._admit(WriteRequest(verb, resource, namespace, name, existing, new, subresource))
+        self._admit(WriteRequest(verb, resource, namespace, name, existing, new, subresource, dry_run))
         _check_resource_version(resource, name, metadata.get("resourceVersion"), existing)
         old_meta = existing["metadata"]
         metadata["name"] = name
@@ -381,7 +383,9 @@ class Registry:
                     marked["status"] = {"phase": "Terminating"}
                 else:
                     marked_meta.setdefault("deletionGracePeriodSeconds", 0)
-                self._admit(WriteRequest("delete", resource, namespace, name, existing, marked))
+                self._admit(
+                    WriteRequest("delete", resource, namespace, name, existing, marked, dry_run=options.dry_run)
+                )
                 if options.dry_run:
                     return strategies.canonical(resource, marked), False
                 terminating = self._commit(resource, strategies.canonical(resource, marked), "MODIFIED")

@@ -1,0 +1,53 @@
+"""A draft checked by the cluster while it is typed, counted at the simulator, in headless Chromium.
+
+Typing a refused replica count keystroke by keystroke costs one check once the draft is still, not
+one per keystroke; Kubernetes' message shows at the field before Save; Save refuses without a
+write until the value is fixed; then the one Save writes once. The simulator counts every PATCH of
+the object, dry runs apart, so no dry run became a write and no write was sent twice.
+"""
+
+from __future__ import annotations
+
+import kubernetes.client
+import pytest
+from playwright.sync_api import expect
+
+from flask_krm.testing import KubeSimulator
+from tests.browser.host_app import NAMESPACE
+from tests.browser.save.conftest import SignedIn
+from tests.browser.save.test_inputs import control, new_deployment
+from tests.browser.save.test_outcomes import open_editor, outcome, save
+from tests.save.counting import counting_patches
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_refused_value_is_checked_once_when_still_and_save_writes_once_when_fixed(
+    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, kube: KubeSimulator
+) -> None:
+    name = new_deployment(apps)
+    page = open_editor(signed_in, f"/deployments/{name}")
+    replicas = control(page, "/spec/replicas")
+    error = page.locator('[data-krm-path="/spec/replicas"] > .krm-error')
+    check = page.locator(".krm-check")
+    with counting_patches(kube, name) as patches:
+        replicas.fill("")
+        replicas.press_sequentially("-12345", delay=60)
+        expect(error).to_contain_text("must be greater than or equal to 0")
+        expect(error).to_contain_text("(checked by the cluster)")
+        expect(check.locator('[data-krm-check="refused"]')).to_be_visible()
+        dry_runs, writes = patches.counts
+        assert 1 <= dry_runs <= 2 and writes == 0, patches.counts  # not one per keystroke
+        save(page)
+        expect(outcome(page)).to_have_attribute("data-krm-outcome", "invalid")
+        expect(outcome(page)).to_contain_text("nothing was written")
+        assert patches.counts == (dry_runs, 0)  # the kept check answered the Save
+        replicas.fill("4")
+        expect(check.locator('[data-krm-check="passed"]')).to_be_visible()
+        expect(error).to_be_empty()
+        save(page)
+        expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
+        final_dry_runs, final_writes = patches.counts
+        assert final_writes == 1 and final_dry_runs <= dry_runs + 2, patches.counts
+    deployment = apps.read_namespaced_deployment(name, NAMESPACE)
+    assert deployment.spec is not None and deployment.spec.replicas == 4
