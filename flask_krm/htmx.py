@@ -18,12 +18,12 @@ PAGE_HEADER: t.Final = "X-KRM-Page"
 
 EDITS_HEADER: t.Final = "X-KRM-Edits"
 """Response header of an accepted field edit: the object's edit sequence after it
-(:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, the same on every worker). ``krm.js``
+(:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, the same on every worker). ``krm-field.js``
 keeps the field as typed until a render carrying at least that count has arrived."""
 
 SESSION_ENDED_HEADER: t.Final = "X-KRM-Session-Ended"
 """Response header of a refusal that ends the page's session (signed out, expired page, a CSRF
-token the session no longer holds): the reason, percent-encoded. ``krm.js`` shows it as the
+token the session no longer holds): the reason, percent-encoded. ``krm-page.js`` shows it as the
 connection state and stops writing."""
 
 

@@ -16,7 +16,7 @@ worker other than the one that painted the page, with a shared draft backend) is
 its objects come: a placeholder would replace what the page shows, the field being typed in too.
 An editor's render made after the person's edits of its object carries the object's edit sequence
 (:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, read before the render): a hidden marker at
-the end of a whole body, an attribute on each element sent alone. It tells ``krm.js`` which edits
+the end of a whole body, an attribute on each element sent alone. It tells ``krm-field.js`` which edits
 the render already shows, and makes the render after an edit differ from the one before it. The
 sequence travels with the draft's edit record, so a render made by any worker is compared with an
 edit answered by any other.

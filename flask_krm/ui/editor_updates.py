@@ -18,7 +18,7 @@ the object gone, the draft unrenderable...), and when only the page's edit count
 Every session that has not touched the object shows the same model (one per delivery), so the
 message from one model to the next is made once for all of them (:data:`_MESSAGES`): per session, a
 dictionary look-up. Every element sent after field edits through the page carries the edit count
-on its root element (``data-krm-edits``), as the whole body carries it in its marker: ``krm.js``
+on its root element (``data-krm-edits``), as the whole body carries it in its marker: ``krm-field.js``
 lets a field take a render only if it was made after the field's last accepted edit.
 """
 
