@@ -23,6 +23,7 @@ import gevent.monkey
 import kubernetes.client
 import kubernetes.config
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 ROOT: t.Final = Path(__file__).resolve().parents[2]
 
@@ -133,3 +134,24 @@ def example_server(tmp_path: Path) -> Iterator[Example]:
         yield example
     finally:
         example.stop()
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
+    """The example served by ``python -m example_app --port 0`` for one test module, stopped afterwards."""
+    started = start_example(
+        [sys.executable, "-m", "example_app", "--port", "0"], tmp_path_factory.mktemp("example"), timeout=60
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium for one test module."""
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()

@@ -10,15 +10,13 @@ a read-only editor without Save, and a Save posted by hand is still refused with
 from __future__ import annotations
 
 import json
-import sys
 import typing as t
-from collections.abc import Iterator
 
 import kubernetes.client
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, Example, start_example
+from .conftest import Example
 
 pytestmark = pytest.mark.browser
 WAIT_MS: t.Final = 15_000
@@ -27,25 +25,6 @@ DEPLOYMENT: t.Final = f"/namespaces/{NAMESPACE}/deployments/web"
 PHONE: t.Final = {"width": 390, "height": 844}
 NEGATIVE: t.Final = "must be greater than or equal to 0"
 LABEL_RULE: t.Final = "a valid label must be an empty string or consist of alphanumeric characters"
-
-
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
-    started = start_example(
-        [sys.executable, "-m", "example_app", "--port", "0"], tmp_path_factory.mktemp("checked"), timeout=60
-    )
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
 
 
 def sign_in(browser: Browser, example: Example, user: str, **options: t.Any) -> Page:

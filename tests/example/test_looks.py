@@ -4,15 +4,13 @@ page, labelled fields, status as badges with a rollout line, an audit page in wo
 
 from __future__ import annotations
 
-import sys
 import typing as t
-from collections.abc import Iterator
 
 import kubernetes.client
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, Example, start_example
+from .conftest import Example
 
 pytestmark = pytest.mark.browser
 WAIT_MS: t.Final = 15_000
@@ -32,25 +30,6 @@ PAGES: t.Final = (
     "/namespaces/kube-system",
 )
 """Every kind of page the example serves (the last is its 404)."""
-
-
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
-    started = start_example(
-        [sys.executable, "-m", "example_app", "--port", "0"], tmp_path_factory.mktemp("looks"), timeout=60
-    )
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
 
 
 def sign_in(browser: Browser, example: Example, user: str = "editor", **options: t.Any) -> Page:

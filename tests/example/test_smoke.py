@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import kubernetes.client
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, Example, start_example
+from .conftest import ROOT, Example, start_example
 
 pytestmark = pytest.mark.browser
 WAIT_MS: t.Final = 15_000
@@ -32,14 +32,6 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
         yield started
     finally:
         assert started.stop() == 0, started.stderr.read_text()[-4000:]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
 
 
 def sign_in(browser: Browser, example: Example, user: str) -> Page:
