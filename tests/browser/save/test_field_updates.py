@@ -129,8 +129,9 @@ def test_a_colleagues_change_replaces_that_field_alone_and_shows_its_conflict_th
     sent = targets(page)
     assert greeting in sent, sent
     assert f"{cid}-body" not in sent, f"the whole body was sent: {sent}"
-    # what may change besides: the person's own edit of farewell (its control), and the YAML tab's parts
-    allowed = {greeting, farewell_id, f"{cid}-announce", f"{cid}-stream"} | {
+    # what may change besides: the person's own edit of farewell (its control), the cluster's check of
+    # the draft (its region above Save), and the YAML tab's parts
+    allowed = {greeting, farewell_id, f"{cid}-announce", f"{cid}-stream", f"{cid}-check"} | {
         target for target in sent if target.startswith(f"{cid}-yaml-") or target == f"{cid}-changes"
     }
     assert set(sent) <= allowed, sent
@@ -174,7 +175,8 @@ def test_a_colleague_scaling_a_deployment_leaves_the_image_being_typed_alone(
 
     sent = targets(page)
     assert replicas_id in sent and f"{cid}-body" not in sent, sent
-    allowed = {replicas_id, image_id, f"{cid}-stream"} | {
+    # besides the replicas: the person's image (its control), the cluster's check of their draft, the YAML tab
+    allowed = {replicas_id, image_id, f"{cid}-stream", f"{cid}-check"} | {
         target for target in sent if target.startswith(f"{cid}-yaml-") or target == f"{cid}-changes"
     }
     assert set(sent) <= allowed, sent
