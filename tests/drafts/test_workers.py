@@ -374,7 +374,7 @@ def writes(kube: KubeSimulator) -> Iterator[list[str]]:
     arrived: list[str] = []
 
     def admitted(request: AdmissionRequest) -> None:
-        if request.namespace == NAMESPACE and request.verb == "patch":
+        if request.namespace == NAMESPACE and request.verb == "patch" and not request.dry_run:
             arrived.append(str(request.name))
 
     remove = kube.faults.mutate_writes(admitted)

@@ -76,7 +76,7 @@ def host(kube: KubeSimulator, writes: Writes) -> Iterator[Flask]:
     krm.save_hook(recording)
 
     def admitted(request: AdmissionRequest) -> None:
-        if request.namespace == NAMESPACE and request.verb == "patch":
+        if request.namespace == NAMESPACE and request.verb == "patch" and not request.dry_run:
             metadata = request.new.get("metadata") or {}
             writes.arrived.append(
                 {

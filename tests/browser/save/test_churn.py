@@ -96,14 +96,14 @@ class Controller:
 
 @dataclass
 class SpecPatches:
-    """The PATCHes of the Deployment itself (not its status) that reach the simulator."""
+    """The PATCHes of the Deployment itself (not its status, nor a dry run) that reach the simulator."""
 
     name: str
     count: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, request: WriteRequest) -> None:
-        if request.verb == "patch" and request.name == self.name and not request.subresource:
+        if request.verb == "patch" and request.name == self.name and not request.subresource and not request.dry_run:
             with self._lock:
                 self.count += 1
 

@@ -380,7 +380,7 @@ class WriteGate:
         self.reached = threading.Event()
 
     def __call__(self, write: WriteRequest) -> None:
-        if write.verb == "patch" and write.name == self._name:
+        if write.verb == "patch" and write.name == self._name and not write.dry_run:  # a Save, not its check
             self.reached.set()
             self._open.wait(timeout=10)
 
