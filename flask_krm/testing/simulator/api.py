@@ -241,6 +241,7 @@ class ApiServer:
 
         if request.verb == "create":
             written = write_options("CreateOptions", query_lists)
+            dry_run = written.dry_run
             validation.directive = written.field_validation
             body = _read_json(environ)
             if not resource.stored:
@@ -251,6 +252,7 @@ class ApiServer:
             code = 201
         elif request.verb == "update":
             written = write_options("UpdateOptions", query_lists)
+            dry_run = written.dry_run
             validation.directive = written.field_validation
             body = _read_json(environ)
             result = self.registry.replace(
@@ -266,6 +268,7 @@ class ApiServer:
             code = 200
         elif request.verb == "patch":
             written = write_options("PatchOptions", query_lists, patch_type)
+            dry_run = written.dry_run
             validation.directive = written.field_validation
             if patch_type in APPLY_PATCH_TYPES:
                 if patch_type != APPLY_PATCH or request.subresource:
@@ -281,7 +284,7 @@ class ApiServer:
                     dry_run=written.dry_run,
                     validation=validation,
                 )
-                if self.faults.take_lost_write_response():
+                if not written.dry_run and self.faults.take_lost_write_response():
                     raise ConnectionDropped()
                 return respond(201 if created else 200, result)
             patch = decode_body(environ["wsgi.input"].read())
@@ -301,7 +304,8 @@ class ApiServer:
             deletion = delete_options(query_lists, _read_json(environ))
             result, gone = self.registry.delete(resource, scope, name, deletion)
             code = 202 if not gone and deletion.orphan_dependents is False else 200
-        if self.faults.take_lost_write_response():
+            dry_run = deletion.dry_run
+        if not dry_run and self.faults.take_lost_write_response():  # a dry run's answer is never the one lost
             raise ConnectionDropped()
         return respond(code, result)
 

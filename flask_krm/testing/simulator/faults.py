@@ -123,7 +123,7 @@ class Faults:
         self._state.latency = seconds
 
     def lose_next_write_response(self) -> None:
-        """Apply the next write, then close its connection without a response."""
+        """Apply the next write (a dry run is not one), then close its connection without a response."""
         self._state.lost_write_responses += 1
 
     def mutate_writes(self, hook: WriteHook) -> Callable[[], None]:

@@ -93,14 +93,15 @@ def signed_in(browser: Browser, save_server: SaveServer) -> Iterator[SignedIn]:
 
 @dataclass
 class WriteCounter:
-    """Counts the writes (by verb) that reach the simulator for one object name."""
+    """Counts the writes (by verb) that reach the simulator for one object name; a dry run (the
+    cluster's check of a draft) writes nothing and is not counted."""
 
     name: str
     verbs: list[str]
     _lock: threading.Lock
 
     def __call__(self, request: WriteRequest) -> None:
-        if request.name == self.name:
+        if request.name == self.name and not request.dry_run:
             with self._lock:
                 self.verbs.append(request.verb)
 

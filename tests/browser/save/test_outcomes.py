@@ -7,6 +7,7 @@ count the writes that reach it. Every wait is a Playwright condition, never a sl
 
 from __future__ import annotations
 
+import json
 import os
 import typing as t
 from collections.abc import Callable
@@ -194,18 +195,19 @@ def test_kubernetes_refusing_a_value_shows_the_cause_at_its_field(
     assert apps.read_namespaced_deployment(name, NAMESPACE).spec.replicas == 4
 
 
-def test_a_viewer_is_told_they_may_not_save_and_keeps_the_edits(
+def test_a_viewer_is_offered_no_save_is_refused_a_forged_one_and_keeps_the_edits(
     signed_in: SignedIn, core: kubernetes.client.CoreV1Api, count_writes: CountWrites
 ) -> None:
     name = new_configmap(core, "viewer", {"a": "one"})
     writes = count_writes(name)
     page = open_editor(signed_in, f"/configmaps/{name}", user="viewer")
     edit(page, "a", "mine")
-    save(page)
-    expect(outcome(page)).to_have_attribute("data-krm-outcome", "access-denied")
-    expect(outcome(page).locator(".krm-outcome-message")).to_have_text(
-        "You do not have permission to make this change. Your edits are still here."
-    )
+    editor = page.locator("[data-krm-kind=editor]")
+    expect(editor.get_by_role("button", name="Save", exact=True)).to_have_count(0)  # Kubernetes would refuse it
+    headers = json.loads(editor.get_attribute("hx-headers:inherited") or "{}")
+    forged = page.request.post(f"/krm/ui/components/{editor.get_attribute('id')}/actions/save", headers=headers)
+    assert forged.status == 403, forged.text()
+    assert "You do not have permission to make this change. Your edits are still here." in forged.text()
     expect(page.locator(".krm-conflict")).to_have_count(0)
     expect(value_field(page, "a")).to_have_value("mine")
     expect(dirty(page, "a")).to_be_visible()
