@@ -198,7 +198,11 @@ class ChannelChecks:
             listener = self.wake(component)
             state.listeners.add(listener)
             self._listening[component.id, uid] = (state, listener)
-        if store.is_dirty(uid) or state.check.result is not None:
+        try:
+            dirty = store.is_dirty(uid)
+        except StoreError:  # the object is gone (its editor shows what became of the draft): nothing to check
+            return []
+        if dirty or state.check.result is not None:
             edits = store.edit_sequence(uid)
             edited = self._edits.get(component.id) != edits
             self._edits[component.id] = edits
