@@ -4,9 +4,6 @@ Flunder CRD's as the simulator builds it), read by the store's keyed lists as a 
 
 from __future__ import annotations
 
-import json
-import typing as t
-
 import pytest
 
 from flask_krm.kube_schema import (
@@ -15,30 +12,20 @@ from flask_krm.kube_schema import (
     group_version_path,
     is_int_or_string,
     is_quantity,
-    kind_schemas,
     required_members,
 )
 from flask_krm.store.keyed_lists import KeyedLists
-from flask_krm.testing.simulator import openapi
-
-
-def published(path: str, group: str, version: str) -> dict[tuple[str, str], SchemaView]:
-    return kind_schemas(json.loads(openapi.documents()[path].data), group, version)
+from tests.published_schemas import CONTAINER, deployment_schema, flunder_schema, published
 
 
 @pytest.fixture(scope="module")
 def deployment() -> SchemaView:
-    return published("apis/apps/v1", "apps", "v1")[("apps/v1", "Deployment")]
+    return deployment_schema()
 
 
 @pytest.fixture(scope="module")
 def flunder() -> SchemaView:
-    return published("apis/wardle.example.com/v1alpha1", "wardle.example.com", "v1alpha1")[
-        ("wardle.example.com/v1alpha1", "Flunder")
-    ]
-
-
-CONTAINER: t.Final = ("spec", "template", "spec", "containers", 0)
+    return flunder_schema()
 
 
 def test_kinds_are_found_by_their_group_version_kind_marks() -> None:

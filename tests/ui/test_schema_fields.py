@@ -3,13 +3,11 @@ the Flunder CRD's, as the simulator builds it) read into the fields an editor sh
 
 from __future__ import annotations
 
-import json
 import typing as t
 
 import pytest
 
-from flask_krm.kube_schema import SchemaView, kind_schemas
-from flask_krm.testing.simulator import openapi
+from flask_krm.kube_schema import SchemaView
 from flask_krm.ui.schema_fields import (
     SchemaRefused,
     addable_members,
@@ -20,25 +18,17 @@ from flask_krm.ui.schema_fields import (
     schema_parse,
 )
 from flask_krm.ui.widgets import Field, ObjectState, build_editor, parse_number, parse_text
-
-
-def published(path: str, group: str, version: str) -> dict[tuple[str, str], SchemaView]:
-    return kind_schemas(json.loads(openapi.documents()[path].data), group, version)
+from tests.published_schemas import CONTAINER, deployment_schema, flunder_schema
 
 
 @pytest.fixture(scope="module")
 def deployment() -> SchemaView:
-    return published("apis/apps/v1", "apps", "v1")[("apps/v1", "Deployment")]
+    return deployment_schema()
 
 
 @pytest.fixture(scope="module")
 def flunder() -> SchemaView:
-    return published("apis/wardle.example.com/v1alpha1", "wardle.example.com", "v1alpha1")[
-        ("wardle.example.com/v1alpha1", "Flunder")
-    ]
-
-
-CONTAINER: t.Final = ("spec", "template", "spec", "containers", 0)
+    return flunder_schema()
 
 
 def test_hints_from_the_schema(deployment: SchemaView, flunder: SchemaView) -> None:
