@@ -191,6 +191,8 @@ class DraftSync:
                 self._refresh(attached, [name for name in records if name.startswith(EDIT + ":")])
 
     def _note(self, attached: _Attached, records: dict[str, Record | None], name: str, value: Record | None) -> None:
+        if value is None and name not in attached.written:
+            return  # nothing written, nothing to write: a clean object costs no encoding
         text = _text(value)
         if attached.written.get(name, _text(None)) != text:
             attached.written[name] = text

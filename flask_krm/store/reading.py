@@ -17,6 +17,7 @@ from .keyed_lists import Schema
 from .merge import Conflict, flashed_paths
 from .patch import Change, changes
 from .paths import Path, as_path
+from .errors import UnknownResourceError
 from .truth import ServerObject
 from .values import json_copy
 
@@ -114,7 +115,13 @@ class DraftReading(StoreCore):
     def is_dirty(self, uid: str, path: Sequence[Any] = ()) -> bool:
         """Whether the person changed ``path`` (or, for a container such as ``()``, anything beneath)."""
         with self._lock:
-            return self._dirty_at(self._get(uid), as_path(path))
+            held = self._resources.get(uid)
+            if held is None:  # clean: its draft is the server's object
+                if self._visible(uid) is None:
+                    raise UnknownResourceError(uid)
+                as_path(path)
+                return False
+            return self._dirty_at(held, as_path(path))
 
     def edit_sequence(self, uid: str) -> int:
         """How many edits the person has made to ``uid`` (0 when it is not held). It only grows, and
@@ -149,6 +156,9 @@ class DraftReading(StoreCore):
     def kind_schema(self, uid: str) -> Schema | None:
         """The schema this store holds for ``uid``'s kind (``None``: none), as editors read it."""
         with self._lock:
-            held = self._get(uid)
-            obj = held.server
+            held = self._resources.get(uid)
+            server = self._visible(uid) if held is None else None
+            if held is None and server is None:
+                raise UnknownResourceError(uid)
+            obj = held.server if held is not None else t.cast(ServerObject, server).object
             return self._schemas.get((str(obj.get("apiVersion", "")), str(obj.get("kind", ""))))
