@@ -68,9 +68,10 @@ class DraftReading(StoreCore):
         arrival order; nothing is copied."""
         found = []
         with self._lock:
-            for uid in self.uids():
-                held = self._resources.get(uid)
-                server = held.server if held is not None else self._truth.get(uid)
+            resources, truth = self._resources, self._truth
+            for uid in self.uids() if resources or self._hidden else truth.uids():
+                held = resources.get(uid)
+                server = held.server if held is not None else truth.get(uid)
                 obj = server.object if isinstance(server, ServerObject) else server
                 metadata = (obj or {}).get("metadata") or {}
                 if metadata.get("name") == name and (not namespace or metadata.get("namespace", "") == namespace):
@@ -96,6 +97,19 @@ class DraftReading(StoreCore):
             held = self._get(uid)
             where = as_path(path)
             return not where or not held.regions.editable_in(held.draft, where)
+
+    def read_only_check(self, uid: str) -> t.Callable[[Sequence[Any]], bool]:
+        """:meth:`is_read_only` for ``uid`` as it is now, as a function that takes no lock (a
+        render asks it of every field): the draft and its regions are read once, here."""
+        with self._lock:
+            held = self._get(uid)
+            regions, draft = held.regions, held.draft
+
+        def read_only(path: Sequence[Any]) -> bool:
+            where = as_path(path)
+            return not where or not regions.editable_in(draft, where)
+
+        return read_only
 
     def changes(self, uid: str) -> list[Change]:
         """The person's editable changes (copies), derived from draft vs server now."""

@@ -34,11 +34,12 @@ from ..events import Redaction
 from ..htmx import partial
 from ..store import RecoveryCopy
 from ..store.paths import MISSING, Path, pointer_to_path, text_path
+from ..store.truth import ServerObject
 from .list_query import ListQuery, column_keys
 from .list_view import ListIndex, Row
 from .page import Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, named_recovery_copy, recovery_copy
-from .widgets import EditorView, ObjectState, build_editor
+from .widgets import Built, EditorView, ObjectState, build_editor
 from .yaml_view import YamlView, build_yaml_view
 
 if t.TYPE_CHECKING:
@@ -372,12 +373,19 @@ def editor_model(
     patch: Mapping[str, t.Any] | None = None,
     *,
     body_key: t.Hashable | None = None,
+    reuse: Built | None = None,
+    built: Built | None = None,
 ) -> EditorModel:
-    """The model of ``component``'s body for the object in ``state`` (none: nothing to show)."""
+    """The model of ``component``'s body for the object in ``state`` (none: nothing to show);
+    ``reuse`` and ``built``: see :func:`~flask_krm.ui.widgets.build_editor`."""
     spec = component.spec
     if state is None:
         return EditorModel(status)
-    view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
+    view = (
+        build_editor(state, spec.fields, dict(spec.labels), reuse=reuse, built=built)
+        if isinstance(spec, EditorSpec)
+        else None
+    )
     yaml = build_yaml_view(state, patch, spec.fields) if isinstance(spec, EditorSpec) and spec.yaml else None
     return EditorModel(status, _identity(state.server or state.draft), view, yaml, body_key=body_key)
 
@@ -445,7 +453,7 @@ def model_of_editor(
     schema = id(store.kind_schema(uid))  # stores made while a cluster's schema could not be read render without it
     if clean is not None:  # one model of this delivery for every session that has not touched it
         return clean.derived(
-            ("editor", component.id, status, schema), lambda: _clean_model(component, status, store, uid)
+            ("editor", component.id, status, schema), lambda: _clean_model(component, status, store, uid, clean)
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
@@ -453,11 +461,55 @@ def model_of_editor(
     return _model_of(component, status, state, body_key=_body_key(component, status, state))
 
 
-def _clean_model(component: Component, status: StreamStatus, store: LiveResourceStore, uid: str) -> EditorModel:
+BUILDS_KEPT: t.Final = 64
+"""Editors whose last clean build :func:`_clean_model` keeps, for the next delivery to start from."""
+_BUILDS: OrderedDict[t.Hashable, tuple[t.Hashable, Built]] = OrderedDict()
+_BUILDS_LOCK = threading.Lock()
+
+
+def _clean_model(
+    component: Component, status: StreamStatus, store: LiveResourceStore, uid: str, clean: ServerObject
+) -> EditorModel:
+    """The model every session that has not touched ``uid`` shows: built from the truth's own
+    (immutable) object, not a copy, starting from the last clean build of this editor, so the
+    fields whose values the delivery left as they were (the very same objects) are not built again."""
     spec = component.spec
     assert isinstance(spec, EditorSpec)
-    state = object_state(store, uid, spec)
-    return _model_of(component, status, state, body_key=_body_key(component, status, state))
+    state = clean_state(store, uid, spec, clean)
+    schema = state.schema
+    # what the fields follow besides their values: the same for a build to take from another
+    follows = (id(schema), id(store.policy), clean.regions(store.policy).blocked, tuple(sorted(state.redacted.items())))
+    editor = (component.id, id(schema))
+    with _BUILDS_LOCK:
+        last = _BUILDS.get(editor)
+    reuse = last[1] if last is not None and last[0] == follows else None
+    built: Built = {}
+    model = _model_of(component, status, state, body_key=_body_key(component, status, state), reuse=reuse, built=built)
+    with _BUILDS_LOCK:
+        _BUILDS[editor] = (follows, built)
+        _BUILDS.move_to_end(editor)
+        while len(_BUILDS) > BUILDS_KEPT:
+            _BUILDS.popitem(last=False)
+    return model
+
+
+def clean_state(store: LiveResourceStore, uid: str, spec: EditorSpec, clean: ServerObject) -> ObjectState:
+    """:func:`object_state` of an object the store holds nothing of its own for: the truth's object
+    itself (shared: the builders only read it) as both draft and server."""
+    obj = clean.object
+    read_only_in_store = store.read_only_check(uid)
+
+    def read_only(path: Path) -> bool:
+        return read_only_in_store(path) or not spec.policy.covers(text_path(path))
+
+    return ObjectState(
+        draft=obj,
+        server=obj,
+        read_only=read_only,
+        redacted=_redaction_map(clean.redactions),
+        list_keys=lambda path: store.list_keys(uid, path),
+        schema=store.kind_schema(uid),
+    )
 
 
 def _body_key(component: Component, status: StreamStatus, state: ObjectState) -> t.Hashable:
