@@ -553,6 +553,16 @@ class _Builder:
         self.built[key] = (draft_value, server_value, built)
         return built
 
+    def changed(self, built: Field, **changes: t.Any) -> Field:
+        """``built`` with ``changes`` (as its parent shows it); with ``reuse``, made once per field."""
+        if self.reuse is None:
+            return replace(built, **changes)
+        key = ("changed", id(built), *sorted(changes.items()))  # the field is kept with it: its id stays its own
+        before = self.reuse.get(key)
+        made = before[2] if before is not None and before[0] is built else replace(built, **changes)
+        self.built[key] = (built, None, made)
+        return made
+
     def _build(
         self, path: Path, label: str, at: Address, in_list: bool | None, draft_value: t.Any, server_value: t.Any
     ) -> Field:
@@ -584,10 +594,10 @@ class _Builder:
         if kind == "map":
             members = value if isinstance(value, Mapping) else {}
             children = [
-                replace(self.build(path + (key,), str(key), at + (key,), in_list), entry=True) for key in members
+                self.changed(self.build(path + (key,), str(key), at + (key,), in_list), entry=True) for key in members
             ]
             children += [
-                replace(self.build(path + (key,), key, at + (key,), in_list), entry=True)
+                self.changed(self.build(path + (key,), key, at + (key,), in_list), entry=True)
                 for key in self.masked_under(tpath)
                 if key not in members
             ]
@@ -626,7 +636,7 @@ class _Builder:
         """The fields of an object's members (``skip``: a keyed-list item's keys, in its legend)."""
         node = self.node(path)
         return tuple(
-            replace(
+            self.changed(
                 self.build(path + (key,), humanize(str(key)), at + (key,), in_list),
                 removable=can_remove and is_removable(node, key),
             )
