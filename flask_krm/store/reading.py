@@ -12,12 +12,12 @@ from dataclasses import replace
 from typing import Any
 
 from ..events import Redaction
+from .errors import UnknownResourceError
 from .held import StoreCore
 from .keyed_lists import Schema
 from .merge import Conflict, flashed_paths
 from .patch import Change, changes
 from .paths import Path, as_path
-from .errors import UnknownResourceError
 from .truth import ServerObject
 from .values import json_copy
 
@@ -60,6 +60,8 @@ class DraftReading(StoreCore):
         """The truth's delivery of ``uid`` when this store holds nothing of its own for it (never
         edited, restored, adopted or removed here): what every such store shows alike. Shared:
         never mutate its object."""
+        if not self._resources and not self._hidden:  # holds nothing of its own: no lock to take
+            return self._truth.get(uid)
         with self._lock:
             return None if uid in self._resources else self._visible(uid)
 
@@ -141,6 +143,8 @@ class DraftReading(StoreCore):
         """How many edits the person has made to ``uid`` (0 when it is not held). It only grows, and
         a draft read after it holds every one of them: a render that reads it first shows them all.
         """
+        if not self._resources:  # nothing held: no lock to take
+            return 0
         with self._lock:
             held = self._resources.get(uid)
             return held.sequence if held is not None else 0
