@@ -713,7 +713,7 @@ def build_editor(
     with: each field whose values are the very same objects is taken from it, so a change builds
     only the fields on its way. The caller makes sure everything else the fields follow (the
     schema, the read-only regions, the redactions) is the same, and that neither is dirty."""
-    builder = _Builder(state, reuse)
+    builder = _Builder(state, reuse if reuse is not None or built is None else {})  # asked for: recorded
     selected = roots if roots is not None else default_roots(state.draft, state.server, state.redacted)
     shown = sum(_count_values(get_at(state.draft, tuple(root)), MAX_FORM_VALUES + 1) for root in selected)
     if shown > MAX_FORM_VALUES:
