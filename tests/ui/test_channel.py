@@ -249,3 +249,16 @@ def test_a_feed_does_not_keep_its_store_alive() -> None:
     del store
     gc.collect()
     assert len(feeds) == 0
+
+
+def test_the_same_partials_are_framed_once_for_every_session() -> None:
+    from flask_krm.sse import message
+    from flask_krm.ui.channel import framed
+
+    parts = ['<hx-partial hx-target="#a">one\ntwo</hx-partial>', '<hx-partial hx-target="#b">3</hx-partial>']
+    first = framed(list(parts))
+    assert first == message("\n".join(parts))
+    assert framed(list(parts)) is first  # the same partials (as every clean session gets them): one message
+    equal = [part.encode().decode() for part in parts]  # equal text, other objects: framed again, the same
+    assert framed(equal) == first
+    assert framed(parts[:1]) == message(parts[0])
