@@ -130,6 +130,9 @@ class DraftReading(StoreCore):
 
     def is_dirty(self, uid: str, path: Sequence[Any] = ()) -> bool:
         """Whether the person changed ``path`` (or, for a container such as ``()``, anything beneath)."""
+        if not self._resources and self._visible(uid) is not None:  # holds nothing of its own: no lock to take
+            as_path(path)
+            return False
         with self._lock:
             held = self._resources.get(uid)
             if held is None:  # clean: its draft is the server's object
@@ -173,6 +176,11 @@ class DraftReading(StoreCore):
 
     def kind_schema(self, uid: str) -> Schema | None:
         """The schema this store holds for ``uid``'s kind (``None``: none), as editors read it."""
+        if not self._resources:  # holds nothing of its own: the truth's object, no lock to take
+            server = self._visible(uid)
+            if server is not None:
+                obj = server.object
+                return self._schemas.get((str(obj.get("apiVersion", "")), str(obj.get("kind", ""))))
         with self._lock:
             held = self._resources.get(uid)
             server = self._visible(uid) if held is None else None
