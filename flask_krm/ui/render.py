@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from flask import current_app, url_for
+from flask import current_app, has_request_context, request, url_for
 from markupsafe import Markup
 
 from ..events import Redaction
@@ -116,9 +116,22 @@ def render_template_fragment(template_name: str, /, **context: t.Any) -> Markup:
     return Markup(template.render(context))
 
 
+_EDIT_URLS: dict[tuple[int, str, str], str] = {}
+EDIT_URLS_KEPT: t.Final = 1024
+
+
 def edit_url(component: Component) -> str:
-    """Where field edits of ``component`` are posted (the page is named by the ``X-KRM-Page`` header)."""
-    return url_for("krm.ui_edit", component_id=component.id)
+    """Where field edits of ``component`` are posted (the page is named by the ``X-KRM-Page`` header);
+    built once per application, script root and component (every live update renders it)."""
+    if not has_request_context():
+        return url_for("krm.ui_edit", component_id=component.id)
+    key = (id(current_app._get_current_object()), request.script_root, component.id)  # type: ignore[attr-defined]
+    found = _EDIT_URLS.get(key)
+    if found is None:
+        if len(_EDIT_URLS) >= EDIT_URLS_KEPT:
+            _EDIT_URLS.clear()
+        found = _EDIT_URLS[key] = url_for("krm.ui_edit", component_id=component.id)
+    return found
 
 
 # ----------------------------------------------------------------------------------- lists --
