@@ -56,8 +56,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "testing/pytest_plugin.py",
         "testing/simulator/api.py",
         "testing/simulator/catalog.py",
-        "testing/simulator/managed_fields.py",
-        "testing/simulator/negotiation.py",
         "testing/simulator/object_meta.py",
         "testing/simulator/strategies.py",
         "testing/simulator/structural_schema.py",
