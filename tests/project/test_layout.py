@@ -56,7 +56,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "testing/pytest_plugin.py",
         "testing/simulator/api.py",
         "testing/simulator/catalog.py",
-        "testing/simulator/strategies.py",
         "ui/binding.py",
         "ui/discard.py",
         "ui/feeds.py",
