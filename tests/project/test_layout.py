@@ -55,7 +55,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "subscriptions.py",
         "testing/pytest_plugin.py",
         "testing/simulator/api.py",
-        "testing/simulator/catalog.py",
         "ui/binding.py",
         "ui/discard.py",
         "ui/feeds.py",
