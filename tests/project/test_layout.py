@@ -54,7 +54,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "store/store.py",
         "subscriptions.py",
         "testing/pytest_plugin.py",
-        "testing/simulator/api.py",
         "ui/binding.py",
         "ui/discard.py",
         "ui/feeds.py",
