@@ -53,7 +53,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "store/regions.py",
         "store/store.py",
         "subscriptions.py",
-        "testing/pytest_plugin.py",
         "ui/binding.py",
         "ui/discard.py",
         "ui/feeds.py",
