@@ -82,7 +82,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "ui/recovery.py",
         "ui/render.py",
         "ui/routes.py",
-        "ui/state.py",
         "ui/yaml_edits.py",
         "ui/yaml_view.py",
         "upstream/native.py",
