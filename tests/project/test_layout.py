@@ -79,7 +79,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "ui/list_widgets.py",
         "ui/live.py",
         "ui/page.py",
-        "ui/recovery.py",
         "ui/render.py",
         "ui/routes.py",
         "ui/yaml_edits.py",
