@@ -76,7 +76,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "ui/discard.py",
         "ui/feeds.py",
         "ui/list_updates.py",
-        "ui/list_widgets.py",
         "ui/live.py",
         "ui/page.py",
         "ui/render.py",
