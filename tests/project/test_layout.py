@@ -81,7 +81,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "ui/render.py",
         "ui/routes.py",
         "ui/yaml_edits.py",
-        "ui/yaml_view.py",
         "upstream/native.py",
         "upstream/scripted.py",
     }
