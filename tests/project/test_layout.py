@@ -77,7 +77,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "ui/feeds.py",
         "ui/list_updates.py",
         "ui/live.py",
-        "ui/page.py",
         "ui/render.py",
         "ui/routes.py",
         "ui/yaml_edits.py",

@@ -1,4 +1,5 @@
-"""Pages as JSON, as a shared draft backend keeps them for every worker."""
+"""Live components and pages (:mod:`flask_krm.ui.page`): macro arguments, component ids, and pages as
+JSON, as a shared draft backend keeps them for every worker."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import typing as t
 import pytest
 
 from flask_krm import Scope
-from flask_krm.store import EditPolicy
+from flask_krm.scope import parse_scope
+from flask_krm.store import DEFAULT_POLICY, EditPolicy
 from flask_krm.ui.list_query import ListQuery
 from flask_krm.ui.page import (
     Column,
+    ComponentSpecError,
     EditorSpec,
     ListSpec,
     Page,
@@ -19,7 +22,12 @@ from flask_krm.ui.page import (
     make_component,
     page_from_json,
     page_to_json,
+    parse_columns,
+    parse_fields,
+    parse_policy,
+    parse_row_actions,
 )
+from tests.ui.conftest import CONFIGMAPS as CONFIGMAPS_QUERY
 
 CONFIGMAPS = Scope(target="demo", version="v1", resource="configmaps", namespace="app", label_selector="tier=web")
 
@@ -81,3 +89,39 @@ def test_a_page_comes_back_whole_with_the_same_component_ids() -> None:
 def test_what_is_not_a_page_is_refused(mangle: t.Callable[[dict[str, t.Any]], t.Any]) -> None:
     with pytest.raises((ValueError, TypeError, KeyError)):
         page_from_json(mangle(page_to_json(a_page())))
+
+
+def test_row_actions_are_part_of_what_identifies_a_list() -> None:
+    parsed = parse_scope(CONFIGMAPS_QUERY)
+    plain = ListSpec(parsed, "krm-full/v1", parse_columns(None, parsed))
+    with_delete = ListSpec(
+        parsed, "krm-full/v1", parse_columns(None, parsed), row_actions=(RowAction("Delete", "krm_review.delete"),)
+    )
+    assert make_component(plain).id != make_component(with_delete).id
+    assert with_delete.row_actions[0].name == "delete"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "krm_review.delete",
+        [("Delete",)],
+        [("", "krm_review.delete")],
+        [("Delete", "")],
+        [42],
+        [("Delete", "a.delete"), ("Remove", "b.delete")],
+    ],
+)
+def test_row_actions_that_describe_no_button_are_refused(bad: object) -> None:
+    with pytest.raises(ComponentSpecError):
+        parse_row_actions(bad)
+
+
+def test_a_field_naming_a_list_item_needs_an_explicit_policy() -> None:
+    shown = parse_fields([("spec", "template", "spec", "containers", 0)])
+    with pytest.raises(ComponentSpecError, match="name the editable regions with policy="):
+        parse_policy(None, shown)
+    assert parse_policy("default", shown) is DEFAULT_POLICY
+    assert parse_policy(None, parse_fields(["/spec/template/spec/containers/0"])).roots == (
+        ("spec", "template", "spec", "containers", "0"),
+    ), "a pointer's segments are keys: the item's fields are editable, nothing beside it"
