@@ -73,7 +73,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "testing/simulator/strategies.py",
         "testing/simulator/structural_schema.py",
         "ui/binding.py",
-        "ui/feeds.py",
         "ui/list_updates.py",
         "ui/live.py",
         "ui/render.py",
