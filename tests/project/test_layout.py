@@ -75,7 +75,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "ui/list_updates.py",
         "ui/live.py",
         "ui/render.py",
-        "ui/yaml_edits.py",
         "upstream/native.py",
         "upstream/scripted.py",
     }

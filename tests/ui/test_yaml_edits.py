@@ -1,4 +1,5 @@
-"""The YAML tab at the Flask level: rendering, applied edits, refusals by line, conflicts, secrets."""
+"""YAML edits (:mod:`flask_krm.ui.yaml_edits`) at the Flask level, from the tab that offers them: applied
+edits, refusals by line, conflicts, secrets."""
 
 from __future__ import annotations
 
