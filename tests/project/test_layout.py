@@ -73,7 +73,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "testing/simulator/strategies.py",
         "testing/simulator/structural_schema.py",
         "ui/list_updates.py",
-        "ui/live.py",
         "ui/render.py",
         "upstream/native.py",
         "upstream/scripted.py",
