@@ -4,11 +4,16 @@ partials of each change, applied as htmx applies them, show exactly the page ren
 from __future__ import annotations
 
 import re
+import typing as t
+from collections.abc import Iterator
 
+import pytest
 from flask import Flask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flask_krm.events import Deleted, Identity, Upsert
+from flask_krm.ui.list_updates import rows_id
 from tests.ui.conftest import CONFIGMAPS, configmap
 
 
@@ -103,3 +108,100 @@ def test_row_updates_applied_in_order_show_exactly_the_new_page(
                 render_list_body(component, store, live, cache, page, list_index(component, store, page))
             )
             assert [(e.id, e.markup) for e in tbody] == [(e.id, e.markup) for e in expected]
+
+
+class Followed:
+    """One list of ``page_size`` rows, painted on a page and followed by :class:`ListUpdates`."""
+
+    def __init__(self, app: Flask, count: int, page_size: int = 4) -> None:
+        from flask_krm.runtime import runtime
+        from flask_krm.scope import parse_scope
+        from flask_krm.ui.list_updates import ListUpdates, paint_list
+        from flask_krm.ui.page import ListSpec, Page, make_component, parse_columns
+        from flask_krm.ui.render import StreamStatus
+        from flask_krm.ui.state import new_store
+
+        scope = parse_scope(CONFIGMAPS)
+        columns = parse_columns(["/metadata/name", ("Size", "/data/size")], scope)
+        self.component = make_component(ListSpec(scope, "krm-full/v1", columns, page_size=page_size))
+        self.page = Page("p")
+        self.live = StreamStatus("live")
+        self.store = new_store()
+        self.version = 1
+        for n in range(count):
+            self.store.apply(Upsert("added", configmap(f"cm-{n:02d}", {"size": "1"}, rv="1")))
+        self.context = app.test_request_context()
+        self.context.push()
+        cache = runtime(app).cache
+        _, shown = paint_list(self.component, self.store, self.live, cache, self.page)
+        self.updates = ListUpdates(self.component, self.page, cache, shown)
+
+    def put(self, n: int, size: str = "2") -> set[str]:
+        self.version += 1
+        return set(self.store.apply(Upsert("modified", configmap(f"cm-{n:02d}", {"size": size}, rv=str(self.version)))))
+
+    def delete(self, n: int) -> set[str]:
+        name = f"cm-{n:02d}"
+        return set(self.store.apply(Deleted(Identity(f"uid-{name}", "v1", "ConfigMap", name, "app"))))
+
+    def changes(self, uids: set[str] | None, status: t.Any = None) -> list[tuple[str, str]]:
+        """(target, swap) of every partial sent for ``uids``."""
+        sent = self.updates.changes(self.store, status or self.live, uids)
+        return [re.findall(r'<hx-partial hx-target="#([^"]+)" hx-swap="([^"]+)"', part)[0] for part in sent]
+
+    def row(self, n: int) -> str:
+        from flask_krm.ui.render import row_id
+
+        return row_id(self.component, f"uid-cm-{n:02d}")
+
+    def close(self) -> None:
+        self.context.pop()
+
+
+@pytest.fixture
+def followed(app: Flask) -> Iterator[Followed]:
+    shown = Followed(app, 6)
+    yield shown
+    shown.close()
+
+
+def test_a_change_to_a_shown_row_sends_that_row_only(followed: Followed) -> None:
+    assert followed.changes(followed.put(1)) == [(followed.row(1), "outerMorph")]
+    assert followed.changes(set()) == [], "nothing changed, nothing sent"
+    assert followed.changes(followed.put(1)) == [], "the same row again: the browser shows it already"
+
+
+def test_a_change_outside_the_page_sends_nothing_and_an_arrival_there_the_count(followed: Followed) -> None:
+    assert followed.changes(followed.put(5)) == [], "page 1 shows cm-00 to cm-03"
+    followed.version += 1
+    added = set(followed.store.apply(Upsert("added", configmap("cm-09", {"size": "1"}, rv=str(followed.version)))))
+    sent = followed.changes(added)
+    assert (f"{followed.component.id}-count", "outerMorph") in sent
+    assert not [target for target, _ in sent if target.startswith(followed.component.id + "-r")]
+
+
+def test_a_deleted_row_goes_first_and_the_next_one_is_appended(followed: Followed) -> None:
+    sent = followed.changes(followed.delete(2))
+    assert sent[0] == (followed.row(2), "delete")
+    assert (rows_id(followed.component), "beforeend") in sent, "cm-04 moves up onto the page's end"
+    assert (f"{followed.component.id}-count", "outerMorph") in sent
+
+
+def test_a_new_stream_state_an_emptied_list_or_a_resync_sends_the_whole_body(followed: Followed) -> None:
+    from flask_krm.ui.render import StreamStatus
+
+    body = followed.component.body_id
+    assert [target for target, _ in followed.changes(set(), StreamStatus("retrying", "down"))] == [body]
+    assert [target for target, _ in followed.changes(set())] == [body], "live again"
+    four = followed.put(0, "9") | followed.put(1, "9") | followed.put(2, "9") | followed.put(3, "9")
+    assert len(followed.changes(four)) == 4, "four changed rows of a page of four: each row"
+    gone: set[str] = set()
+    for n in range(4):
+        gone |= followed.delete(n)
+    assert [target for target, _ in followed.changes(gone)] == [body], "more rows moved than half a page"
+    assert [target for target, _ in followed.changes(followed.delete(4) | followed.delete(5))] == [body], "emptied"
+
+
+def test_unknown_changes_are_read_again_and_only_differences_sent(followed: Followed) -> None:
+    followed.put(0)
+    assert followed.changes(None) == [(followed.row(0), "outerMorph")]
