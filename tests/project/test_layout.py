@@ -72,7 +72,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "testing/simulator/store.py",
         "testing/simulator/strategies.py",
         "testing/simulator/structural_schema.py",
-        "ui/render.py",
         "upstream/native.py",
         "upstream/scripted.py",
     }
