@@ -159,3 +159,13 @@ def test_a_component_without_a_store_renders_its_status_and_no_content(app: Flas
         body = render_body(component, None, StreamStatus("terminal", "You may not view this."), FragmentCache())
     assert 'data-krm-stream="terminal"' in body and "You may not view this." in body
     assert "<tr id=" not in body and "krm-field" not in body
+
+
+def test_a_page_keeps_its_object_while_a_newer_one_of_the_same_name_arrives_first() -> None:
+    store = store_with(configmap("demo", {"a": "1"}, uid="u-1"))
+    page = Page("p")
+    component = editor()
+    assert edited_object(store, component, page).uid == "u-1"
+    store.apply(added(configmap("demo", {"a": "new"}, uid="u-2")))  # the recreation seen before the deletion
+    assert edited_object(store, component).uid == "u-2", "without a page: the newest"
+    assert edited_object(store, component, page).uid == "u-1"
