@@ -92,6 +92,9 @@ class KrmRuntime:
     """Rendered fragments shared across sessions."""
     feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
     """The feed keeping each session store current."""
+    session_feeds: weakref.WeakSet[Feed] = field(default_factory=weakref.WeakSet)
+    """Every session feed that may still run: one whose store went (its session ended, or the store
+    was evicted) is no longer in :attr:`feeds` but runs until its holds expire; shutdown closes it."""
     truths: weakref.WeakValueDictionary[tuple[t.Any, ...], ServerTruth] = field(
         default_factory=weakref.WeakValueDictionary
     )
@@ -386,6 +389,7 @@ class KrmRuntime:
             source = self.truth_feeds.get(store.truth)
             feed = Feed(store, opener, self.group, linger=float(self.setting("WATCH_LINGER")), source=source)
             self.feeds[store] = feed
+            self.session_feeds.add(feed)
         return feed
 
     # -- shutdown ----------------------------------------------------------------------------
@@ -441,7 +445,7 @@ class KrmRuntime:
             timeout = self.setting("SHUTDOWN_TIMEOUT")
         for stream in list(self.streams):
             stream.end_for_shutdown()
-        for feed in [*self.feeds.values(), *self.truth_feeds.values()]:
+        for feed in [*self.session_feeds, *self.truth_feeds.values()]:
             feed.close()
         if self.listener is not None:
             self.listener.kill(block=False)  # waits for messages until killed: nothing to finish
