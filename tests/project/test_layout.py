@@ -48,7 +48,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "save/writer.py",
         "serving.py",
         "store/intents.py",
-        "store/keyed_lists.py",
         "store/patch.py",
         "store/regions.py",
         "store/store.py",
