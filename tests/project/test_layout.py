@@ -47,7 +47,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "save/publish.py",
         "save/writer.py",
         "serving.py",
-        "store/intents.py",
         "store/patch.py",
         "store/regions.py",
         "store/store.py",
