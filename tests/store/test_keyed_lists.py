@@ -33,3 +33,52 @@ def test_identities_distinguish_types_and_refuse_duplicates() -> None:
     assert identities([{"port": 80}, {"port": "80"}], ("port",)) is not None
     assert identities([{"port": 80}, {"port": 80}], ("port",)) is None
     assert identities("not a list", ("port",)) is None
+
+
+def test_a_list_map_needs_string_keys() -> None:
+    schema = {
+        "properties": {
+            "text": {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": "name"},
+            "numbers": {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": [1]},
+            "atomic": {"x-kubernetes-list-type": "atomic", "x-kubernetes-list-map-keys": ["name"]},
+        }
+    }
+    lists = KeyedLists(schema)
+    assert lists.map_keys(("text",)) is None
+    assert lists.map_keys(("numbers",)) is None
+    assert lists.map_keys(("atomic",)) is None
+
+
+def test_a_path_through_a_scalar_schema_has_no_keys() -> None:
+    lists = KeyedLists({"properties": {"spec": {"properties": {"name": "not a schema"}}}})
+    assert lists.map_keys(("spec", "name", "deeper")) is None
+
+
+def test_every_index_of_a_list_shares_the_items_schema() -> None:
+    lists = KeyedLists(BUILTIN_LIST_SCHEMAS[("v1", "Pod")])
+    assert lists.map_keys(("spec", "containers")) == ("name",)
+    assert lists.map_keys(("spec", "containers", 0, "ports")) == ("containerPort", "protocol")
+    assert lists.map_keys(("spec", "containers", 7, "ports")) == ("containerPort", "protocol")
+    assert lists.map_keys(("spec", "containers", 0, "image")) is None
+
+
+def test_the_builtin_workloads_key_their_pod_templates_containers_by_name() -> None:
+    template = ("spec", "template", "spec", "containers")
+    for kind in [("apps/v1", "Deployment"), ("apps/v1", "StatefulSet"), ("batch/v1", "Job")]:
+        assert KeyedLists(BUILTIN_LIST_SCHEMAS[kind]).map_keys(template) == ("name",)
+
+
+def test_identities_are_the_key_values_in_key_order() -> None:
+    items = [{"port": 80, "protocol": "TCP", "name": "web"}, {"port": 80, "protocol": "UDP"}]
+    assert identities(items, ("port", "protocol")) == [
+        (("int", 80), ("str", "TCP")),
+        (("int", 80), ("str", "UDP")),
+    ]
+    assert identities([], ("port",)) == []
+
+
+def test_an_item_without_a_scalar_key_value_makes_the_list_atomic() -> None:
+    assert identities([{"port": 80}, {"name": "no port"}], ("port",)) is None
+    assert identities([{"port": None}], ("port",)) is None
+    assert identities([{"port": [80]}], ("port",)) is None
+    assert identities([{"port": 80}, "not a map"], ("port",)) is None
