@@ -39,7 +39,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "drafts/sync.py",
         "guards.py",
         "memory.py",
-        "native.py",
         "runtime.py",
         "save/audit_events.py",
         "save/editor.py",
@@ -61,7 +60,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "ui/state.py",
         "ui/yaml_edits.py",
         "ui/yaml_view.py",
-        "upstream/native.py",
         "upstream/scripted.py",
     }
 )
