@@ -43,7 +43,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "save/audit_events.py",
         "save/editor.py",
         "save/perform.py",
-        "save/publish.py",
         "save/writer.py",
         "serving.py",
         "subscriptions.py",
