@@ -40,7 +40,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "guards.py",
         "memory.py",
         "runtime.py",
-        "save/audit_events.py",
         "save/editor.py",
         "save/perform.py",
         "save/writer.py",
