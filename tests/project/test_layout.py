@@ -35,10 +35,8 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         # suite); each leaves this list when its tests move into a file of its own
         "access.py",
         "cli.py",
-        "drafts/endings.py",
         "drafts/sync.py",
         "guards.py",
-        "memory.py",
         "runtime.py",
         "save/editor.py",
         "save/perform.py",
