@@ -41,7 +41,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "save/perform.py",
         "save/writer.py",
         "serving.py",
-        "subscriptions.py",
         "ui/binding.py",
         "ui/discard.py",
         "ui/feeds.py",
