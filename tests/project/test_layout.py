@@ -37,7 +37,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         "runtime.py",
         "save/editor.py",
         "save/perform.py",
-        "save/writer.py",
         "serving.py",
         "ui/binding.py",
         "ui/discard.py",

@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import pytest
-
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
 from flask_krm.save.perform import confirm_now, save_edit
-from flask_krm.save.writer import KubeWriter, MissingPrecondition, SaveRefused, WriteRequest, WriteResult, default_save
+from flask_krm.save.writer import KubeWriter, SaveRefused, WriteRequest, WriteResult, default_save
 from flask_krm.scope import Scope
 from flask_krm.store import LiveResourceStore
 from flask_krm.testing.simulator import KubeSimulator
@@ -219,42 +217,3 @@ def test_a_host_hook_can_refuse_and_an_unexpected_hook_error_is_an_unknown_outco
     unknown = save_edit(editor_target(kube, scope, hook=broken), store, flow, live=feed.live)
     assert unknown.kind is OutcomeKind.UNKNOWN and flow.phase is Phase.NEEDS_READ
     assert read(kube, namespace, "app")["data"] == {"a": "1"}
-
-
-def test_the_writer_never_sends_an_unconditional_write(kube, namespace) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    writer = KubeWriter(kube.api_client("admin"))
-    path = f"/api/v1/namespaces/{namespace}/configmaps/app"
-    scope = editor_scope(namespace, "app")
-    uid, version = created["metadata"]["uid"], created["metadata"]["resourceVersion"]
-    refused = [
-        lambda: writer.request("PUT", path, body=created),
-        lambda: writer.request("PATCH", path, body={"data": {"a": "x"}}, content_type="application/merge-patch+json"),
-        lambda: writer.request(
-            "PATCH",
-            path,
-            body={"metadata": {"uid": uid}, "data": {"a": "x"}},
-            content_type="application/merge-patch+json",
-        ),
-        lambda: writer.request(
-            "PATCH",
-            path,
-            body={"metadata": {"uid": uid, "resourceVersion": version}},
-            content_type="application/json-patch+json",
-        ),
-        lambda: writer.request("DELETE", path),
-        lambda: writer.patch(scope, {"data": {"a": "x"}}, uid="", resource_version=version),
-        lambda: writer.patch(scope, {"data": {"a": "x"}}, uid=uid, resource_version=""),
-        lambda: writer.delete(scope, uid=""),
-    ]
-    for attempt in refused:
-        with pytest.raises(MissingPrecondition):
-            attempt()
-    assert read(kube, namespace, "app")["metadata"]["resourceVersion"] == version
-    forged = writer.patch(
-        scope,
-        {"metadata": {"uid": "forged", "resourceVersion": "1"}, "data": {"a": "x"}},
-        uid=uid,
-        resource_version=version,
-    )
-    assert forged.ok and read(kube, namespace, "app")["data"] == {"a": "x"}  # the intent's preconditions win
