@@ -30,7 +30,7 @@ from flask_krm.save.writer import (
 from flask_krm.scope import Scope
 from flask_krm.store import SaveIntent
 
-from .test_races import create_configmap, editor_scope, read
+from .test_perform import create_configmap, editor_scope, read
 
 
 def test_the_writer_never_sends_an_unconditional_write(kube, namespace) -> None:

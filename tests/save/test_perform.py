@@ -1,4 +1,5 @@
-"""Save races against the simulator over HTTP: every outcome reached through real requests."""
+"""Saving an edit (``save_edit``) against the simulator over HTTP, races included: every outcome
+reached through real requests."""
 
 from __future__ import annotations
 
