@@ -35,7 +35,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         # suite); each leaves this list when its tests move into a file of its own
         "drafts/sync.py",
         "runtime.py",
-        "serving.py",
         "ui/binding.py",
         "ui/discard.py",
         "ui/feeds.py",
