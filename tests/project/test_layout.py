@@ -33,7 +33,6 @@ NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
         # exercised by suites named after behaviour (the store's edits and events, the UI's pages
         # and channels, the drafts' backends and workers, the save flow's races, the contract
         # suite); each leaves this list when its tests move into a file of its own
-        "runtime.py",
         "ui/binding.py",
         "ui/discard.py",
         "ui/feeds.py",
