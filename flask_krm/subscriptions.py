@@ -102,6 +102,8 @@ class PluggedSubscription:
         self._heartbeat = heartbeat
         self._queue: gevent.queue.Queue[list[Event] | _Last] = gevent.queue.Queue(maxsize=queue_depth)
         self._ended = False
+        self._last_queued = False
+        """The final batch is in the queue: nothing may replace it (its terminal error included)."""
         self._closed = False
         self._untrack = track(self)
         self._pump: gevent.Greenlet = group.spawn(self._run, source)
@@ -159,14 +161,15 @@ class PluggedSubscription:
             self._pump.kill(block=True)
 
     def end_for_shutdown(self) -> None:
-        """End with a terminal error as the next event; what was queued is dropped."""
-        if self._closed or self._ended:
+        """End with a terminal error as the next event; what was queued is dropped. Nothing when
+        the final batch is already queued (it keeps its own terminal error, if it has one)."""
+        if self._closed or self._last_queued:
             return
         self._pump.kill(block=True)
         self._end_with([SHUTDOWN_ERROR] if not self.engine.closed else [])
 
     def end(self, failure: Failure) -> None:
-        if self._closed or self._ended:
+        if self._closed or self._last_queued:
             return
         self._pump.kill(block=False)
         self._end_with(self.engine.feed(failure) if not self.engine.closed else [])
@@ -175,6 +178,7 @@ class PluggedSubscription:
         while not self._queue.empty():
             self._queue.get_nowait()
         self._queue.put_nowait(_Last(events))
+        self._last_queued = True
 
     def _run(self, source: OpsSource) -> None:
         engine = self.engine
@@ -185,13 +189,16 @@ class PluggedSubscription:
                 events = engine.feed(op)
                 if engine.closed:
                     self._queue.put(_Last(events))
+                    self._last_queued = True
                     return
                 if events:
                     self._queue.put(events)
             self._queue.put(_Last([]))
+            self._last_queued = True
         except Exception:
             logger.exception("a plugged stream source failed; its stream ends")
             self._queue.put(_Last(engine.feed(SOURCE_FAILED)))
+            self._last_queued = True
         finally:
             close = getattr(ops, "close", None)
             if callable(close):

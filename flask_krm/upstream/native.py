@@ -183,7 +183,6 @@ class NativeWatch:
                     yield from self._set(ConnectionState.SYNCING)
                     yield from self._list()
                 response = self._open_watch()
-                attempt = 0
                 yield from self._set(ConnectionState.LIVE)
                 opened = time.monotonic()
                 delivered = yield from self._follow(response)
@@ -191,6 +190,7 @@ class NativeWatch:
                     continue
                 if not delivered and time.monotonic() - opened < 1.0:
                     raise _Transient("the watch closed at once")
+                attempt = 0  # a watch that delivered or lasted: the failures before it are over
                 yield from self._set(ConnectionState.RETRYING, "the watch ended; resuming")
             except _Expired:
                 self.checkpoint = None

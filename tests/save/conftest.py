@@ -11,6 +11,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +46,9 @@ def wait_for(condition: Callable[[], Any], timeout: float = 5.0, what: str = "co
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.fixture(scope="session")
-def kube() -> Iterator[KubeSimulator]:
+@contextmanager
+def simulator_with_roles() -> Iterator[KubeSimulator]:
+    """A simulator holding the cluster roles of the demo users (``editor``, ``viewer``, ...)."""
     with KubeSimulator(bookmark_interval=0.3) as simulator:
         admin = KubeWriter(simulator.api_client("admin"))
         for obj in cluster_rbac_objects():
@@ -56,8 +58,7 @@ def kube() -> Iterator[KubeSimulator]:
         yield simulator
 
 
-@pytest.fixture
-def namespace(kube: KubeSimulator) -> str:
+def editable_namespace(kube: KubeSimulator) -> str:
     """A fresh namespace where ``editor`` may edit."""
     name = unique("save")
     admin = KubeWriter(kube.api_client("admin"))
@@ -67,6 +68,18 @@ def namespace(kube: KubeSimulator) -> str:
     for obj in namespace_rbac_objects(name):
         assert admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{name}/rolebindings", body=obj).ok
     return name
+
+
+@pytest.fixture(scope="session")
+def kube() -> Iterator[KubeSimulator]:
+    with simulator_with_roles() as simulator:
+        yield simulator
+
+
+@pytest.fixture
+def namespace(kube: KubeSimulator) -> str:
+    """A fresh namespace where ``editor`` may edit."""
+    return editable_namespace(kube)
 
 
 @dataclass

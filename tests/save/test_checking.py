@@ -18,9 +18,9 @@ from tests.ui.conftest import field_id
 
 from .conftest import unconditional_patch
 from .counting import counting_patches
-from .test_views import app as app  # noqa: PLC0414 - the fixture, by its name
-from .test_views import client_for, kube_object, open_editor, outcome_kind, post_save
-from .test_views import configmap as configmap  # noqa: PLC0414
+from .test_editor import app as app  # noqa: PLC0414 - the fixture, by its name
+from .test_editor import client_for, kube_object, open_editor, outcome_kind, post_save
+from .test_editor import configmap as configmap  # noqa: PLC0414
 
 BAD_LABEL = "not valid!"
 WEBHOOK_DENIED = 'admission webhook "policy.example.com" denied the request'

@@ -18,7 +18,7 @@ from flask_krm.upstream.clients import ActingApiClient, Impersonation
 from tests.ui.conftest import Upstream, open_page
 from tests.users import User
 
-from .test_views import EDITOR_PAGE, create, kube_object, scope_query
+from .test_editor import EDITOR_PAGE, create, kube_object, scope_query
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from tests.ui.conftest import PageHandle, Upstream, open_page
 from tests.users import User
 
 from .conftest import admin_delete, new_store
-from .test_races import create_configmap
+from .test_perform import create_configmap
 
 LIST_PAGE = (
     '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
