@@ -226,8 +226,6 @@ def parse_columns(columns: t.Any, scope: Scope) -> tuple[Column, ...]:
         if not pointer.startswith("/"):
             raise ComponentSpecError(f"column {pointer!r} is not a JSON pointer (it starts with '/')")
         path = pointer_to_path(pointer)
-        if not path:
-            raise ComponentSpecError("a column shows one member, not the whole object")
         parsed.append(Column(header if header is not None else default_label(path), path, cell))
     if not parsed:
         raise ComponentSpecError("columns= needs at least one column")
