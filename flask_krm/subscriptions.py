@@ -145,7 +145,7 @@ class PluggedSubscription:
         if isinstance(item, _Last):
             self._ended = True
             return item.events or self.take(timeout)
-        return t.cast("list[Event]", item)
+        return item
 
     def close(self) -> None:
         if self._closed:
