@@ -17,12 +17,11 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-import gevent
 from flask import Flask, request
-from gevent.pool import Group
 
 from . import config, csrf, sessions, signals
 from .access import Decision, decide
+from .concurrency import Group, sleep
 from .errors import ScopeInvalid, Unauthenticated
 from .event_loop import LoopTicker
 from .hooks import Hooks, HooksOwner, OpsSource, Verb
@@ -186,7 +185,7 @@ class KrmRuntime:
         sync = self.drafts.sync
         if self.shut_down or (self.listener is not None and not self.listener.dead):
             return
-        self.listener = self.group.spawn(sync.run, gevent.sleep)
+        self.listener = self.group.spawn(sync.run, sleep)
 
     def csrf_token(self) -> str:
         """The current session's CSRF token, for the signed-in principal (also the

@@ -12,10 +12,7 @@ import logging
 import typing as t
 from collections.abc import Callable, Iterable, Iterator
 
-import gevent
-import gevent.queue
-from gevent.pool import Group
-
+from .concurrency import Empty, Greenlet, Group, Queue, getcurrent
 from .events import Event, StreamError
 from .ops import Failure, SourceOp
 from .sse import HEARTBEAT, FrameSequencer, released
@@ -100,13 +97,13 @@ class PluggedSubscription:
         self.engine = engine
         self.principal = principal
         self._heartbeat = heartbeat
-        self._queue: gevent.queue.Queue[list[Event] | _Last] = gevent.queue.Queue(maxsize=queue_depth)
+        self._queue: Queue[list[Event] | _Last] = Queue(maxsize=queue_depth)
         self._ended = False
         self._last_queued = False
         """The final batch is in the queue: nothing may replace it (its terminal error included)."""
         self._closed = False
         self._untrack = track(self)
-        self._pump: gevent.Greenlet = group.spawn(self._run, source)
+        self._pump: Greenlet = group.spawn(self._run, source)
 
     def __iter__(self) -> Iterator[bytes]:
         sequencer = FrameSequencer()
@@ -145,19 +142,19 @@ class PluggedSubscription:
             return None
         try:
             item = self._queue.get(timeout=timeout)
-        except gevent.queue.Empty:
+        except Empty:
             return []
         if isinstance(item, _Last):
             self._ended = True
             return item.events or self.take(timeout)
-        return t.cast("list[Event]", item)
+        return item
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         self._untrack()
-        if self._pump is not gevent.getcurrent():
+        if self._pump is not getcurrent():
             self._pump.kill(block=True)
 
     def end_for_shutdown(self) -> None:

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-import gevent
 from kubernetes.client import ApiClient
 
+from ..concurrency import Greenlet, getcurrent, sleep, spawn_later
 from ..events import Redaction
 from ..logvalues import log_value
 from ..principal import Principal
@@ -141,7 +141,7 @@ def _rebase(known: KnownVersions, base: Mapping[str, Any], redactions: Sequence[
         if seen is not None:
             deadline = time.monotonic() + CATCH_UP
             while _behind(known.newest(intent.uid), seen) and time.monotonic() < deadline:
-                gevent.sleep(CATCH_UP_POLL)
+                sleep(CATCH_UP_POLL)
         return newest_equivalent_base(intent, base, redactions, known.newest(intent.uid), known.projection)
 
     return rebase
@@ -226,13 +226,13 @@ class Confirmation:
         self._timeout = timeout
         self._notify = notify
         self._unsubscribe: Callable[[], None] | None = None
-        self._timer: gevent.Greenlet | None = None
+        self._timer: Greenlet | None = None
         self.outcome: Outcome | None = None
 
     def start(self) -> Confirmation:
         """Begin waiting (returns immediately). An echo that already arrived settles it now."""
         self._unsubscribe = self._store.subscribe(self._changed)
-        self._timer = gevent.spawn_later(self._timeout, self._expire)
+        self._timer = spawn_later(self._timeout, self._expire)
         outcome = self._flow.observe(self._store)
         if outcome is not None:
             self._settle(outcome)
@@ -268,7 +268,7 @@ class Confirmation:
             self._unsubscribe()
             self._unsubscribe = None
         timer, self._timer = self._timer, None
-        if kill_timer and timer is not None and timer is not gevent.getcurrent():
+        if kill_timer and timer is not None and timer is not getcurrent():
             timer.kill(block=False)
 
 

@@ -46,9 +46,9 @@ import typing as t
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import gevent.event
 from flask import Response, stream_with_context
 
+from .. import concurrency
 from ..log_fields import new_stream_id, request_id
 from ..runtime import KrmRuntime, runtime
 from ..save.checking import ChannelChecks
@@ -152,7 +152,7 @@ class Channel:
     page: Page
     resend_all: bool
     links: list[_Link] = field(default_factory=list)
-    _wake: gevent.event.Event = field(default_factory=gevent.event.Event)
+    _wake: concurrency.Event = field(default_factory=concurrency.Event)
     _dirty: set[str] = field(default_factory=set)
     _changed_uids: dict[str, set[str]] = field(default_factory=dict)
     """List component id -> the objects changed since the last message."""

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Final, TypeAlias
 
-import gevent
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from .. import concurrency
 from ..events import Deleted, Event, Identity, Reset, StreamError, Synced, Upsert
 from ..scope import Scope, ScopeError
 from .reflector import Backoff, collection_path, iter_json_lines
@@ -157,7 +157,7 @@ class NativeWatch:
     max_attempts: int = 8
     watch_seconds: int = 300
     connect_timeout: float = 10.0
-    sleep: Callable[[float], None] = gevent.sleep
+    sleep: Callable[[float], None] = concurrency.sleep
     rng: Callable[[], float] = random.random
     checkpoint: str | None = None
     state: ConnectionState = ConnectionState.CONNECTING

@@ -53,6 +53,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "services",
         (
+            "concurrency",
             "proxies",
             "errors",
             "principal",
