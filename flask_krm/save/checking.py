@@ -117,13 +117,23 @@ def _run_check(target: CheckTarget, state: EditorCheck) -> None:
     with target.krm.app.app_context():
         captured = target.capture(uid)
         if captured is None:
-            if state.check.withdraw():
+            # nothing to save any more: the check is withdrawn; a colleague's change in conflict
+            # holds the same draft back, and the causes shown at its fields stay
+            if not _held_by_conflicts(target.store, uid) and state.check.withdraw():
                 state.notify()
             return
         key, intent = captured
         if not target.feed.status.writable or not state.check.due(key, intent.resource_version):
             return
         target.send(state, key, intent)
+
+
+def _held_by_conflicts(store: LiveResourceStore, uid: str) -> bool:
+    """Whether the draft of ``uid`` is unchanged but held back from saving by open conflicts."""
+    try:
+        return bool(store.conflicts(uid))
+    except StoreError:
+        return False
 
 
 def schedule(target: CheckTarget, state: EditorCheck, *, edited: bool = True) -> None:
