@@ -13,11 +13,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import kubernetes.client
 import pytest
+from flask import Flask
+from flask_login import LoginManager, login_user
 
+from flask_krm import AllowedResource, ScopePolicy
 from flask_krm.events import StreamError
 from flask_krm.principal import Principal
 from flask_krm.save.perform import EditorTarget
@@ -28,6 +32,7 @@ from flask_krm.stream import StreamEngine
 from flask_krm.testing.simulator import KubeSimulator, cluster_rbac_objects, namespace_rbac_objects
 from flask_krm.upstream.reflector import Reflector, WatchSettings
 from tests.ui.conftest import Upstream
+from tests.users import User
 
 _names = itertools.count(1)
 
@@ -181,3 +186,27 @@ def editor_target(
 def upstream() -> Upstream:
     """The hand-driven upstream of the UI tests, feeding the editor under test."""
     return Upstream()
+
+
+def signing_in_app(instance_path: Path, secret: str, resources: tuple[str, ...] = ("configmaps",)) -> Flask:
+    """A Flask application for the save tests over Flask: the core ``resources`` of every namespace
+    of target ``dev``, and ``/login/<name>`` signing anyone in by name."""
+    app = Flask(__name__, instance_path=str(instance_path))
+    app.config.update(
+        TESTING=True,
+        SECRET_KEY=secret,
+        KRM_SCOPE_POLICY=ScopePolicy(
+            targets=frozenset({"dev"}),
+            resources=tuple(AllowedResource(group="", resource=resource) for resource in resources),
+            namespaces=frozenset({"*"}),
+        ),
+        KRM_WATCH_LINGER=0.0,
+    )
+    LoginManager(app).user_loader(lambda name: User(name))
+
+    @app.get("/login/<name>")
+    def sign_in(name: str) -> str:
+        login_user(User(name))
+        return "signed in"
+
+    return app

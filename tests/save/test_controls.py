@@ -10,36 +10,19 @@ from urllib.parse import quote
 
 import pytest
 from flask import Flask, render_template_string
-from flask_login import LoginManager, login_user
 
-from flask_krm import AllowedResource, KrmStream, ScopePolicy
+from flask_krm import KrmStream
 from flask_krm.testing.simulator import KubeSimulator
 from flask_krm.upstream.clients import ActingApiClient, Impersonation
 from tests.ui.conftest import Upstream, open_page
-from tests.users import User
 
+from .conftest import signing_in_app
 from .test_editor import EDITOR_PAGE, create, kube_object, scope_query
 
 
 @pytest.fixture
 def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Flask]:
-    app = Flask(__name__, instance_path=str(tmp_path))
-    app.config.update(
-        TESTING=True,
-        SECRET_KEY="controls test secret",
-        KRM_SCOPE_POLICY=ScopePolicy(
-            targets=frozenset({"dev"}),
-            resources=(AllowedResource(group="", resource="configmaps"),),
-            namespaces=frozenset({"*"}),
-        ),
-        KRM_WATCH_LINGER=0.0,
-    )
-    LoginManager(app).user_loader(lambda name: User(name))
-
-    @app.get("/login/<name>")
-    def sign_in(name: str) -> str:
-        login_user(User(name))
-        return "signed in"
+    app = signing_in_app(tmp_path, "controls test secret")
 
     @app.get("/edit")
     def edit() -> str:
