@@ -220,10 +220,14 @@ def _fresh_add_item(binding: Binding, uid: str, list_path: Address) -> str:
     where = store.resolve(uid, list_path)
     keys = store.list_keys(uid, where)
     items = get_at(store.draft(uid), where)
+    node = schema_node(store, uid, where)
+    item = node.item() if node is not None else None
     row = render_template_fragment(
         "krm/list_add_item.html",
         fid=fid,
-        f=Field(list_path, str(list_path[-1]), "items" if keys else "rows", True, keys=key_inputs(items, keys or ())),
+        f=Field(
+            list_path, str(list_path[-1]), "items" if keys else "rows", True, keys=key_inputs(items, keys or (), item)
+        ),
         edit_url=request.path,
     )
     return partial(f"{fid}-add", row, swap="outerHTML")
