@@ -134,7 +134,8 @@ def _key_default(key: str, item_schema: ItemSchema) -> str:
     node = _key_schema(key, item_schema)
     if node is not None:
         default = node.get("default")
-        return str(default) if isinstance(default, (str, int)) and not isinstance(default, bool) else ""
+        # a text default only: the published schemas give a required number the default 0
+        return default if isinstance(default, str) else ""
     return KEY_DEFAULTS.get(key, "")
 
 
