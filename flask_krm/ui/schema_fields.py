@@ -171,16 +171,42 @@ def keeps_unknown(node: Mapping[str, t.Any] | None) -> bool:
     return node is not None and node.get("x-kubernetes-preserve-unknown-fields") is True
 
 
-def addable_members(node: SchemaView | None, value: t.Any) -> tuple[MemberChoice, ...]:
+MEMBER_STEP: t.Final = "/"
+"""Joins a member and one of its own members in an add choice (``resources/limits``)."""
+
+
+def addable_members(node: SchemaView | None, value: t.Any, emptied: t.Collection[str] = ()) -> tuple[MemberChoice, ...]:
     """The declared members the object ``value`` does not have, in the schema's order (``status``
-    and the members an API server sets are not offered)."""
+    and the members an API server sets are not offered); for each member of ``emptied`` (shown as
+    absent, see :func:`shown_absent`), its own members, named ``member/its-member``."""
     if node is None or not isinstance(value, Mapping):
         return ()
-    return tuple(
-        MemberChoice(name, humanize(name))
-        for name in node.members()
-        if name not in value and name not in _NEVER_ADDED and not _read_only(node.member(name))
-    )
+    choices: list[MemberChoice] = []
+    for name in node.members():
+        if name in _NEVER_ADDED or _read_only(node.member(name)):
+            continue
+        if name not in value:
+            choices.append(MemberChoice(name, humanize(name)))
+        elif name in emptied:
+            member = node.member(name)
+            choices.extend(
+                MemberChoice(f"{name}{MEMBER_STEP}{inner.name}", f"{humanize(name)}: {inner.label}")
+                for inner in addable_members(member, {})
+            )
+    return tuple(choices)
+
+
+def shown_absent(parent: SchemaView | None, name: t.Any, value: t.Any) -> bool:
+    """Whether member ``name`` of an object of schema ``parent``, holding ``value`` as the server
+    does, is shown as absent: an optional object of declared members left empty (a container's
+    ``resources: {}``, which Kubernetes writes for a container given none). Its members are
+    offered to add in its object (:func:`addable_members`)."""
+    if parent is None or not isinstance(name, str) or not isinstance(value, Mapping) or value:
+        return False
+    if name not in parent.members() or name in required_members(parent):
+        return False
+    node = parent.member(name)
+    return node is not None and bool(node.members()) and not is_free_form(node) and not is_string_map(node)
 
 
 _NEVER_ADDED: t.Final = frozenset({"status", "apiVersion", "kind", "metadata"})
@@ -191,11 +217,13 @@ def _read_only(node: Mapping[str, t.Any] | None) -> bool:
 
 
 def is_removable(parent: Mapping[str, t.Any] | None, name: t.Any) -> bool:
-    """Whether member ``name`` of an object of schema ``parent`` may be removed (declared, not required)."""
+    """Whether member ``name`` of an object of schema ``parent`` may be removed: declared and not
+    required, or not declared by an object that keeps such members (:func:`keeps_unknown`)."""
     if parent is None or not isinstance(name, str):
         return False
     properties = parent.get("properties")
-    return isinstance(properties, Mapping) and name in properties and name not in required_members(parent)
+    declared = isinstance(properties, Mapping) and name in properties
+    return name not in required_members(parent) if declared else keeps_unknown(parent)
 
 
 def initial_value(node: Mapping[str, t.Any]) -> t.Any:
@@ -326,6 +354,7 @@ __all__ = [
     "is_removable",
     "keeps_unknown",
     "is_string_map",
+    "shown_absent",
     "refusal",
     "schema_parse",
 ]

@@ -59,6 +59,7 @@ from .schema_fields import (
     is_removable,
     is_string_map,
     keeps_unknown,
+    shown_absent,
 )
 
 WidgetKind: t.TypeAlias = t.Literal[
@@ -620,10 +621,11 @@ class _Builder:
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
             can_add = self.can_add_at(path, in_list)
+            emptied = self.emptied(path, members, in_list) if can_add else frozenset()
             return leaf(
                 "group",
-                children=self.members(path, at, members, in_list, can_add),
-                addable=addable_members(node, members) if can_add else (),
+                children=self.members(path, at, members, in_list, can_add, skip=emptied),
+                addable=addable_members(node, members, emptied) if can_add else (),
             )
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
@@ -642,6 +644,18 @@ class _Builder:
                 return leaf(shape, children=listed, can_add=editable, keys=inputs)
             return leaf("structured", text=structured_text(value) if value is not MISSING else "")
         return leaf(kind, text=display_text(value))
+
+    def emptied(self, path: Path, members: Mapping[str, t.Any], in_list: bool | None) -> frozenset[str]:
+        """The members of the object at ``path`` shown as absent (:func:`shown_absent`): empty as
+        the server has them, with no conflict."""
+        node = self.node(path)
+        return frozenset(
+            key
+            for key, value in members.items()
+            if shown_absent(node, key, value)
+            and (get_at(self.state.server, path + (key,)) if in_list is None else self.server_at(path + (key,))) == {}
+            and text_path(path + (key,)) not in self.conflicts
+        )
 
     def members(
         self,
@@ -677,7 +691,8 @@ class _Builder:
                 continue
             item_path = path + (index,)
             item_at = at + (item_key(item, keys),)
-            children = self.members(item_path, item_at, item, editable, editable, skip=keys)
+            emptied = self.emptied(item_path, item, editable) if editable else frozenset()
+            children = self.members(item_path, item_at, item, editable, editable, skip=(*keys, *emptied))
             members.append(
                 Field(
                     item_at,
@@ -687,7 +702,7 @@ class _Builder:
                     dirty=not json_equal(item, self.server_at(item_path)),
                     conflict=self.conflict_at(item_path),
                     children=children,
-                    addable=addable_members(self.node(item_path), item) if editable else (),
+                    addable=addable_members(self.node(item_path), item, emptied) if editable else (),
                     hints=self.hints(item_path),
                     position=index,
                     movable=movable,

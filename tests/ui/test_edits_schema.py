@@ -215,3 +215,16 @@ def test_a_required_member_is_marked_and_cannot_be_emptied(open_page_: PageHandl
     assert response.status_code == 422
     assert "This field is required: enter a value." in response.get_data(as_text=True)
     assert input_value(reload(page), replicas) == "2"
+
+
+def test_a_member_of_an_empty_member_is_added_in_one_action(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, deployment(resources={}))
+    page = open_page(client, editor_url(DEPLOYMENTS, "web"))
+    cid = page.component_ids[0]
+    assert field_id(cid, web("resources")) + '-group"' not in page.html
+    assert '<option value="resources/limits">Resources: Limits</option>' in page.html
+    assert edit(page, "add_member", web(), member="resources/limits").status_code == 200
+    html = reload(page)
+    assert field_id(cid, web("resources")) + '-group"' in html and field_id(cid, web("resources", "limits")) in html
+    refused = edit(page, "add_member", web(), member="resources/nothing")
+    assert refused.status_code == 422 and "Choose a field to add." in refused.get_data(as_text=True)

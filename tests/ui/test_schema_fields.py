@@ -79,6 +79,7 @@ def test_members_to_add_and_to_remove(deployment: SchemaView) -> None:
     assert labels["volumeMounts"] == "Volume mounts" and labels["imagePullPolicy"] == "Image pull policy"
     assert is_removable(container, "env") and not is_removable(container, "name")
     assert not is_removable(container, "no-such-member")
+    assert is_removable({"x-kubernetes-preserve-unknown-fields": True, "properties": {}}, "kept")
 
 
 def test_initial_values_by_type(deployment: SchemaView, flunder: SchemaView) -> None:
@@ -255,6 +256,7 @@ def test_a_flunders_open_members_are_yaml(flunder: SchemaView) -> None:
     spec = field(view.fields, "Spec")
     extra = field(spec.children, "Extra")  # not declared, kept by the schema: YAML
     assert extra.kind == "yaml" and extra.editable and extra.text == "size: 3\ntags:\n- a"
+    assert extra.removable and field(spec.children, "Note").removable
     assert field(spec.children, "Note").kind == "text"  # an undeclared string stays text
     assert field(spec.children, "Reference").kind == "text"
     status = field(view.fields, "Status")
@@ -293,3 +295,25 @@ def test_a_new_items_keys_are_typed_by_the_schema(deployment: SchemaView, flunde
     container_port = deployment.at((*CONTAINER, "ports", 0))
     inputs = key_inputs([], ["containerPort", "protocol"], container_port)
     assert [(k.numeric, k.default) for k in inputs] == [(True, ""), (False, "TCP")]
+
+
+def test_an_empty_optional_object_is_shown_absent_and_its_members_offered(deployment: SchemaView) -> None:
+    container = {"name": "web", "image": "nginx", "resources": {}}
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [container]}}}}
+    keys = {("spec", "template", "spec", "containers"): ("name",)}
+
+    def web(draft: dict[str, t.Any]) -> Field:
+        state = ObjectState(
+            draft, obj, lambda path: False, list_keys=lambda path: keys.get(tuple(path)), schema=deployment
+        )
+        return build_editor(state, [("spec", "template", "spec", "containers")]).fields[0].children[0]
+
+    shown = web(obj)
+    assert "Resources" not in [child.label for child in shown.children]
+    offered = {choice.name: choice.label for choice in shown.addable}
+    assert offered["resources/limits"] == "Resources: Limits" and offered["resources/requests"] == "Resources: Requests"
+    assert "resources" not in offered
+    limited = {**container, "resources": {"limits": {}}}
+    grown = web({**obj, "spec": {"template": {"spec": {"containers": [limited]}}}})
+    assert "Resources" in [child.label for child in grown.children]  # not empty: shown
+    assert not any(name.startswith("resources") for name in (choice.name for choice in grown.addable))
