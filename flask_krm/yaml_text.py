@@ -13,6 +13,7 @@ written twice in one mapping, an integer of more digits than the number field ta
 column), several documents, a root that is not a mapping, keys that are not strings and values JSON
 cannot hold (``.inf``, ``!!binary``...). The bounds hold while the text is composed, node by node
 (an alias counts as everything it stands for), so nothing past them is ever built.
+:func:`load_yaml_value` loads one value of any type the same way (a form field edited as YAML).
 
 Rendering (:func:`dump_yaml`) keeps key order and block style, writes multi-line strings as
 literal blocks, and quotes every string that any YAML reader (1.1 or 1.2) could take for another
