@@ -155,15 +155,18 @@ def is_string_map(node: Mapping[str, t.Any] | None) -> bool:
 
 def is_free_form(node: Mapping[str, t.Any] | None) -> bool:
     """A member that may hold any value, edited as YAML: ``x-kubernetes-preserve-unknown-fields``,
-    ``additionalProperties: true`` or a schema that names no type, with no members, items or
-    values declared (a CRD's open ``status``, a ``RawExtension``)."""
+    ``additionalProperties: true`` or ``type: object`` with no members, items or values declared
+    (a CRD's open ``status``, a ``RawExtension``). A node that names no type says nothing (a host's
+    list schema gives only what it overrides): it is not free form."""
     if node is None or any(node.get(key) for key in ("properties", "items", "enum", "format")):
         return False
-    if isinstance(node.get("additionalProperties"), Mapping) or is_int_or_string(node):
+    if isinstance(node.get("additionalProperties"), Mapping) or any(
+        key.startswith("x-kubernetes-list") for key in node
+    ):
         return False
     if node.get("x-kubernetes-preserve-unknown-fields") is True or node.get("additionalProperties") is True:
         return True
-    return types_of(node) <= {"object"} and node.get("x-kubernetes-embedded-resource") is not True
+    return types_of(node) == {"object"} and node.get("x-kubernetes-embedded-resource") is not True
 
 
 def keeps_unknown(node: Mapping[str, t.Any] | None) -> bool:

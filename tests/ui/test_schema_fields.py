@@ -235,7 +235,9 @@ def test_an_empty_required_value_is_refused() -> None:
 def test_open_members_are_free_form(deployment: SchemaView, flunder: SchemaView) -> None:
     assert is_free_form(flunder.at(("status",)))
     assert is_free_form(deployment.at(("metadata", "managedFields", 0, "fieldsV1")))
-    assert is_free_form({"additionalProperties": True}) and is_free_form({"description": "Any JSON."})
+    assert is_free_form({"additionalProperties": True}) and is_free_form({"type": "object"})
+    assert not is_free_form({"description": "Not said."})  # a host's partial schema: nothing said
+    assert not is_free_form({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key"]})
     assert not is_free_form(flunder.at(("spec",)))  # it keeps unknown members, beside its declared ones
     assert not is_free_form(deployment.at((*CONTAINER, "resources", "limits")))
     assert not is_free_form(deployment.at(("spec", "strategy", "rollingUpdate", "maxSurge")))
