@@ -17,7 +17,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from ..kube_schema import SchemaView, as_view
+from ..kube_schema import SchemaView, as_view, required_members
 from ..store import LiveResourceStore
 from ..store.items import Address
 from ..store.operations import AddItem, EditLines, MoveItem, Operation, RemoveItem, SetField
@@ -26,7 +26,7 @@ from ..store.problems import ProblemKind
 from .list_widgets import ItemRefused, list_kind, new_item
 from .problems import Kind, RequestProblem
 from .schema_fields import SchemaRefused, schema_parse
-from .widgets import WIDGETS, ValueRefused, normalized_lines, parse_structured, widget_for
+from .widgets import WIDGETS, ValueRefused, normalized_lines, parse_structured, schema_widget, widget_for
 
 MOVES: t.Final[Mapping[str, int]] = {"up": -1, "down": 1}
 
@@ -66,9 +66,14 @@ def set_field(
     if store.is_read_only(uid, path):  # a withheld value has no widget to read one with
         raise RequestRefused(ProblemKind.READ_ONLY)
     server_value = get_at(store.server(uid), path)
-    widget = WIDGETS.get(widget_for(path, get_at(store.draft(uid), path), server_value))
+    draft_value = get_at(store.draft(uid), path)
+    node = schema_node(store, uid, path)
+    parent = schema_node(store, uid, path[:-1]) if path else None
+    shown = server_value if draft_value is MISSING else draft_value
+    widget = WIDGETS.get(schema_widget(widget_for(path, draft_value, server_value), shown, node, parent))
     if widget is None or widget.parse is None:
         raise RequestRefused(RequestProblem.NOT_ONE_VALUE)
+    required = parent is not None and bool(path) and path[-1] in required_members(parent)
     try:
         if widget.kind == "structured":
             value = parse_structured(submitted, server_value)
@@ -76,8 +81,8 @@ def set_field(
                 raise RequestRefused(RequestProblem.NO_START)
             typed = normalized_lines(submitted or "", MISSING)
             return EditLines(address, typed, normalized_lines(started, MISSING), value)
-        node = schema_node(store, uid, path)
-        mine = (schema_parse(node, widget.parse) if node is not None else widget.parse)(submitted, server_value)
+        read = schema_parse(node, widget.parse, required=required) if node is not None else widget.parse
+        mine = read(submitted, server_value)
     except ValueRefused as refused:
         raise _value_refused(refused) from None
     except SchemaRefused as refused:
@@ -102,7 +107,9 @@ def add_item(store: LiveResourceStore, uid: str, address: Address, form: Mapping
     shown = list_kind(path, [] if items is MISSING else items, keys)
     if shown == "items" and keys is not None:
         try:
-            value: t.Any = new_item(path, items, keys, {key: form.get(f"item.{key}") for key in keys})
+            node = schema_node(store, uid, path)
+            submitted = {key: form.get(f"item.{key}") for key in keys}
+            value: t.Any = new_item(path, items, keys, submitted, node.item() if node is not None else None)
         except ItemRefused as refused:
             raise RequestRefused(RequestProblem.UNREADABLE_ITEM, str(refused)) from None
     elif shown == "rows":

@@ -207,7 +207,7 @@ def test_every_single_value_widget_has_its_parser_entry_and_its_own_template() -
     for kind, widget in WIDGETS.items():
         assert widget.kind == kind and (templates / widget.template).is_file(), kind
     editable = {kind for kind, widget in WIDGETS.items() if widget.parse is not None}
-    assert editable == {"text", "multiline", "number", "boolean", "select", "structured"}
+    assert editable == {"text", "multiline", "number", "boolean", "select", "structured", "yaml"}
 
 
 def test_one_widget_template_is_overridden_alone(
