@@ -36,6 +36,7 @@ from ..store import RecoveryCopy
 from ..store.paths import MISSING, Path, pointer_to_path, text_path
 from .list_query import ListQuery, column_keys
 from .list_view import ListIndex, Row
+from .offer import EVERYTHING, Offer
 from .page import Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, named_recovery_copy, recovery_copy
 from .widgets import EditorView, ObjectState, build_editor
@@ -136,13 +137,15 @@ class RowButton:
     url: str
 
 
-def row_buttons(component: Component) -> tuple[RowButton, ...]:
-    """The row actions of the list ``component``, with their URLs (needs an application context)."""
+def row_buttons(component: Component, offer: Offer = EVERYTHING) -> tuple[RowButton, ...]:
+    """The row actions of the list ``component`` that ``offer`` shows, with their URLs (needs an
+    application context)."""
     spec = component.spec
     assert isinstance(spec, ListSpec)
     return tuple(
         RowButton(action.name, action.label, url_for(action.endpoint, component_id=component.id))
         for action in spec.row_actions
+        if offer.allows(action.verb)
     )
 
 
@@ -214,15 +217,18 @@ def render_list_body(
     cache: FragmentCache,
     page: Page | None = None,
     index: ListIndex | None = None,
+    actions: tuple[RowButton, ...] | None = None,
 ) -> Markup:
     """The page of rows a live list shows (none without a store), each row shared across sessions
-    through ``cache``; ``index``: the rows already read (else they are read from ``store``)."""
+    through ``cache``; ``index``: the rows already read (else they are read from ``store``);
+    ``actions``: the row buttons this person is offered (default: every one)."""
     if index is None:
         index = list_index(component, store, page)
     context = list_context(component, status, index)
-    actions = row_buttons(component)
+    if actions is None:
+        actions = row_buttons(component)
     rows = [render_row(component, row, actions, cache) for row in context["window"].rows]
-    return render_template_fragment("krm/list_body.html", rows=rows, **context)
+    return render_template_fragment("krm/list_body.html", rows=rows, actions=actions, **context)
 
 
 # --------------------------------------------------------------------------------- editors --
@@ -351,6 +357,8 @@ class EditorModel:
     yaml: YamlView | None = None
     removed: RemovedView | None = None
     unrenderable: bool = False
+    offer: Offer = EVERYTHING
+    """The controls the body shows (Add and Remove need ``patch``): per person, never per spec."""
     body_key: t.Hashable | None = None
     """Where its body is kept in the :class:`FragmentCache` (``None``: a session's own, never
     kept): a clean object's content, so every session showing it reads one body."""
@@ -372,14 +380,16 @@ def editor_model(
     patch: Mapping[str, t.Any] | None = None,
     *,
     body_key: t.Hashable | None = None,
+    offer: Offer = EVERYTHING,
 ) -> EditorModel:
-    """The model of ``component``'s body for the object in ``state`` (none: nothing to show)."""
+    """The model of ``component``'s body for the object in ``state`` (none: nothing to show),
+    showing the controls of ``offer``."""
     spec = component.spec
     if state is None:
-        return EditorModel(status)
+        return EditorModel(status, offer=offer)
     view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
     yaml = build_yaml_view(state, patch, spec.fields) if isinstance(spec, EditorSpec) and spec.yaml else None
-    return EditorModel(status, _identity(state.server or state.draft), view, yaml, body_key=body_key)
+    return EditorModel(status, _identity(state.server or state.draft), view, yaml, offer=offer, body_key=body_key)
 
 
 def editor_context(component: Component, model: EditorModel) -> dict[str, t.Any]:
@@ -395,6 +405,7 @@ def editor_context(component: Component, model: EditorModel) -> dict[str, t.Any]
         "removed": model.removed,
         "yaml": model.yaml,
         "unrenderable": model.unrenderable,
+        "offer": model.offer,
     }
 
 
@@ -429,9 +440,11 @@ def model_of_editor(
     page: Page | None = None,
     *,
     edited: EditedObject | None = None,
+    offer: Offer = EVERYTHING,
 ) -> EditorModel:
-    """What ``component`` shows on ``page`` (see :func:`render_editor_body`), as data: for an
-    object this session has not touched, the one model of this delivery every such session shares."""
+    """What ``component`` shows on ``page`` (see :func:`render_editor_body`) with the controls of
+    ``offer``, as data: for an object this session has not touched, the one model of this delivery
+    every session offered the same controls shares."""
     spec = component.spec
     assert isinstance(spec, EditorSpec)
     if edited is None:
@@ -440,31 +453,34 @@ def model_of_editor(
         return EditorModel(status, removed=RemovedView(copy_out(edited.removed), edited.replacement is not None))
     uid = edited.uid
     if store is None or uid is None:
-        return EditorModel(status, body_key=("editor", component.id, status, None))
+        return EditorModel(status, offer=offer, body_key=("editor", component.id, status, None))  # offers nothing
     clean = store.clean(uid)
     schema = id(store.kind_schema(uid))  # stores made while a cluster's schema could not be read render without it
     if clean is not None:  # one model of this delivery for every session that has not touched it
         return clean.derived(
-            ("editor", component.id, status, schema), lambda: _clean_model(component, status, store, uid)
+            ("editor", component.id, status, schema, offer),
+            lambda: _clean_model(component, status, store, uid, offer),
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
-        return _model_of(component, status, state, patch=store.patch(uid))
-    return _model_of(component, status, state, body_key=_body_key(component, status, state))
+        return _model_of(component, status, state, patch=store.patch(uid), offer=offer)
+    return _model_of(component, status, state, body_key=_body_key(component, status, state, offer), offer=offer)
 
 
-def _clean_model(component: Component, status: StreamStatus, store: LiveResourceStore, uid: str) -> EditorModel:
+def _clean_model(
+    component: Component, status: StreamStatus, store: LiveResourceStore, uid: str, offer: Offer
+) -> EditorModel:
     spec = component.spec
     assert isinstance(spec, EditorSpec)
     state = object_state(store, uid, spec)
-    return _model_of(component, status, state, body_key=_body_key(component, status, state))
+    return _model_of(component, status, state, body_key=_body_key(component, status, state, offer), offer=offer)
 
 
-def _body_key(component: Component, status: StreamStatus, state: ObjectState) -> t.Hashable:
-    """Where the body of a clean object is kept: by content (and the schema its widgets follow), so
-    sessions of different truths share it."""
+def _body_key(component: Component, status: StreamStatus, state: ObjectState, offer: Offer) -> t.Hashable:
+    """Where the body of a clean object is kept: by content (and the schema its widgets follow, and
+    the controls it offers), so sessions of different truths share it."""
     content = content_digest([state.server, sorted(state.redacted.items())])
-    return ("editor", component.id, status, content, id(state.schema))
+    return ("editor", component.id, status, content, id(state.schema), offer)
 
 
 def render_editor_body(

@@ -100,6 +100,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ui.cells",
             "ui.list_query",
             "ui.list_view",
+            "ui.offer",
             "ui.page",
             "ui.recovery",
             "ui.render",
