@@ -228,7 +228,7 @@ def _refuse_duplicate_keys(node: MappingNode) -> None:
         first = seen.setdefault((key_node.tag, key_node.value), mark)
         if first is not mark:
             raise YamlRefused(
-                f"The key {key_node.value[:80]!r} is written twice in this mapping (first on line {first.line + 1})",
+                f"The key {key_node.value[:80]!r} is written twice in this mapping, first on line {first.line + 1}",
                 mark.line + 1,
                 mark.column + 1,
             )
