@@ -54,17 +54,25 @@ def schema_node(store: LiveResourceStore, uid: str, path: Path) -> SchemaView | 
     return as_view(schema).at(path) if schema is not None else None
 
 
+def editable_path(store: LiveResourceStore, uid: str, address: Address) -> Path:
+    """Where ``address`` is in the draft of ``uid``, refused as read-only before anything is read
+    from the request: a value the person may not write (a Secret's, a withheld one) is never
+    checked against its schema, so the answer does not depend on what was sent."""
+    if not store.covers(address):
+        raise RequestRefused(ProblemKind.READ_ONLY)
+    path = store.resolve(uid, address)
+    if store.is_read_only(uid, path):
+        raise RequestRefused(ProblemKind.READ_ONLY)
+    return path
+
+
 def set_field(
     store: LiveResourceStore, uid: str, address: Address, submitted: str | None, started: str | None
 ) -> Operation:
     """The operation that gives the field at ``address`` the ``submitted`` text, typed over
     ``started`` (``None``: the page did not say, as for a checkbox), read as the field's schema
     types it (:func:`~flask_krm.ui.schema_fields.schema_parse`)."""
-    if not store.covers(address):
-        raise RequestRefused(ProblemKind.READ_ONLY)
-    path = store.resolve(uid, address)
-    if store.is_read_only(uid, path):  # a withheld value has no widget to read one with
-        raise RequestRefused(ProblemKind.READ_ONLY)
+    path = editable_path(store, uid, address)
     server_value = get_at(store.server(uid), path)
     draft_value = get_at(store.draft(uid), path)
     node = schema_node(store, uid, path)
@@ -99,9 +107,7 @@ def set_field(
 def add_item(store: LiveResourceStore, uid: str, address: Address, form: Mapping[str, str]) -> Operation:
     """The operation that appends a new item to the list at ``address``: a keyed list's from its
     key fields (``item.<key>``), a row from ``value``."""
-    if not store.covers(address):
-        raise RequestRefused(ProblemKind.READ_ONLY)
-    path = store.resolve(uid, address)
+    path = editable_path(store, uid, address)
     items = get_at(store.draft(uid), path)
     keys = store.list_keys(uid, path)
     shown = list_kind(path, [] if items is MISSING else items, keys)

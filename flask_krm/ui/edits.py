@@ -52,7 +52,7 @@ from ..store.operations import (
 from ..store.paths import get_at
 from ..store.problems import EditRefused, Problem, ProblemKind, problem_of
 from .binding import Binding, Refusal, bind
-from .edit_forms import RequestRefused, add_item, move_item, remove_item, schema_node, set_field
+from .edit_forms import RequestRefused, add_item, editable_path, move_item, remove_item, schema_node, set_field
 from .list_widgets import key_inputs
 from .page import Component, EditorSpec, is_component_id
 from .problems import RequestProblem, say
@@ -182,7 +182,7 @@ def read_edit(op: str, path: Address) -> Build:
 
 def _schema_value(store: LiveResourceStore, uid: str, address: Address, value: str) -> t.Any:
     """A new key's ``value`` as the schema of its place types it (text when it says nothing)."""
-    node = schema_node(store, uid, store.resolve(uid, address))
+    node = schema_node(store, uid, editable_path(store, uid, address))
     if node is None or not value:
         return value
     try:
