@@ -13,8 +13,7 @@ import time
 import typing as t
 from collections.abc import Callable
 
-import gevent
-from gevent.pool import Group
+from .concurrency import Greenlet, Group, sleep
 
 __all__ = ["TICK", "LoopTicker"]
 
@@ -35,7 +34,7 @@ class LoopTicker:
         """How much later than asked it last woke, in seconds."""
         self.on_tick: list[Callable[[float], None]] = []
         """Called with the lag after each tick, on the ticker's greenlet (must not block)."""
-        self._greenlet: gevent.Greenlet | None = None
+        self._greenlet: Greenlet | None = None
 
     def start(self, group: Group) -> None:
         """Start ticking in ``group`` unless it already ticks in this process (after a fork it does not)."""
@@ -64,7 +63,7 @@ class LoopTicker:
     def _run(self) -> None:
         while True:
             due = self._clock() + self.tick
-            gevent.sleep(self.tick)
+            sleep(self.tick)
             now = self._clock()
             self.lag = max(0.0, now - due)
             self.last_tick = now

@@ -131,7 +131,7 @@ class KrmStream:
         if metrics is not None:
             from .metrics import MeteredBackend
 
-            backend = MeteredBackend(backend, metrics)
+            backend = MeteredBackend.around(backend, metrics)
         runtime = KrmRuntime(
             weakref.ref(app),
             self,

@@ -24,9 +24,9 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
-import gevent
 from flask import Flask, Response, request
 
+from .concurrency import joinall, spawn
 from .runtime import KrmRuntime, runtime
 
 __all__ = ["Check", "liveness", "metrics", "readiness", "register"]
@@ -102,8 +102,8 @@ def _dependency_checks(krm: KrmRuntime) -> list[Check]:
     :data:`DEPENDENCY_TIMEOUT` seconds. Reported, never counted."""
     asks: list[tuple[str, t.Callable[[], str]]] = [("drafts", krm.ping_drafts)]
     asks.extend((f"target:{name}", _discovery(krm, name)) for name in sorted(krm.targets))
-    jobs = [(name, gevent.spawn(ask)) for name, ask in asks]
-    gevent.joinall([job for _, job in jobs], timeout=DEPENDENCY_TIMEOUT + 0.5)
+    jobs = [(name, spawn(ask)) for name, ask in asks]
+    joinall([job for _, job in jobs], timeout=DEPENDENCY_TIMEOUT + 0.5)
     checks = []
     for name, job in jobs:
         if not job.ready():

@@ -20,7 +20,7 @@ import gc
 import os
 import time
 import typing as t
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -32,7 +32,7 @@ from prometheus_client import (
     multiprocess,
 )
 
-from .drafts.backend import BackendUnavailable, DraftBackend, Message, Record, Versioned
+from .drafts.backend import BackendUnavailable, DraftBackend, Message
 from .scope import Scope
 
 if t.TYPE_CHECKING:
@@ -265,82 +265,56 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
+TIMED_OPERATIONS: t.Final = {
+    "read": "read",
+    "read_versioned": "read",
+    "swap": "swap",
+    "write": "write",
+    "touch": "touch",
+    "drop": "drop",
+    "lock": "lock",
+    "unlock": "unlock",
+    "publish": "publish",
+    "ping": "ping",
+}
+"""The draft backend's calls that are timed, by method, with the operation label they count under."""
+
+
 class MeteredBackend:
     """A :class:`~flask_krm.drafts.backend.DraftBackend` whose calls are timed and their failures
-    counted (``krm_draft_backend_seconds``, ``krm_draft_backend_errors_total``)."""
+    counted (``krm_draft_backend_seconds``, ``krm_draft_backend_errors_total``).
+
+    Every member of the wrapped backend is forwarded as it is; the methods named in
+    :data:`TIMED_OPERATIONS` are timed, and a failure to subscribe to :meth:`messages` is counted.
+    """
 
     def __init__(self, backend: DraftBackend, metrics: Metrics) -> None:
         self.backend = backend
-        self.outlives_process = backend.outlives_process
         self._metrics = metrics
 
-    def _timed(self, operation: str, call: t.Callable[[], t.Any]) -> t.Any:
-        started = time.perf_counter()
-        failed = False
-        try:
-            return call()
-        except BackendUnavailable:
-            failed = True
-            raise
-        finally:
-            self._metrics.backend_call(operation, time.perf_counter() - started, failed=failed)
+    @classmethod
+    def around(cls, backend: DraftBackend, metrics: Metrics) -> DraftBackend:
+        """``backend`` metered: a :class:`MeteredBackend` has every member of the backend it wraps."""
+        return t.cast(DraftBackend, cls(backend, metrics))
 
-    def read(
-        self, session_id: str, fields: Collection[str] | None = None, *, lifetime: float | None = None
-    ) -> dict[str, Record]:
-        return t.cast(
-            "dict[str, Record]", self._timed("read", lambda: self.backend.read(session_id, fields, lifetime=lifetime))
-        )
+    def __getattr__(self, name: str) -> t.Any:
+        found = getattr(self.backend, name)
+        operation = TIMED_OPERATIONS.get(name)
+        if operation is None:
+            return found
 
-    def read_versioned(self, session_id: str, prefix: str, *, lifetime: float | None = None) -> dict[str, Versioned]:
-        return t.cast(
-            "dict[str, Versioned]",
-            self._timed("read", lambda: self.backend.read_versioned(session_id, prefix, lifetime=lifetime)),
-        )
+        def timed(*args: t.Any, **kwargs: t.Any) -> t.Any:
+            started = time.perf_counter()
+            failed = False
+            try:
+                return found(*args, **kwargs)
+            except BackendUnavailable:
+                failed = True
+                raise
+            finally:
+                self._metrics.backend_call(operation, time.perf_counter() - started, failed=failed)
 
-    def swap(
-        self,
-        session_id: str,
-        records: Mapping[str, Record | None],
-        expect: Mapping[str, int],
-        lifetime: float,
-        *,
-        message: Message | None = None,
-    ) -> dict[str, int] | None:
-        return t.cast(
-            "dict[str, int] | None",
-            self._timed("swap", lambda: self.backend.swap(session_id, records, expect, lifetime, message=message)),
-        )
-
-    def write(
-        self,
-        session_id: str,
-        records: Mapping[str, Record | None],
-        lifetime: float,
-        *,
-        fence: tuple[str, int] | None = None,
-        message: Message | None = None,
-    ) -> bool:
-        return bool(
-            self._timed(
-                "write", lambda: self.backend.write(session_id, records, lifetime, fence=fence, message=message)
-            )
-        )
-
-    def touch(self, session_id: str, lifetime: float) -> None:
-        self._timed("touch", lambda: self.backend.touch(session_id, lifetime))
-
-    def drop(self, session_id: str) -> None:
-        self._timed("drop", lambda: self.backend.drop(session_id))
-
-    def lock(self, session_id: str, name: str, ttl: float) -> int | None:
-        return t.cast("int | None", self._timed("lock", lambda: self.backend.lock(session_id, name, ttl)))
-
-    def unlock(self, session_id: str, name: str, token: int) -> None:
-        self._timed("unlock", lambda: self.backend.unlock(session_id, name, token))
-
-    def publish(self, message: Message) -> None:
-        self._timed("publish", lambda: self.backend.publish(message))
+        return timed
 
     def messages(self) -> Iterator[Message]:
         try:
@@ -348,9 +322,3 @@ class MeteredBackend:
         except BackendUnavailable:
             self._metrics.backend_call("subscribe", 0.0, failed=True)
             raise
-
-    def close(self) -> None:
-        self.backend.close()
-
-    def ping(self) -> str:
-        return t.cast(str, self._timed("ping", self.backend.ping))

@@ -38,6 +38,7 @@ import types
 import typing as t
 from collections.abc import Iterator
 
+from .concurrency import wait_writable
 from .upstream.collector import PROCESS_POLICY
 
 __all__ = ["drive"]
@@ -113,11 +114,9 @@ def send(fd: int, parts: tuple[bytes, ...], timeout: float | None = None) -> int
         sent = 0
     if sent == size:
         return size
-    from gevent.socket import wait_write
-
     view = memoryview(b"".join(parts))[sent:]
     while view:
-        wait_write(fd, timeout)
+        wait_writable(fd, timeout)
         try:
             view = view[os.write(fd, view) :]
         except BlockingIOError:

@@ -17,12 +17,11 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-import gevent
 from flask import Flask, request
-from gevent.pool import Group
 
 from . import config, csrf, sessions, signals
 from .access import Decision, decide
+from .concurrency import Group, sleep
 from .errors import ScopeInvalid, Unauthenticated
 from .event_loop import LoopTicker
 from .hooks import Hooks, HooksOwner, OpsSource, Verb
@@ -92,6 +91,9 @@ class KrmRuntime:
     """Rendered fragments shared across sessions."""
     feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = field(default_factory=weakref.WeakKeyDictionary)
     """The feed keeping each session store current."""
+    session_feeds: weakref.WeakSet[Feed] = field(default_factory=weakref.WeakSet)
+    """Every session feed that may still run: one whose store went (its session ended, or the store
+    was evicted) is no longer in :attr:`feeds` but runs until its holds expire; shutdown closes it."""
     truths: weakref.WeakValueDictionary[tuple[t.Any, ...], ServerTruth] = field(
         default_factory=weakref.WeakValueDictionary
     )
@@ -183,7 +185,7 @@ class KrmRuntime:
         sync = self.drafts.sync
         if self.shut_down or (self.listener is not None and not self.listener.dead):
             return
-        self.listener = self.group.spawn(sync.run, gevent.sleep)
+        self.listener = self.group.spawn(sync.run, sleep)
 
     def csrf_token(self) -> str:
         """The current session's CSRF token, for the signed-in principal (also the
@@ -386,6 +388,7 @@ class KrmRuntime:
             source = self.truth_feeds.get(store.truth)
             feed = Feed(store, opener, self.group, linger=float(self.setting("WATCH_LINGER")), source=source)
             self.feeds[store] = feed
+            self.session_feeds.add(feed)
         return feed
 
     # -- shutdown ----------------------------------------------------------------------------
@@ -441,7 +444,7 @@ class KrmRuntime:
             timeout = self.setting("SHUTDOWN_TIMEOUT")
         for stream in list(self.streams):
             stream.end_for_shutdown()
-        for feed in [*self.feeds.values(), *self.truth_feeds.values()]:
+        for feed in [*self.session_feeds, *self.truth_feeds.values()]:
             feed.close()
         if self.listener is not None:
             self.listener.kill(block=False)  # waits for messages until killed: nothing to finish

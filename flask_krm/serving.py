@@ -91,19 +91,19 @@ def post_worker_init(worker: t.Any) -> None:
     stop_worker = signal.getsignal(signal.SIGTERM)
 
     def on_sigterm(signum: int, frame: t.Any) -> None:
-        import gevent
+        from .concurrency import spawn
 
         krm.begin_drain()  # at once: the next probe already fails
-        gevent.spawn(_stop_worker, krm, stop_worker, signum, frame)
+        spawn(_stop_worker, krm, stop_worker, signum, frame)
 
     signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _stop_worker(krm: KrmRuntime, stop_worker: t.Any, signum: int, frame: t.Any) -> None:
-    import gevent
+    from .concurrency import spawn_later
 
     delay = float(krm.setting("DRAIN_DELAY"))
-    stopping = gevent.spawn_later(delay, _call, stop_worker, signum, frame)
+    stopping = spawn_later(delay, _call, stop_worker, signum, frame)
     try:
         krm.shutdown()
     finally:

@@ -32,7 +32,7 @@ from typing import Any
 
 from flask import Response, current_app
 
-from . import config
+from . import concurrency, config
 from .pywsgi_driver import drive
 
 if t.TYPE_CHECKING:
@@ -40,7 +40,6 @@ if t.TYPE_CHECKING:
 
 __all__ = ["SSEResponse", "client_socket_fd", "sse_response"]
 
-_READ = 1  # the event loop's read event
 _PEEK = _socket.MSG_PEEK | _socket.MSG_DONTWAIT
 
 
@@ -153,23 +152,19 @@ class _ClientWatch:
 
     __slots__ = ("_fd", "_watcher", "_on_closed")
 
-    def __init__(self, fd: int, watcher: Any, on_closed: Callable[[], None]) -> None:
+    def __init__(self, fd: int, watcher: concurrency.IoWatcher, on_closed: Callable[[], None]) -> None:
         self._fd = fd
-        self._watcher = watcher
+        self._watcher: concurrency.IoWatcher | None = watcher
         self._on_closed = on_closed
 
     @classmethod
     def start(cls, environ: Mapping[str, Any], on_closed: Callable[[], None]) -> _ClientWatch | None:
-        import gevent.monkey
-
-        if not gevent.monkey.is_module_patched("socket"):
+        if not concurrency.patched():
             return None
         fd = client_socket_fd(environ)
         if fd is None:
             return None
-        import gevent
-
-        watcher = gevent.get_hub().loop.io(fd, _READ)
+        watcher = concurrency.current_loop().io(fd, concurrency.READ)
         watch = cls(fd, watcher, on_closed)
         watcher.start(watch._readable)
         return watch
@@ -194,6 +189,4 @@ class _ClientWatch:
             probe.detach()
         self.stop()
         if closed:
-            import gevent
-
-            gevent.spawn(self._on_closed)
+            concurrency.spawn(self._on_closed)

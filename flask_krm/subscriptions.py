@@ -12,10 +12,7 @@ import logging
 import typing as t
 from collections.abc import Callable, Iterable, Iterator
 
-import gevent
-import gevent.queue
-from gevent.pool import Group
-
+from .concurrency import Empty, Greenlet, Group, Queue, getcurrent
 from .events import Event, StreamError
 from .ops import Failure, SourceOp
 from .sse import HEARTBEAT, FrameSequencer, released
@@ -100,11 +97,13 @@ class PluggedSubscription:
         self.engine = engine
         self.principal = principal
         self._heartbeat = heartbeat
-        self._queue: gevent.queue.Queue[list[Event] | _Last] = gevent.queue.Queue(maxsize=queue_depth)
+        self._queue: Queue[list[Event] | _Last] = Queue(maxsize=queue_depth)
         self._ended = False
+        self._last_queued = False
+        """The final batch is in the queue: nothing may replace it (its terminal error included)."""
         self._closed = False
         self._untrack = track(self)
-        self._pump: gevent.Greenlet = group.spawn(self._run, source)
+        self._pump: Greenlet = group.spawn(self._run, source)
 
     def __iter__(self) -> Iterator[bytes]:
         sequencer = FrameSequencer()
@@ -143,30 +142,31 @@ class PluggedSubscription:
             return None
         try:
             item = self._queue.get(timeout=timeout)
-        except gevent.queue.Empty:
+        except Empty:
             return []
         if isinstance(item, _Last):
             self._ended = True
             return item.events or self.take(timeout)
-        return t.cast("list[Event]", item)
+        return item
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         self._untrack()
-        if self._pump is not gevent.getcurrent():
+        if self._pump is not getcurrent():
             self._pump.kill(block=True)
 
     def end_for_shutdown(self) -> None:
-        """End with a terminal error as the next event; what was queued is dropped."""
-        if self._closed or self._ended:
+        """End with a terminal error as the next event; what was queued is dropped. Nothing when
+        the final batch is already queued (it keeps its own terminal error, if it has one)."""
+        if self._closed or self._last_queued:
             return
         self._pump.kill(block=True)
         self._end_with([SHUTDOWN_ERROR] if not self.engine.closed else [])
 
     def end(self, failure: Failure) -> None:
-        if self._closed or self._ended:
+        if self._closed or self._last_queued:
             return
         self._pump.kill(block=False)
         self._end_with(self.engine.feed(failure) if not self.engine.closed else [])
@@ -175,6 +175,7 @@ class PluggedSubscription:
         while not self._queue.empty():
             self._queue.get_nowait()
         self._queue.put_nowait(_Last(events))
+        self._last_queued = True
 
     def _run(self, source: OpsSource) -> None:
         engine = self.engine
@@ -185,13 +186,16 @@ class PluggedSubscription:
                 events = engine.feed(op)
                 if engine.closed:
                     self._queue.put(_Last(events))
+                    self._last_queued = True
                     return
                 if events:
                     self._queue.put(events)
             self._queue.put(_Last([]))
+            self._last_queued = True
         except Exception:
             logger.exception("a plugged stream source failed; its stream ends")
             self._queue.put(_Last(engine.feed(SOURCE_FAILED)))
+            self._last_queued = True
         finally:
             close = getattr(ops, "close", None)
             if callable(close):

@@ -13,6 +13,7 @@ written twice in one mapping, an integer of more digits than the number field ta
 column), several documents, a root that is not a mapping, keys that are not strings and values JSON
 cannot hold (``.inf``, ``!!binary``...). The bounds hold while the text is composed, node by node
 (an alias counts as everything it stands for), so nothing past them is ever built.
+:func:`load_yaml_value` loads one value of any type the same way (a form field edited as YAML).
 
 Rendering (:func:`dump_yaml`) keeps key order and block style, writes multi-line strings as
 literal blocks, and quotes every string that any YAML reader (1.1 or 1.2) could take for another
@@ -227,7 +228,7 @@ def _refuse_duplicate_keys(node: MappingNode) -> None:
         first = seen.setdefault((key_node.tag, key_node.value), mark)
         if first is not mark:
             raise YamlRefused(
-                f"The key {key_node.value[:80]!r} is written twice in this mapping (first on line {first.line + 1})",
+                f"The key {key_node.value[:80]!r} is written twice in this mapping, first on line {first.line + 1}",
                 mark.line + 1,
                 mark.column + 1,
             )
@@ -307,6 +308,25 @@ def load_yaml(text: str, *, pause: Callable[[], None] | None = None) -> LoadedYa
 
     ``pause()`` is called every :data:`PAUSE_EVERY` values composed (a server lets other requests
     run there)."""
+    root, value = _load_node(text, pause, "The YAML is empty: it must hold the object, a mapping of its fields")
+    if not isinstance(value, dict):
+        mark = root.start_mark
+        raise YamlRefused("The YAML must be a mapping of the object's fields", mark.line + 1, mark.column + 1)
+    lines: dict[Path, int] = {}
+    _check_node(root, value, (), lines)
+    return LoadedYaml(json_copy(value), lines)
+
+
+def load_yaml_value(text: str) -> Any:
+    """Load one value of any type (a field's, edited as YAML) from ``text``, bounded and refused as
+    :func:`load_yaml` is; the ``!withheld`` placeholder is not a value here."""
+    root, value = _load_node(text, None, "The YAML is empty: enter a value ({} for an empty object)")
+    _check_node(root, value, (), {}, placeholders=False)
+    return json_copy(value)
+
+
+def _load_node(text: str, pause: Callable[[], None] | None, empty: str) -> tuple[Node, Any]:
+    """The root node of ``text`` and the value it makes (``empty``: the refusal of a text holding none)."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_YAML_BYTES:
         raise YamlRefused(f"The YAML is {size} bytes; at most {MAX_YAML_BYTES} bytes can be edited")
@@ -315,7 +335,7 @@ def load_yaml(text: str, *, pause: Callable[[], None] | None = None) -> LoadedYa
     try:
         root = loader.get_single_node()
         if root is None:
-            raise YamlRefused("The YAML is empty: it must hold the object, a mapping of its fields")
+            raise YamlRefused(empty)
         value = loader.construct_document(root)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -328,17 +348,17 @@ def load_yaml(text: str, *, pause: Callable[[], None] | None = None) -> LoadedYa
         raise YamlRefused(f"The YAML nests deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
-    if not isinstance(value, dict):
-        mark = root.start_mark
-        raise YamlRefused("The YAML must be a mapping of the object's fields", mark.line + 1, mark.column + 1)
-    lines: dict[Path, int] = {}
-    _check_node(root, value, (), lines)
-    return LoadedYaml(json_copy(value), lines)
+    return root, value
 
 
-def _check_node(node: Node, value: Any, path: Path, lines: dict[Path, int]) -> None:
-    """Record each path's line and refuse what JSON cannot hold, at its line."""
+def _check_node(node: Node, value: Any, path: Path, lines: dict[Path, int], *, placeholders: bool = True) -> None:
+    """Record each path's line and refuse what JSON cannot hold, at its line (and the withheld
+    placeholder, unless ``placeholders``)."""
     mark = node.start_mark
+    if value is WITHHELD and not placeholders:
+        raise YamlRefused(
+            f"{WITHHELD_TAG} stands for a value not shown; it is not a value", mark.line + 1, mark.column + 1
+        )
     if isinstance(node, MappingNode) and isinstance(value, dict):
         for key_node, value_node in node.value:
             key = _key_of(key_node)
@@ -346,14 +366,14 @@ def _check_node(node: Node, value: Any, path: Path, lines: dict[Path, int]) -> N
                 continue
             if path + (key,) not in lines:
                 lines[path + (key,)] = key_node.start_mark.line + 1
-                _check_node(value_node, value[key], path + (key,), lines)
+                _check_node(value_node, value[key], path + (key,), lines, placeholders=placeholders)
         for key in value:
             if not isinstance(key, str):
                 raise YamlRefused(f"The key {key!r} is not a string; quote it", mark.line + 1, mark.column + 1)
     elif isinstance(node, SequenceNode) and isinstance(value, list):
         for index, (item_node, item) in enumerate(zip(node.value, value)):
             lines[path + (index,)] = item_node.start_mark.line + 1
-            _check_node(item_node, item, path + (index,), lines)
+            _check_node(item_node, item, path + (index,), lines, placeholders=placeholders)
     elif isinstance(value, float) and not math.isfinite(value):
         raise YamlRefused(f"{node.value!r} is not a number JSON can hold", mark.line + 1, mark.column + 1)
     elif not (value is None or value is WITHHELD or type(value) in (str, int, float, bool)):

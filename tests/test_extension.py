@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from flask_krm import KrmStream, Scope, ScopeInvalid
+from flask_krm import KrmStream
 from flask_krm.runtime import KrmRuntime
 from tests.apps import allow, make_app
 
@@ -79,32 +79,6 @@ def test_shutdown_is_idempotent_and_refuses_later_streams(app: Flask, krm: KrmSt
     assert response.data == (
         b'data: {"seq":1,"type":"error","code":"INTERNAL","message":"the server is shutting down","terminal":true}\n\n'
     )
-
-
-@pytest.mark.parametrize(
-    ("query", "message"),
-    [
-        ("target=demo&version=v1&resource=ConfigMap&namespace=app", "looks like a Kind"),
-        ("target=demo&version=v1&resource=configmaps", "a namespace is required"),
-        ("target=demo&version=v1&resource=configmaps&namespace=app&token=abc", "'token' parameter is refused"),
-    ],
-)
-def test_scope_from_refuses_with_a_400(app: Flask, krm: KrmStream, query: str, message: str) -> None:
-    with app.app_context(), pytest.raises(ScopeInvalid, match=message) as caught:
-        krm.runtime().scope_from(query)
-    assert caught.value.code == 400
-
-
-def test_scope_from_refuses_a_target_that_is_not_configured(tmp_path: Path) -> None:
-    app = make_app(tmp_path, KRM_TARGETS={})
-    krm = KrmStream(app, authorizer=allow)
-    with app.app_context(), pytest.raises(ScopeInvalid, match="target 'demo' is not served here"):
-        krm.runtime().scope_from("target=demo&version=v1&resource=configmaps&namespace=app")
-    krm.plug_source("demo", lambda scope, projection, principal: [], app)
-    with app.app_context():
-        assert krm.runtime().scope_from(
-            {"target": "demo", "version": "v1", "resource": "configmaps", "namespace": "app"}
-        ) == Scope(target="demo", version="v1", resource="configmaps", namespace="app")
 
 
 def test_init_app_adds_the_krm_command_group(tmp_path: Path) -> None:

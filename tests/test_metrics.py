@@ -9,9 +9,13 @@ import time
 import typing as t
 
 import gevent
+import pytest
 from flask import Flask
 
 from flask_krm import KrmStream, Principal, Scope
+from flask_krm.drafts.backend import BackendUnavailable
+from flask_krm.drafts.memory_backend import MemoryBackend
+from flask_krm.metrics import MeteredBackend, Metrics
 from flask_krm.save.audit import ObjectIdentity, WriteCall
 from flask_krm.save.publish import publish, record_for
 from tests.test_stream_view import QUERY, URL, Held, read_body
@@ -90,3 +94,31 @@ def test_a_stream_body_read_to_its_end_still_counts(served: tuple[Flask, KrmStre
     read_body(response)
     response.close()
     assert metric(client.get("/metrics").text, "krm_streams_open", kind="json") == 0
+
+
+class Unreachable(MemoryBackend):
+    """A memory backend whose ``touch`` fails as an unreachable server does."""
+
+    def touch(self, session_id: str, lifetime: float) -> None:
+        raise BackendUnavailable("down")
+
+
+def test_a_metered_backend_forwards_every_member_and_times_the_protocols_calls() -> None:
+    metrics = Metrics()
+    inner = Unreachable()
+    backend = MeteredBackend.around(inner, metrics)
+    assert backend.outlives_process is False
+    assert backend.write("s1", {"draft": {"a": "one"}}, 60.0) is True
+    assert backend.read("s1") == inner.read("s1") and backend.read("s1")
+    token = backend.lock("s1", "save", 5.0)
+    assert token is not None and backend.lock("s1", "save", 5.0) is None
+    backend.unlock("s1", "save", token)
+    with pytest.raises(BackendUnavailable):
+        backend.touch("s1", 60.0)
+    text = metrics.exposition()[0].decode()
+    assert metric(text, "krm_draft_backend_seconds_count", operation="write") == 1
+    assert metric(text, "krm_draft_backend_seconds_count", operation="read") == 2
+    assert metric(text, "krm_draft_backend_seconds_count", operation="lock") == 2
+    assert metric(text, "krm_draft_backend_seconds_count", operation="unlock") == 1
+    assert metric(text, "krm_draft_backend_errors_total", operation="touch") == 1
+    assert 'operation="write"' not in text.split("krm_draft_backend_errors_total")[-1]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 import typing as t
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import gevent
 import gevent.queue
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 from flask_login import login_user
 
 from flask_krm import AllowedResource, KrmStream, Principal, Scope, ScopePolicy, signals
@@ -38,6 +40,23 @@ CORPUS_POLICY = ScopePolicy(
     ),
     namespaces=frozenset({"app"}),
 )
+
+
+def editor_client(app: Flask, krm: KrmStream) -> tuple[Held, FlaskClient]:
+    """A :class:`Held` source plugged in as ``demo``, and a client signed in as the editor."""
+    held = Held()
+    krm.plug_source("demo", held, app)
+    client = app.test_client()
+    client.get("/login/editor")
+    return held, client
+
+
+@contextmanager
+def closing_reasons(app: Flask) -> Iterator[list[str]]:
+    """The reasons of the streams that close meanwhile, in order (``signals.stream_closed``)."""
+    reasons: list[str] = []
+    with signals.stream_closed.connected_to(lambda sender, **kw: reasons.append(kw["reason"]), app):
+        yield reasons
 
 
 def read_body(response: t.Any) -> bytes:
@@ -133,10 +152,7 @@ def test_stream_headers_and_signals(app: Flask, krm: KrmStream) -> None:
 
 def test_idle_stream_sends_heartbeats(app: Flask, krm: KrmStream) -> None:
     app.config["KRM_HEARTBEAT_INTERVAL"] = 0.01
-    held = Held()
-    krm.plug_source("demo", held, app)
-    client = app.test_client()
-    client.get("/login/editor")
+    held, client = editor_client(app, krm)
     response = client.get(f"{URL}?{QUERY}")
     chunks = response.iter_encoded()
     with gevent.Timeout(5):
@@ -147,12 +163,8 @@ def test_idle_stream_sends_heartbeats(app: Flask, krm: KrmStream) -> None:
 
 
 def test_client_disconnect_closes_the_subscription(app: Flask, krm: KrmStream) -> None:
-    held = Held()
-    krm.plug_source("demo", held, app)
-    client = app.test_client()
-    client.get("/login/editor")
-    reasons: list[str] = []
-    with signals.stream_closed.connected_to(lambda sender, **kw: reasons.append(kw["reason"]), app):
+    held, client = editor_client(app, krm)
+    with closing_reasons(app) as reasons:
         response = client.get(f"{URL}?{QUERY}")
         with gevent.Timeout(5):
             next(response.iter_encoded())
@@ -169,11 +181,8 @@ def test_client_disconnect_closes_the_subscription(app: Flask, krm: KrmStream) -
 def test_a_host_response_class_keeps_the_streams_own_body(app: Flask, krm: KrmStream, host_class: bool) -> None:
     if host_class:
         app.response_class = type("HostResponse", (Flask.response_class,), {})
-    krm.plug_source("demo", Held(), app)
-    client = app.test_client()
-    client.get("/login/editor")
-    reasons: list[str] = []
-    with signals.stream_closed.connected_to(lambda sender, **kw: reasons.append(kw["reason"]), app):
+    client = editor_client(app, krm)[1]
+    with closing_reasons(app) as reasons:
         with app.test_request_context():
             login_user(User("editor"))
             made = stream_response(QUERY, None)
@@ -189,12 +198,8 @@ def test_a_host_response_class_keeps_the_streams_own_body(app: Flask, krm: KrmSt
 
 
 def test_a_response_closed_before_iteration_still_unsubscribes(app: Flask, krm: KrmStream) -> None:
-    held = Held()
-    krm.plug_source("demo", held, app)
-    client = app.test_client()
-    client.get("/login/editor")
-    reasons: list[str] = []
-    with signals.stream_closed.connected_to(lambda sender, **kw: reasons.append(kw["reason"]), app):
+    held, client = editor_client(app, krm)
+    with closing_reasons(app) as reasons:
         client.get(f"{URL}?{QUERY}").close()
         gevent.sleep(0)
     assert reasons == ["client-closed"]
@@ -203,12 +208,8 @@ def test_a_response_closed_before_iteration_still_unsubscribes(app: Flask, krm: 
 
 
 def test_shutdown_ends_open_streams_with_a_terminal_event(app: Flask, krm: KrmStream) -> None:
-    held = Held()
-    krm.plug_source("demo", held, app)
-    client = app.test_client()
-    client.get("/login/editor")
-    reasons: list[str] = []
-    with signals.stream_closed.connected_to(lambda sender, **kw: reasons.append(kw["reason"]), app):
+    held, client = editor_client(app, krm)
+    with closing_reasons(app) as reasons:
         response = client.get(f"{URL}?{QUERY}")
         chunks = response.iter_encoded()
         with gevent.Timeout(5):

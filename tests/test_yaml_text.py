@@ -21,6 +21,7 @@ from flask_krm.yaml_text import (
     dump_yaml,
     dump_yaml_lines,
     load_yaml,
+    load_yaml_value,
     with_placeholders,
 )
 
@@ -324,3 +325,15 @@ def test_an_object_differing_in_one_value_writes_only_that_entry_again() -> None
     finally:
         yaml_text.dump_yaml = original  # type: ignore[assignment]
     assert written == [{"key-7": "changed"}]
+
+
+def test_a_fields_value_of_any_type_is_loaded_as_an_object_is() -> None:
+    assert load_yaml_value("a: [1, two]") == {"a": [1, "two"]}
+    assert load_yaml_value("- on\n- '0755'") == [True, "0755"] and load_yaml_value("12") == 12
+    with pytest.raises(YamlRefused, match="written twice") as refused:
+        load_yaml_value("a: 1\nb:\n  c: 1\n  c: 2\n")
+    assert refused.value.line == 4
+    with pytest.raises(YamlRefused, match="not a value"):
+        load_yaml_value("- !withheld 'not shown'")
+    with pytest.raises(YamlRefused, match="empty"):
+        load_yaml_value("# nothing")

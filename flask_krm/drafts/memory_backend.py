@@ -6,8 +6,8 @@ versions, page records apart and capped, expiry with the session lifetime, locks
 tokens, and messages delivered to every subscription of the process. What is written here ends
 with the process (:attr:`MemoryBackend.outlives_process` is false), and it is never unreachable.
 
-Messages wait in a :class:`gevent.queue.Queue` per subscription, so a subscription's greenlet
-waits cooperatively whether or not the process is monkey-patched.
+Messages wait in a gevent queue (:class:`~flask_krm.concurrency.Queue`) per subscription, so a
+subscription's greenlet waits cooperatively whether or not the process is monkey-patched.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import typing as t
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from gevent.queue import Queue
-
+from ..concurrency import Queue
 from .backend import MAX_PAGE_RECORDS, Message, Record, Versioned, dump, is_page_field
 
 SWEEP_EVERY: t.Final = 60.0

@@ -11,7 +11,8 @@ the draft is checked again on the newer version.
 
 A Save first makes sure the draft it is about to send has been checked (:func:`before_save`): it
 uses the check of exactly that draft, or sends one now, and refuses with the cluster's own message
-while the check refuses, without writing anything. A dry run is never retried and never becomes a
+while the check refuses, without writing anything; the refused Save is audited as a save hook's
+refusal is (:func:`~flask_krm.save.perform.audit_unsent_save`). A dry run is never retried and never becomes a
 write; only a check whose person may ``patch`` the object is sent. ``KRM_DRY_RUN = False`` turns
 all of this off.
 """
@@ -35,6 +36,8 @@ from .dry_run import Debouncer, capture_check, send_check
 from .flow import Phase, SaveFlow
 from .fragments import check_fragment
 from .outcomes import Outcome, OutcomeKind, Path
+from .perform import audit_unsent_save
+from .publish import audit_reason
 
 if t.TYPE_CHECKING:
     from ..sessions import SessionDrafts
@@ -44,6 +47,8 @@ if t.TYPE_CHECKING:
 CHECK_STATE: t.Final = "krm.check"
 SHOWN: t.Final = frozenset({CheckVerdict.PASSED, CheckVerdict.REFUSED})
 """Verdicts a page shows; a stale or unchecked draft shows nothing."""
+CHECK_REFUSED_REASON: t.Final = "refused by the cluster's check of the draft (dryRun=All)"
+"""How an audit record names a Save the check refused; Kubernetes' reasons follow it."""
 REFUSED_BEFORE_SAVE: t.Final = "Checked by the cluster before saving: nothing was written. Fix the marked fields first."
 
 
@@ -112,13 +117,23 @@ def _run_check(target: CheckTarget, state: EditorCheck) -> None:
     with target.krm.app.app_context():
         captured = target.capture(uid)
         if captured is None:
-            if state.check.withdraw():
+            # nothing to save any more: the check is withdrawn; a colleague's change in conflict
+            # holds the same draft back, and the causes shown at its fields stay
+            if not _held_by_conflicts(target.store, uid) and state.check.withdraw():
                 state.notify()
             return
         key, intent = captured
         if not target.feed.status.writable or not state.check.due(key, intent.resource_version):
             return
         target.send(state, key, intent)
+
+
+def _held_by_conflicts(store: LiveResourceStore, uid: str) -> bool:
+    """Whether the draft of ``uid`` is unchanged but held back from saving by open conflicts."""
+    try:
+        return bool(store.conflicts(uid))
+    except StoreError:
+        return False
 
 
 def schedule(target: CheckTarget, state: EditorCheck, *, edited: bool = True) -> None:
@@ -139,7 +154,8 @@ def refusal(result: CheckResult) -> Outcome:
 def before_save(ctx: EditorContext, flow: SaveFlow) -> Outcome | None:
     """The refusal a Save answers when the cluster refuses the draft it is about to send, or
     ``None`` (go ahead). Uses the check of exactly this draft, or sends one now; nothing is written
-    either way. A Save that will read rather than write, or is not live, is left to the save flow."""
+    either way, and a refusal is audited. A Save that will read rather than write, or is not live,
+    is left to the save flow."""
     uid = ctx.uid
     if uid is None or not enabled(ctx.krm) or not ctx.live or flow.phase is not Phase.IDLE:
         return None
@@ -152,7 +168,26 @@ def before_save(ctx: EditorContext, flow: SaveFlow) -> Outcome | None:
     result = state.check.applies(key)
     if result is None or state.check.due(key, intent.resource_version):
         result = target.send(state, key, intent)
-    return refusal(result) if result.refused else None
+    if not result.refused:
+        return None
+    refused = refusal(result)
+    audit_unsent_save(
+        ctx.principal,
+        ctx.component.scope,
+        ctx.component.projection,
+        ctx.store,
+        intent,
+        refused,
+        audit_reason_of(result),
+    )
+    return refused
+
+
+def audit_reason_of(result: CheckResult) -> str:
+    """Why the cluster's check refused a Save, value-free, for its audit record: Kubernetes' causes
+    (field and message), else its message."""
+    cluster = Outcome(OutcomeKind.INVALID, causes=result.causes, detail=None if result.causes else result.detail)
+    return f"{CHECK_REFUSED_REASON}: {audit_reason(cluster) or 'refused'}"
 
 
 def field_id_of(

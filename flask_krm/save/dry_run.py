@@ -16,10 +16,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-import gevent
-from gevent.pool import Group
 from kubernetes.client import ApiClient
 
+from ..concurrency import Greenlet, Group, sleep
 from ..logvalues import log_value
 from ..scope import Scope
 from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
@@ -86,7 +85,7 @@ class Debouncer:
         self._delay = delay
         self._action = action
         self._due: float | None = None
-        self._greenlet: gevent.Greenlet[[], None] | None = None
+        self._greenlet: Greenlet | None = None
 
     @property
     def pending(self) -> bool:
@@ -111,7 +110,7 @@ class Debouncer:
             while self._due is not None:
                 wait = self._due - time.monotonic()
                 if wait > 0:
-                    gevent.sleep(wait)
+                    sleep(wait)
                     continue
                 self._due = None
                 try:

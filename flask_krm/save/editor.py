@@ -38,10 +38,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-import gevent.event
 from flask import Response, request, url_for
 from markupsafe import Markup
 
+from ..concurrency import AsyncResult, Timeout
 from ..drafts.sync import field_name
 from ..errors import DraftsUnavailable
 from ..runtime import KrmRuntime
@@ -197,13 +197,13 @@ def _confirmation(ctx: EditorContext, state: EditorSaveState, settings: SaveSett
     flow = state.flow
     if flow.phase is not Phase.CONFIRMING:
         return flow.last or Outcome(OutcomeKind.NOTHING_TO_SAVE)
-    result: gevent.event.AsyncResult[Outcome] = gevent.event.AsyncResult()
+    result: AsyncResult[Outcome] = AsyncResult()
     confirmation = Confirmation(_target(ctx), ctx.store, flow, timeout=settings.confirm_timeout, notify=result.set)
     confirmation.start()
     try:
         outcome: Outcome = result.get(timeout=settings.confirm_timeout + 60.0)
         return outcome
-    except gevent.Timeout:
+    except Timeout:
         return flow.last or Outcome(OutcomeKind.RECOVERING)
     finally:
         confirmation.cancel()

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-import gevent
 from kubernetes.client import ApiClient
 
+from ..concurrency import Greenlet, getcurrent, sleep, spawn_later
 from ..events import Redaction
 from ..logvalues import log_value
 from ..principal import Principal
@@ -59,13 +59,46 @@ class EditorTarget:
 
 
 def _audit_redactions(
-    target: EditorTarget, store: LiveResourceStore, uid: str, before: Mapping[str, Any], patch: Mapping[str, Any]
+    scope: Scope,
+    projection: str | None,
+    store: LiveResourceStore,
+    uid: str,
+    before: Mapping[str, Any],
+    patch: Mapping[str, Any],
 ) -> tuple[str, ...]:
     """Paths whose values an audit withholds: the stream's redactions, or a native Secret's values."""
     held = tuple(r.path for r in store.redactions(uid))
-    if target.projection is None and is_secret(target.scope.group, target.scope.resource):
+    if projection is None and is_secret(scope.group, scope.resource):
         return tuple(dict.fromkeys(held + secret_value_paths(before, patch)))
     return held
+
+
+def audit_unsent_save(
+    principal: Principal,
+    scope: Scope,
+    projection: str | None,
+    store: LiveResourceStore,
+    intent: SaveIntent,
+    outcome: Outcome,
+    reason: str | None,
+) -> None:
+    """Audit a Save of ``intent`` that was refused before anything was sent (the cluster's check of
+    the draft refused it), as a save hook's refusal is audited: the diff it would have written, the
+    outcome, ``reason``, and no call."""
+    before = store.server(intent.uid) or {}
+    redacted = _audit_redactions(scope, projection, store, intent.uid, before, intent.patch)
+    written = object_scope(scope, before)
+    record = record_for(
+        principal=principal,
+        scope=written,
+        operation="patch",
+        identity=ObjectIdentity.of(before, uid=intent.uid),
+        outcome=outcome.kind.value,
+        diff=patch_diff(before, intent.patch, redacted),
+        redacted_paths=redacted,
+        reason=reason,
+    )
+    publish(record, principal=principal, scope=written)
 
 
 def save_edit(
@@ -85,7 +118,7 @@ def save_edit(
         return step.outcome
     intent = step.intent
     before = store.server(intent.uid) or {}
-    redacted = _audit_redactions(target, store, intent.uid, before, intent.patch)
+    redacted = _audit_redactions(target.scope, target.projection, store, intent.uid, before, intent.patch)
     scope = object_scope(target.scope, before)
     rebase = _rebase(known, before, store.redactions(intent.uid)) if known is not None else None
     result, call = _call_hook(
@@ -141,7 +174,7 @@ def _rebase(known: KnownVersions, base: Mapping[str, Any], redactions: Sequence[
         if seen is not None:
             deadline = time.monotonic() + CATCH_UP
             while _behind(known.newest(intent.uid), seen) and time.monotonic() < deadline:
-                gevent.sleep(CATCH_UP_POLL)
+                sleep(CATCH_UP_POLL)
         return newest_equivalent_base(intent, base, redactions, known.newest(intent.uid), known.projection)
 
     return rebase
@@ -226,13 +259,13 @@ class Confirmation:
         self._timeout = timeout
         self._notify = notify
         self._unsubscribe: Callable[[], None] | None = None
-        self._timer: gevent.Greenlet | None = None
+        self._timer: Greenlet | None = None
         self.outcome: Outcome | None = None
 
     def start(self) -> Confirmation:
         """Begin waiting (returns immediately). An echo that already arrived settles it now."""
         self._unsubscribe = self._store.subscribe(self._changed)
-        self._timer = gevent.spawn_later(self._timeout, self._expire)
+        self._timer = spawn_later(self._timeout, self._expire)
         outcome = self._flow.observe(self._store)
         if outcome is not None:
             self._settle(outcome)
@@ -268,7 +301,7 @@ class Confirmation:
             self._unsubscribe()
             self._unsubscribe = None
         timer, self._timer = self._timer, None
-        if kill_timer and timer is not None and timer is not gevent.getcurrent():
+        if kill_timer and timer is not None and timer is not getcurrent():
             timer.kill(block=False)
 
 

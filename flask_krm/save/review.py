@@ -7,7 +7,8 @@ page, exactly like editor actions do); the extension registers it with the other
 
 (``app.register_blueprint(ReviewViews(...).blueprint())`` after ``init_app`` does the same.)
 
-A list gets a Delete button on every row with the ``row_actions`` argument of ``krm.list``, and the
+A list gets a Delete button on every row with the ``row_actions`` argument of ``krm.list`` (shown
+only to a person who may delete: :mod:`flask_krm.save.controls`), and the
 review list with an element that loads ``GET <prefix>/<component_id>`` inside the list's section
 (overriding ``krm/list.html`` by path, where the create form goes too)::
 

@@ -47,11 +47,10 @@ import pytest
 from flask.testing import FlaskClient
 
 if t.TYPE_CHECKING:
-    import gevent
-    import gevent.queue
     from flask import Flask
     from werkzeug.test import TestResponse
 
+    from .. import concurrency
     from .simulator import KubeSimulator
 
 PATCH_ADVICE: t.Final = (
@@ -97,9 +96,9 @@ def load_factory(spec: str) -> Callable[[Mapping[str, t.Any]], Flask]:
 
 def require_patched() -> None:
     """Fail the test with :data:`PATCH_ADVICE` unless gevent has patched this process."""
-    import gevent.monkey
+    from ..concurrency import patched
 
-    if not gevent.monkey.is_module_patched("socket"):
+    if not patched():
         pytest.fail(PATCH_ADVICE, pytrace=False)
 
 
@@ -282,8 +281,8 @@ class LivePage:
     components: dict[str, dict[str, t.Any]]
     bodies: dict[str, str] = field(default_factory=dict)
     closed_reason: str | None = None
-    _messages: gevent.queue.Queue[t.Any] | None = None
-    _reader: gevent.Greenlet | None = None
+    _messages: concurrency.Queue[t.Any] | None = None
+    _reader: concurrency.Greenlet | None = None
 
     def __repr__(self) -> str:
         return f"<LivePage {self.channel_url or 'without live components'} {sorted(self.components)}>"
@@ -308,13 +307,12 @@ class LivePage:
 
     def start(self) -> LivePage:
         """Open the page channel in a reader greenlet (pages without live components have none)."""
-        import gevent
-        import gevent.queue
+        from .. import concurrency
 
         if self.channel_url is None:
             return self
-        self._messages = gevent.queue.Queue()
-        self._reader = gevent.spawn(self._read, self.channel_url)
+        self._messages = concurrency.Queue()
+        self._reader = concurrency.spawn(self._read, self.channel_url)
         return self
 
     def _read(self, url: str) -> None:
@@ -350,18 +348,18 @@ class LivePage:
 
     def wait_until(self, condition: Callable[[], bool], timeout: float = DEFAULT_TIMEOUT, what: str = "") -> None:
         """Apply channel messages until ``condition()`` holds; fail the test after ``timeout`` seconds."""
-        import gevent
-        import gevent.queue
+        from .. import concurrency
 
-        deadline = gevent.get_hub().loop.now() + timeout
+        loop = concurrency.current_loop()
+        deadline = loop.now() + timeout
         while not condition():
-            remaining = deadline - gevent.get_hub().loop.now()
+            remaining = deadline - loop.now()
             if remaining <= 0 or self._messages is None or self.closed_reason is not None:
                 reason = f" (the channel closed: {self.closed_reason})" if self.closed_reason else ""
                 pytest.fail(f"timed out after {timeout:g}s waiting for {what or 'a condition'}{reason}", pytrace=False)
             try:
                 self._apply(self._messages.get(timeout=remaining))
-            except gevent.queue.Empty:
+            except concurrency.Empty:
                 continue
 
     def close(self) -> None:

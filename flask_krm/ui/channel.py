@@ -14,6 +14,9 @@ Store notifications only set a flag (and, for a list, note the changed uids), so
 costs one render per component. A component whose store was just made and holds nothing yet (a
 worker other than the one that painted the page, with a shared draft backend) is not rendered until
 its objects come: a placeholder would replace what the page shows, the field being typed in too.
+Each component is rendered with the controls its person is offered (:class:`~flask_krm.ui.offer.Offer`,
+from :func:`flask_krm.save.controls.offer_for`, asked again once ``KRM_PERMISSION_CACHE`` passes), so
+a session offered fewer controls never receives another's in a shared row or editor part.
 An editor's render made after the person's edits of its object carries the object's edit sequence
 (:meth:`flask_krm.store.LiveResourceStore.edit_sequence`, read before the render): a hidden marker at
 the end of a whole body, an attribute on each element sent alone. It tells ``krm-field.js`` which edits
@@ -47,17 +50,19 @@ import typing as t
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import gevent.event
 from flask import Response, stream_with_context
 
+from .. import concurrency
 from ..log_fields import new_stream_id, request_id
 from ..runtime import KrmRuntime, runtime
 from ..save.checking import ChannelChecks
+from ..save.controls import offer_for
 from ..sse import HEARTBEAT, heartbeat_interval, message, released
 from ..sse_response import sse_response
 from .binding import SIGNED_OUT, Refusal, attach, authorize, page_of, session_of
 from .editor_updates import EditorUpdates
 from .list_updates import ListUpdates
+from .offer import NOTHING, Offer
 from .page import Component, ListSpec, Page
 from .paint import find_painted
 from .render import (
@@ -176,7 +181,7 @@ class Channel:
     page: Page
     resend_all: bool
     links: list[_Link] = field(default_factory=list)
-    _wake: gevent.event.Event = field(default_factory=gevent.event.Event)
+    _wake: concurrency.Event = field(default_factory=concurrency.Event)
     _dirty: set[str] = field(default_factory=set)
     _changed_uids: dict[str, set[str]] = field(default_factory=dict)
     """List component id -> the objects changed since the last message."""
@@ -252,7 +257,7 @@ class Channel:
             shown = painted.lists.get(component.id) if painted is not None else None
             updates = self._lists[component.id] = ListUpdates(component, self.page, self.krm.cache, shown)
         uids = self._changed_uids.pop(component.id, set())
-        return updates.changes(link.store, link.status, uids)
+        return updates.changes(link.store, link.status, uids, self._offer(link))
 
     def _shutdown_frames(self) -> Iterator[bytes]:
         """The end of the stream when the server stops. When the drafts outlive this process the
@@ -271,12 +276,18 @@ class Channel:
             yield from released(message("\n".join(parts)))
         yield close_frame(self._closing or SHUTDOWN_REASON)
 
+    def _offer(self, link: _Link) -> Offer:
+        """What ``link``'s component shows this person (asked again after ``KRM_PERMISSION_CACHE``)."""
+        if link.store is None:
+            return NOTHING  # refused: its body shows no object
+        return offer_for(self.krm, self.principal, self.drafts, link.component)
+
     def _editor_parts(self, link: _Link) -> list[str]:
         component, store = link.component, link.store
         edited = edited_object(store, component, self.page) if store is not None else EditedObject(None)
         # read before rendering: the render holds at least these edits
         edits = store.edit_sequence(edited.uid) if store is not None and edited.uid is not None else 0
-        model = model_of_editor(component, store, link.status, self.page, edited=edited)
+        model = model_of_editor(component, store, link.status, self.page, edited=edited, offer=self._offer(link))
         updates = self._editors.get(component.id)
         if updates is None:
             # What the first paint showed, element by element, is known only to the worker that painted;

@@ -17,7 +17,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from ..kube_schema import SchemaView, as_view
+from ..kube_schema import SchemaView, as_view, required_members
 from ..store import LiveResourceStore
 from ..store.items import Address
 from ..store.operations import AddItem, EditLines, MoveItem, Operation, RemoveItem, SetField
@@ -26,7 +26,7 @@ from ..store.problems import ProblemKind
 from .list_widgets import ItemRefused, list_kind, new_item
 from .problems import Kind, RequestProblem
 from .schema_fields import SchemaRefused, schema_parse
-from .widgets import WIDGETS, ValueRefused, normalized_lines, parse_structured, widget_for
+from .widgets import WIDGETS, ValueRefused, normalized_lines, parse_structured, schema_widget, widget_for
 
 MOVES: t.Final[Mapping[str, int]] = {"up": -1, "down": 1}
 
@@ -54,21 +54,34 @@ def schema_node(store: LiveResourceStore, uid: str, path: Path) -> SchemaView | 
     return as_view(schema).at(path) if schema is not None else None
 
 
+def editable_path(store: LiveResourceStore, uid: str, address: Address) -> Path:
+    """Where ``address`` is in the draft of ``uid``, refused as read-only before anything is read
+    from the request: a value the person may not write (a Secret's, a withheld one) is never
+    checked against its schema, so the answer does not depend on what was sent."""
+    if not store.covers(address):
+        raise RequestRefused(ProblemKind.READ_ONLY)
+    path = store.resolve(uid, address)
+    if store.is_read_only(uid, path):
+        raise RequestRefused(ProblemKind.READ_ONLY)
+    return path
+
+
 def set_field(
     store: LiveResourceStore, uid: str, address: Address, submitted: str | None, started: str | None
 ) -> Operation:
     """The operation that gives the field at ``address`` the ``submitted`` text, typed over
     ``started`` (``None``: the page did not say, as for a checkbox), read as the field's schema
     types it (:func:`~flask_krm.ui.schema_fields.schema_parse`)."""
-    if not store.covers(address):
-        raise RequestRefused(ProblemKind.READ_ONLY)
-    path = store.resolve(uid, address)
-    if store.is_read_only(uid, path):  # a withheld value has no widget to read one with
-        raise RequestRefused(ProblemKind.READ_ONLY)
+    path = editable_path(store, uid, address)
     server_value = get_at(store.server(uid), path)
-    widget = WIDGETS.get(widget_for(path, get_at(store.draft(uid), path), server_value))
+    draft_value = get_at(store.draft(uid), path)
+    node = schema_node(store, uid, path)
+    parent = schema_node(store, uid, path[:-1]) if path else None
+    shown = server_value if draft_value is MISSING else draft_value
+    widget = WIDGETS.get(schema_widget(widget_for(path, draft_value, server_value), shown, node, parent))
     if widget is None or widget.parse is None:
         raise RequestRefused(RequestProblem.NOT_ONE_VALUE)
+    required = parent is not None and bool(path) and path[-1] in required_members(parent)
     try:
         if widget.kind == "structured":
             value = parse_structured(submitted, server_value)
@@ -76,8 +89,8 @@ def set_field(
                 raise RequestRefused(RequestProblem.NO_START)
             typed = normalized_lines(submitted or "", MISSING)
             return EditLines(address, typed, normalized_lines(started, MISSING), value)
-        node = schema_node(store, uid, path)
-        mine = (schema_parse(node, widget.parse) if node is not None else widget.parse)(submitted, server_value)
+        read = schema_parse(node, widget.parse, required=required) if node is not None else widget.parse
+        mine = read(submitted, server_value)
     except ValueRefused as refused:
         raise _value_refused(refused) from None
     except SchemaRefused as refused:
@@ -94,15 +107,15 @@ def set_field(
 def add_item(store: LiveResourceStore, uid: str, address: Address, form: Mapping[str, str]) -> Operation:
     """The operation that appends a new item to the list at ``address``: a keyed list's from its
     key fields (``item.<key>``), a row from ``value``."""
-    if not store.covers(address):
-        raise RequestRefused(ProblemKind.READ_ONLY)
-    path = store.resolve(uid, address)
+    path = editable_path(store, uid, address)
     items = get_at(store.draft(uid), path)
     keys = store.list_keys(uid, path)
     shown = list_kind(path, [] if items is MISSING else items, keys)
     if shown == "items" and keys is not None:
         try:
-            value: t.Any = new_item(path, items, keys, {key: form.get(f"item.{key}") for key in keys})
+            node = schema_node(store, uid, path)
+            submitted = {key: form.get(f"item.{key}") for key in keys}
+            value: t.Any = new_item(path, items, keys, submitted, node.item() if node is not None else None)
         except ItemRefused as refused:
             raise RequestRefused(RequestProblem.UNREADABLE_ITEM, str(refused)) from None
     elif shown == "rows":

@@ -13,13 +13,15 @@ focused field keeps its value, caret and focus):
   its conflict list and "Your changes" when theirs changed.
 
 The whole body is sent instead when the body's shape changed (a top-level field added or removed,
-the object gone, the draft unrenderable...), and when only the page's edit count changed.
+the object gone, the draft unrenderable...), when the controls the person is offered changed
+(:class:`~flask_krm.ui.offer.Offer`, kept on the model), and when only the page's edit count changed.
 
-Every session that has not touched the object shows the same model (one per delivery), so the
-message from one model to the next is made once for all of them (:data:`_MESSAGES`): per session, a
-dictionary look-up. Every element sent after field edits through the page carries the edit count
-on its root element (``data-krm-edits``), as the whole body carries it in its marker: ``krm-field.js``
-lets a field take a render only if it was made after the field's last accepted edit.
+Every session that has not touched the object and is offered the same controls shows the same
+model (one per delivery and offer), so the message from one model to the next is made once for all
+of them (:data:`_MESSAGES`): per session, a dictionary look-up. Every element sent after field
+edits through the page carries the edit count on its root element (``data-krm-edits``), as the
+whole body carries it in its marker: ``krm-field.js`` lets a field take a render only if it was made
+after the field's last accepted edit.
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ def changed_parts(component: Component, old: EditorModel, new: EditorModel) -> l
     if new.shape != "object":
         return []
     a, b = old.view, new.view
+    if old.offer != new.offer:  # other controls are shown now
+        return None
     if old.obj != new.obj or (a is None) != (b is None) or (old.yaml is None) != (new.yaml is None):
         return None
     cid, fid = component.id, component.element_id

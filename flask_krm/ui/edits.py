@@ -52,12 +52,12 @@ from ..store.operations import (
 from ..store.paths import get_at
 from ..store.problems import EditRefused, Problem, ProblemKind, problem_of
 from .binding import Binding, Refusal, bind
-from .edit_forms import RequestRefused, add_item, move_item, remove_item, schema_node, set_field
+from .edit_forms import RequestRefused, add_item, editable_path, move_item, remove_item, schema_node, set_field
 from .list_widgets import key_inputs
 from .page import Component, EditorSpec, is_component_id
 from .problems import RequestProblem, say
 from .render import edited_object, render_template_fragment
-from .schema_fields import SchemaRefused, initial_value, is_removable, schema_parse
+from .schema_fields import MEMBER_STEP, SchemaRefused, initial_value, is_removable, schema_parse
 from .state import store_policy
 from .widgets import Field, label_for, normalized_lines, parse_text, path_json
 
@@ -182,7 +182,7 @@ def read_edit(op: str, path: Address) -> Build:
 
 def _schema_value(store: LiveResourceStore, uid: str, address: Address, value: str) -> t.Any:
     """A new key's ``value`` as the schema of its place types it (text when it says nothing)."""
-    node = schema_node(store, uid, store.resolve(uid, address))
+    node = schema_node(store, uid, editable_path(store, uid, address))
     if node is None or not value:
         return value
     try:
@@ -192,16 +192,27 @@ def _schema_value(store: LiveResourceStore, uid: str, address: Address, value: s
 
 
 def _add_member(store: LiveResourceStore, uid: str, address: Address, name: str) -> Operation:
-    """Add the member ``name`` its object's schema declares, with its initial value (when absent)."""
+    """Add the member ``name`` its object's schema declares, with its initial value (when absent);
+    ``member/its-member`` adds a member of a member shown as absent (``resources/limits``)."""
     where = store.resolve(uid, address)
     parent = schema_node(store, uid, where)
-    member = parent.member(name) if parent is not None and name in parent.members() else None
+    outer, _, inner = name.partition(MEMBER_STEP)
+    member = parent.member(outer) if parent is not None and outer in parent.members() else None
+    if member is not None and inner:
+        member = member.member(inner) if inner in member.members() else None
     if member is None:
         raise RequestRefused(RequestProblem.NO_MEMBER)
-    present = get_at(store.draft(uid), where + (name,))
+    present = get_at(store.draft(uid), where + (outer,))
+    if inner and present is MISSING:
+        return AddKey(address + (outer,), {inner: initial_value(member)})
+    if inner and not isinstance(present, Mapping):
+        raise RequestRefused(RequestProblem.NO_MEMBER)
+    names = (outer, inner) if inner else (outer,)
+    added = address + names
+    present = get_at(store.draft(uid), where + names)
     if present is not MISSING:
-        return SetField(address + (name,), present)  # already there: it stays as it is
-    return AddKey(address + (name,), initial_value(member))
+        return SetField(added, present)  # already there: it stays as it is
+    return AddKey(added, initial_value(member))
 
 
 def _remove_member(store: LiveResourceStore, uid: str, address: Address) -> Operation:
@@ -220,10 +231,14 @@ def _fresh_add_item(binding: Binding, uid: str, list_path: Address) -> str:
     where = store.resolve(uid, list_path)
     keys = store.list_keys(uid, where)
     items = get_at(store.draft(uid), where)
+    node = schema_node(store, uid, where)
+    item = node.item() if node is not None else None
     row = render_template_fragment(
         "krm/list_add_item.html",
         fid=fid,
-        f=Field(list_path, str(list_path[-1]), "items" if keys else "rows", True, keys=key_inputs(items, keys or ())),
+        f=Field(
+            list_path, str(list_path[-1]), "items" if keys else "rows", True, keys=key_inputs(items, keys or (), item)
+        ),
         edit_url=request.path,
     )
     return partial(f"{fid}-add", row, swap="outerHTML")

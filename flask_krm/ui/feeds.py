@@ -25,10 +25,8 @@ import typing as t
 import weakref
 from collections.abc import Callable
 
-import gevent
-import gevent.event
-from gevent.pool import Group
-
+from .. import concurrency
+from ..concurrency import Group
 from ..events import Event, Reset, StreamError, Synced
 from .render import CONNECTING, StreamStatus
 
@@ -95,13 +93,13 @@ class Feed:
         self._group = group
         self._linger = linger
         self._holders = 0
-        self._pump: gevent.Greenlet | None = None
+        self._pump: concurrency.Greenlet | None = None
         self._subscription: Subscription | None = None
-        self._stopper: gevent.Greenlet | None = None
-        self._timers: set[gevent.Greenlet] = set()
+        self._stopper: concurrency.Greenlet | None = None
+        self._timers: set[concurrency.Greenlet] = set()
         self._status = CONNECTING
         self._listeners: list[Listener] = []
-        self._changed = gevent.event.Event()
+        self._changed = concurrency.Event()
         self._source = source
         self._unlisten: Callable[[], None] | None = None
 
@@ -151,7 +149,7 @@ class Feed:
         if self._linger <= 0:
             self.stop()
         else:
-            self._stopper = gevent.Greenlet(self._stop_if_unheld)
+            self._stopper = concurrency.Greenlet(self._stop_if_unheld)
             self._group.add(self._stopper)
             self._stopper.start_later(self._linger)
 
@@ -163,14 +161,14 @@ class Feed:
             self._timers.discard(releaser)
             self.release()
 
-        releaser = gevent.Greenlet(release)
+        releaser = concurrency.Greenlet(release)
         self._timers.add(releaser)
         self._group.add(releaser)
         releaser.start_later(seconds)
 
     def wait_live(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the stream to be live (or terminal); True when live."""
-        deadline = gevent.Timeout(timeout, False)
+        deadline = concurrency.Timeout(timeout, False)
         with deadline:
             while self.status.state not in ("live", "terminal"):
                 self._changed.clear()
@@ -183,7 +181,7 @@ class Feed:
         if unlisten is not None:
             unlisten()
         pump, self._pump = self._pump, None
-        if pump is not None and pump is not gevent.getcurrent():
+        if pump is not None and pump is not concurrency.getcurrent():
             pump.kill(block=False)
 
     def close(self) -> None:
@@ -246,7 +244,7 @@ class Feed:
                 for event in batch:
                     self._apply(store, event)
                 del store
-        except gevent.GreenletExit:
+        except concurrency.GreenletExit:
             raise
         except Exception as exc:
             log.exception("a live view's subscription failed with %s", type(exc).__name__)

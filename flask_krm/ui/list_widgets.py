@@ -18,6 +18,7 @@ import typing as t
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..kube_schema import as_view, types_of
 from ..store.items import keyed_items
 from ..store.paths import Path
 from .labels import humanize
@@ -34,10 +35,11 @@ ORDERED_LIST_NAMES: t.Final[frozenset[str]] = frozenset(
 references), whose items and rows can be moved up and down. Rows of any list can be."""
 
 INTEGER_KEYS: t.Final[frozenset[str]] = frozenset({"containerPort", "hostPort", "port"})
-"""Item keys that are numbers in Kubernetes' schemas."""
+"""Item keys that are numbers in Kubernetes' schemas (read when no schema of the items is known)."""
 
 KEY_DEFAULTS: t.Final[Mapping[str, str]] = {"protocol": "TCP"}
-"""What a new item's key field starts with (ports default to TCP, as the API server does)."""
+"""What a new item's key field starts with when no schema says (ports default to TCP, as the API
+server does)."""
 
 NEW_ITEM_MEMBERS: t.Final[Mapping[str, Mapping[str, t.Any]]] = {
     "containers": {"image": ""},
@@ -93,13 +95,20 @@ def item_label(item: Mapping[str, t.Any], keys: Sequence[str]) -> str:
     return "/".join(str(item.get(key, "")) for key in keys)
 
 
-def key_inputs(items: t.Any, keys: Sequence[str]) -> tuple[KeyInput, ...]:
-    """The key fields a new item of the list ``items`` is made from."""
-    return tuple(KeyInput(key, KEY_DEFAULTS.get(key, ""), _numeric(items, key)) for key in keys)
+ItemSchema: t.TypeAlias = "Mapping[str, t.Any] | None"
 
 
-def new_item(path: Path, items: t.Any, keys: Sequence[str], submitted: Mapping[str, str | None]) -> dict[str, t.Any]:
-    """A new item of the keyed list ``items`` at ``path`` from the submitted key values.
+def key_inputs(items: t.Any, keys: Sequence[str], item_schema: ItemSchema = None) -> tuple[KeyInput, ...]:
+    """The key fields a new item of the list ``items`` is made from; a key is a number or text
+    and starts from a default as ``item_schema`` (the schema of the list's items) says."""
+    return tuple(KeyInput(key, _key_default(key, item_schema), _numeric(items, key, item_schema)) for key in keys)
+
+
+def new_item(
+    path: Path, items: t.Any, keys: Sequence[str], submitted: Mapping[str, str | None], item_schema: ItemSchema = None
+) -> dict[str, t.Any]:
+    """A new item of the keyed list ``items`` at ``path`` (whose items have the schema
+    ``item_schema``, when known) from the submitted key values.
 
     Raises :class:`ItemRefused` for a missing key or a number that is not one.
     """
@@ -108,7 +117,7 @@ def new_item(path: Path, items: t.Any, keys: Sequence[str], submitted: Mapping[s
         text = (submitted.get(key) or "").strip()
         if not text:
             raise ItemRefused(f"Enter the {key} of the new item.")
-        if _numeric(items, key):
+        if _numeric(items, key, item_schema):
             if not text.isdigit() or len(text) > 9:
                 raise ItemRefused(f"The {key} is a whole number, such as 8080.")
             item[key] = int(text)
@@ -117,7 +126,26 @@ def new_item(path: Path, items: t.Any, keys: Sequence[str], submitted: Mapping[s
     return item
 
 
-def _numeric(items: t.Any, key: str) -> bool:
+def _key_schema(key: str, item_schema: ItemSchema) -> Mapping[str, t.Any] | None:
+    return as_view(item_schema).member(key) if item_schema is not None else None
+
+
+def _key_default(key: str, item_schema: ItemSchema) -> str:
+    node = _key_schema(key, item_schema)
+    if node is not None:
+        default = node.get("default")
+        # a text default only: the published schemas give a required number the default 0
+        return default if isinstance(default, str) else ""
+    return KEY_DEFAULTS.get(key, "")
+
+
+def _numeric(items: t.Any, key: str, item_schema: ItemSchema = None) -> bool:
+    """Whether the key ``key`` is a whole number: as the items' schema types it, else as the
+    list's items have it, else as :data:`INTEGER_KEYS` says."""
+    node = _key_schema(key, item_schema)
+    types = types_of(node) if node is not None else frozenset()
+    if types:
+        return "integer" in types and "string" not in types
     if type(items) is list:
         for item in items:
             if isinstance(item, Mapping) and key in item:

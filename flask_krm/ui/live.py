@@ -21,7 +21,7 @@ from werkzeug.routing import BuildError
 from .. import csrf
 from ..htmx import PAGE_HEADER
 from ..runtime import krm_csrf_token, runtime
-from ..save.controls import VERB_OF_ACTION, may
+from ..save.controls import VERB_OF_ACTION, may, offer_for
 from ..scope import Scope, ScopeError, parse_scope
 from .binding import Refusal, attach, authorize, session_of
 from .list_query import ListQuery, column_keys, parse_list_query
@@ -84,7 +84,10 @@ def live_list(
     with ``{name}`` and ``{namespace}``. ``row_actions``: buttons on every row, as ``(label,
     endpoint)`` pairs or :class:`~flask_krm.ui.page.RowAction`; each posts the row's ``uid`` to
     ``url_for(endpoint, component_id=<the list's id>)`` (``[("Delete", "krm_review.delete")]``
-    stages deletes in :class:`~flask_krm.save.review.ReviewViews`). Every row carries its object's
+    stages deletes in :class:`~flask_krm.save.review.ReviewViews`); a Delete (an endpoint named
+    ``delete``) is shown only to a person who may delete the list's objects, and ``krm/list.html``
+    (overridden by a host to add a create form) is given ``offered(verb)``, so a create form can ask
+    ``offered("create")``. Every row carries its object's
     uid as ``data-krm-uid``. ``page_size``: rows per page (1 to 500). The filter, sort column and
     page come from the page's URL, in parameters named after ``url_key`` (default: the scope's
     resource, as in ``configmaps.q``, ``configmaps.sort=-name``, ``configmaps.page=2``). Raises
@@ -175,6 +178,11 @@ def _offered(scope: Scope, projection: str | None, verb: str | None) -> bool:
     return may(krm, principal, drafts, scope, projection, verb)
 
 
+def _nothing_offered(verb: str | None) -> bool:
+    """``offered`` of a component refused to its person: no control at all."""
+    return False
+
+
 def current_page() -> Page:
     """The page the current request renders (made on the first call of the request)."""
     # Kept in the request's environ: an outer application context (a test's) shares ``g`` between requests.
@@ -203,6 +211,7 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
         "yaml_url": url_for("krm.ui_yaml", component_id=component.id)
         if isinstance(spec, EditorSpec) and spec.yaml
         else None,
+        "offered": _nothing_offered,
     }
     try:
         principal, drafts = session_of(krm)
@@ -225,11 +234,12 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
     if feed.status.state != "live" and not store.snapshot_complete:
         feed.wait_live(FIRST_PAINT_WAIT)
     shown = painted(drafts, page.id)
+    offer = offer_for(krm, principal, drafts, component)
     if query is not None:
         page.queries[component.id] = query
-        body, shown.lists[component.id] = paint_list(component, store, feed.status, krm.cache, page)
+        body, shown.lists[component.id] = paint_list(component, store, feed.status, krm.cache, page, offer)
     else:
-        model = model_of_editor(component, store, feed.status, page)
+        model = model_of_editor(component, store, feed.status, page, offer=offer)
         body = render_whole(component, model, krm.cache)
         page.painted[component.id] = body_digest(body)
         if (
@@ -242,6 +252,7 @@ def _live(component: Component, template: str, query: ListQuery | None = None) -
         channel=first,
         channel_url=url_for("krm.ui_channel", page_id=page.id),
         headers={csrf.HEADER: krm_csrf_token(), PAGE_HEADER: page.id},
+        offered=lambda verb: _offered(spec.scope, spec.projection, verb),
         actions=[
             {
                 "name": action.name,

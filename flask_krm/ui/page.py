@@ -84,9 +84,10 @@ class RowAction:
 
     The button posts the form field ``uid`` (the row's object) to ``url_for(endpoint,
     component_id=<the list's id>)`` with the page's CSRF and page headers, so the endpoint can find
-    the list on the caller's page (:func:`flask_krm.ui.binding.bind`) and act on the object. Rows
-    are shared by every session showing the same content: the button is the same for everyone,
-    and the endpoint decides what each person may do.
+    the list on the caller's page (:func:`flask_krm.ui.binding.bind`) and act on the object. A
+    button needing a :attr:`verb` is shown only to a person who may use it (see
+    :mod:`flask_krm.ui.offer`); rows are shared by every session offered the same buttons, and the
+    endpoint still decides what each person may do.
     """
 
     label: str
@@ -96,6 +97,16 @@ class RowAction:
     def name(self) -> str:
         """The endpoint's last part (``delete`` for ``krm_review.delete``), for the button's class."""
         return self.endpoint.rpartition(".")[2]
+
+    @property
+    def verb(self) -> str | None:
+        """The verb a person needs to be offered the button: ``delete`` for an endpoint named
+        ``delete`` (as ``krm_review.delete``), else none (the button is offered to everyone)."""
+        return VERB_OF_ROW_ACTION.get(self.name)
+
+
+VERB_OF_ROW_ACTION: t.Final[t.Mapping[str, str]] = {"delete": "delete"}
+"""Row action endpoint name -> the verb it needs to be offered."""
 
 
 DEFAULT_COLUMNS: t.Final = (Column("Name", ("metadata", "name")),)
@@ -226,8 +237,6 @@ def parse_columns(columns: t.Any, scope: Scope) -> tuple[Column, ...]:
         if not pointer.startswith("/"):
             raise ComponentSpecError(f"column {pointer!r} is not a JSON pointer (it starts with '/')")
         path = pointer_to_path(pointer)
-        if not path:
-            raise ComponentSpecError("a column shows one member, not the whole object")
         parsed.append(Column(header if header is not None else default_label(path), path, cell))
     if not parsed:
         raise ComponentSpecError("columns= needs at least one column")

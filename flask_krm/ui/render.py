@@ -37,6 +37,7 @@ from ..store.paths import MISSING, Path, pointer_to_path, text_path
 from ..store.truth import ServerObject
 from .list_query import ListQuery, column_keys
 from .list_view import ListIndex, Row
+from .offer import EVERYTHING, Offer
 from .page import Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, named_recovery_copy, recovery_copy
 from .widgets import Built, EditorView, ObjectState, build_editor
@@ -150,13 +151,15 @@ class RowButton:
     url: str
 
 
-def row_buttons(component: Component) -> tuple[RowButton, ...]:
-    """The row actions of the list ``component``, with their URLs (needs an application context)."""
+def row_buttons(component: Component, offer: Offer = EVERYTHING) -> tuple[RowButton, ...]:
+    """The row actions of the list ``component`` that ``offer`` shows, with their URLs (needs an
+    application context)."""
     spec = component.spec
     assert isinstance(spec, ListSpec)
     return tuple(
         RowButton(action.name, action.label, url_for(action.endpoint, component_id=component.id))
         for action in spec.row_actions
+        if offer.allows(action.verb)
     )
 
 
@@ -228,15 +231,18 @@ def render_list_body(
     cache: FragmentCache,
     page: Page | None = None,
     index: ListIndex | None = None,
+    actions: tuple[RowButton, ...] | None = None,
 ) -> Markup:
     """The page of rows a live list shows (none without a store), each row shared across sessions
-    through ``cache``; ``index``: the rows already read (else they are read from ``store``)."""
+    through ``cache``; ``index``: the rows already read (else they are read from ``store``);
+    ``actions``: the row buttons this person is offered (default: every one)."""
     if index is None:
         index = list_index(component, store, page)
     context = list_context(component, status, index)
-    actions = row_buttons(component)
+    if actions is None:
+        actions = row_buttons(component)
     rows = [render_row(component, row, actions, cache) for row in context["window"].rows]
-    return render_template_fragment("krm/list_body.html", rows=rows, **context)
+    return render_template_fragment("krm/list_body.html", rows=rows, actions=actions, **context)
 
 
 # --------------------------------------------------------------------------------- editors --
@@ -365,6 +371,8 @@ class EditorModel:
     yaml: YamlView | None = None
     removed: RemovedView | None = None
     unrenderable: bool = False
+    offer: Offer = EVERYTHING
+    """The controls the body shows (Add and Remove need ``patch``): per person, never per spec."""
     body_key: t.Hashable | None = None
     """Where its body is kept in the :class:`FragmentCache` (``None``: a session's own, never
     kept): a clean object's content, so every session showing it reads one body."""
@@ -388,19 +396,21 @@ def editor_model(
     body_key: t.Hashable | None = None,
     reuse: Built | None = None,
     built: Built | None = None,
+    offer: Offer = EVERYTHING,
 ) -> EditorModel:
-    """The model of ``component``'s body for the object in ``state`` (none: nothing to show);
-    ``reuse`` and ``built``: see :func:`~flask_krm.ui.widgets.build_editor`."""
+    """The model of ``component``'s body for the object in ``state`` (none: nothing to show),
+    showing the controls of ``offer``; ``reuse`` and ``built``: see
+    :func:`~flask_krm.ui.widgets.build_editor`."""
     spec = component.spec
     if state is None:
-        return EditorModel(status)
+        return EditorModel(status, offer=offer)
     view = (
         build_editor(state, spec.fields, dict(spec.labels), reuse=reuse, built=built)
         if isinstance(spec, EditorSpec)
         else None
     )
     yaml = build_yaml_view(state, patch, spec.fields) if isinstance(spec, EditorSpec) and spec.yaml else None
-    return EditorModel(status, _identity(state.server or state.draft), view, yaml, body_key=body_key)
+    return EditorModel(status, _identity(state.server or state.draft), view, yaml, offer=offer, body_key=body_key)
 
 
 def editor_context(component: Component, model: EditorModel) -> dict[str, t.Any]:
@@ -416,6 +426,7 @@ def editor_context(component: Component, model: EditorModel) -> dict[str, t.Any]
         "removed": model.removed,
         "yaml": model.yaml,
         "unrenderable": model.unrenderable,
+        "offer": model.offer,
     }
 
 
@@ -450,9 +461,11 @@ def model_of_editor(
     page: Page | None = None,
     *,
     edited: EditedObject | None = None,
+    offer: Offer = EVERYTHING,
 ) -> EditorModel:
-    """What ``component`` shows on ``page`` (see :func:`render_editor_body`), as data: for an
-    object this session has not touched, the one model of this delivery every such session shares."""
+    """What ``component`` shows on ``page`` (see :func:`render_editor_body`) with the controls of
+    ``offer``, as data: for an object this session has not touched, the one model of this delivery
+    every session offered the same controls shares."""
     spec = component.spec
     assert isinstance(spec, EditorSpec)
     if edited is None:
@@ -461,17 +474,18 @@ def model_of_editor(
         return EditorModel(status, removed=RemovedView(copy_out(edited.removed), edited.replacement is not None))
     uid = edited.uid
     if store is None or uid is None:
-        return EditorModel(status, body_key=("editor", component.id, status, None))
+        return EditorModel(status, offer=offer, body_key=("editor", component.id, status, None))  # offers nothing
     clean = store.clean(uid)
     schema = id(store.kind_schema(uid))  # stores made while a cluster's schema could not be read render without it
     if clean is not None:  # one model of this delivery for every session that has not touched it
         return clean.derived(
-            ("editor", component.id, status, schema), lambda: _clean_model(component, status, store, uid, clean)
+            ("editor", component.id, status, schema, offer),
+            lambda: _clean_model(component, status, store, uid, clean, offer),
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
-        return _model_of(component, status, state, patch=store.patch(uid))
-    return _model_of(component, status, state, body_key=_body_key(component, status, state))
+        return _model_of(component, status, state, patch=store.patch(uid), offer=offer)
+    return _model_of(component, status, state, body_key=_body_key(component, status, state, offer), offer=offer)
 
 
 BUILDS_KEPT: t.Final = 64
@@ -481,7 +495,7 @@ _BUILDS_LOCK = threading.Lock()
 
 
 def _clean_model(
-    component: Component, status: StreamStatus, store: LiveResourceStore, uid: str, clean: ServerObject
+    component: Component, status: StreamStatus, store: LiveResourceStore, uid: str, clean: ServerObject, offer: Offer
 ) -> EditorModel:
     """The model every session that has not touched ``uid`` shows: built from the truth's own
     (immutable) object, not a copy, starting from the last clean build of this editor, so the
@@ -492,12 +506,20 @@ def _clean_model(
     schema = state.schema
     # what the fields follow besides their values: the same for a build to take from another
     follows = (id(schema), id(store.policy), clean.regions(store.policy).blocked, tuple(sorted(state.redacted.items())))
-    editor = (component.id, id(schema))
+    editor = (component.id, id(schema))  # the fields do not depend on the offer
     with _BUILDS_LOCK:
         last = _BUILDS.get(editor)
     reuse = last[1] if last is not None and last[0] == follows else None
     built: Built = {}
-    model = _model_of(component, status, state, body_key=_body_key(component, status, state), reuse=reuse, built=built)
+    model = _model_of(
+        component,
+        status,
+        state,
+        body_key=_body_key(component, status, state, offer),
+        reuse=reuse,
+        built=built,
+        offer=offer,
+    )
     with _BUILDS_LOCK:
         _BUILDS[editor] = (follows, built)
         _BUILDS.move_to_end(editor)
@@ -525,11 +547,11 @@ def clean_state(store: LiveResourceStore, uid: str, spec: EditorSpec, clean: Ser
     )
 
 
-def _body_key(component: Component, status: StreamStatus, state: ObjectState) -> t.Hashable:
-    """Where the body of a clean object is kept: by content (and the schema its widgets follow), so
-    sessions of different truths share it."""
+def _body_key(component: Component, status: StreamStatus, state: ObjectState, offer: Offer) -> t.Hashable:
+    """Where the body of a clean object is kept: by content (and the schema its widgets follow, and
+    the controls it offers), so sessions of different truths share it."""
     content = content_digest([state.server, sorted(state.redacted.items())])
-    return ("editor", component.id, status, content, id(state.schema))
+    return ("editor", component.id, status, content, id(state.schema), offer)
 
 
 def render_editor_body(

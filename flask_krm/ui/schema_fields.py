@@ -7,16 +7,21 @@ values, an integer's bounds, the default as a placeholder, the description's fir
 help text), :func:`addable_members` the members an object may be given, :func:`initial_value`
 what a member starts as when added, and :func:`schema_parse` reads a submitted value as the schema
 types it (an int-or-string, a quantity) and refuses one the schema does not allow, with a message
-for the person at the field.
+for the person at the field. A pod template's fields take their help from the Pod's schema, whose
+sentences about a running Pod ("Cannot be updated.") are left out there (:func:`in_pod_template`).
+A member that allows any value (:func:`is_free_form`) is edited as YAML.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import typing as t
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..kube_schema import (
     SchemaView,
@@ -38,6 +43,16 @@ QUANTITY: t.Final = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|Ki|
 
 _INTEGER: t.Final = re.compile(r"[+-]?\d{1,19}\Z")
 _ENUM_NOTE: t.Final = re.compile(r"\n*Possible enum values:.*", re.S)
+
+POD_ONLY: t.Final = re.compile(
+    r" *(?:(?:This c|C)annot be updated|(?:Init c|C)ontainers cannot currently be added or removed"
+    r"|This field is immutable|This field can only be set on creation and is immutable afterwards)\. *"
+)
+"""Sentences of the Pod schema's descriptions that are about a running Pod, not a pod template
+(a Deployment's template is updated, and its containers added and removed, by a rollout)."""
+
+RFC3339: t.Final = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})\Z", re.ASCII)
+"""A ``date-time`` (RFC 3339, as Kubernetes' ``metav1.Time`` reads it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +80,21 @@ class MemberChoice:
     label: str
 
 
-def help_text(description: t.Any) -> str:
+def in_pod_template(path: Sequence[t.Any]) -> bool:
+    """Whether ``path`` is in a pod template (below a ``spec``'s ``template``: a Deployment's,
+    a StatefulSet's, a CronJob's job template's...)."""
+    return any(segment == "template" and index > 0 and path[index - 1] == "spec" for index, segment in enumerate(path))
+
+
+def help_text(description: t.Any, *, template: bool = False) -> str:
     """A description as help at a field: its first paragraph, without Kubernetes' list of enum
-    values, cut at the last sentence that fits :data:`HELP_LENGTH`."""
+    values (nor, in a pod template, the sentences of :data:`POD_ONLY`), cut at the last sentence
+    that fits :data:`HELP_LENGTH`."""
     if not isinstance(description, str):
         return ""
     text = _ENUM_NOTE.sub("", description).strip().split("\n\n")[0].replace("\n", " ").strip()
+    if template:
+        text = POD_ONLY.sub(" ", text).strip()
     if len(text) <= HELP_LENGTH:
         return text
     cut = text.rfind(". ", 0, HELP_LENGTH)
@@ -97,15 +121,18 @@ def _placeholder(default: t.Any) -> str:
     return str(default)
 
 
-def field_hints(node: Mapping[str, t.Any] | None, *, required: bool = False) -> FieldHints | None:
-    """What ``node`` adds to its field's widget (``None``: no schema)."""
+def field_hints(
+    node: Mapping[str, t.Any] | None, *, required: bool = False, template: bool = False
+) -> FieldHints | None:
+    """What ``node`` adds to its field's widget (``None``: no schema); ``template``: the field is
+    in a pod template (:func:`in_pod_template`)."""
     if node is None:
         return None
     enum = node.get("enum")
     options = tuple(value for value in enum if isinstance(value, str)) if isinstance(enum, list) else ()
     low, high = _bounds(node) if "integer" in types_of(node) or "number" in types_of(node) else (None, None)
     return FieldHints(
-        help=help_text(node.get("description")),
+        help=help_text(node.get("description"), template=template),
         options=options,
         minimum=low,
         maximum=high,
@@ -126,16 +153,63 @@ def is_string_map(node: Mapping[str, t.Any] | None) -> bool:
     return types_of(extra) == {"string"} or is_quantity(extra)
 
 
-def addable_members(node: SchemaView | None, value: t.Any) -> tuple[MemberChoice, ...]:
+def is_free_form(node: Mapping[str, t.Any] | None) -> bool:
+    """A member that may hold any value, edited as YAML: ``x-kubernetes-preserve-unknown-fields``,
+    ``additionalProperties: true`` or ``type: object`` with no members, items or values declared
+    (a CRD's open ``status``, a ``RawExtension``). A node that names no type says nothing (a host's
+    list schema gives only what it overrides): it is not free form."""
+    if node is None or any(node.get(key) for key in ("properties", "items", "enum", "format")):
+        return False
+    if isinstance(node.get("additionalProperties"), Mapping) or any(
+        key.startswith("x-kubernetes-list") for key in node
+    ):
+        return False
+    if node.get("x-kubernetes-preserve-unknown-fields") is True or node.get("additionalProperties") is True:
+        return True
+    return types_of(node) == {"object"} and node.get("x-kubernetes-embedded-resource") is not True
+
+
+def keeps_unknown(node: Mapping[str, t.Any] | None) -> bool:
+    """An object whose members the schema does not declare are kept (each edited as YAML)."""
+    return node is not None and node.get("x-kubernetes-preserve-unknown-fields") is True
+
+
+MEMBER_STEP: t.Final = "/"
+"""Joins a member and one of its own members in an add choice (``resources/limits``)."""
+
+
+def addable_members(node: SchemaView | None, value: t.Any, emptied: t.Collection[str] = ()) -> tuple[MemberChoice, ...]:
     """The declared members the object ``value`` does not have, in the schema's order (``status``
-    and the members an API server sets are not offered)."""
+    and the members an API server sets are not offered); for each member of ``emptied`` (shown as
+    absent, see :func:`shown_absent`), its own members, named ``member/its-member``."""
     if node is None or not isinstance(value, Mapping):
         return ()
-    return tuple(
-        MemberChoice(name, humanize(name))
-        for name in node.members()
-        if name not in value and name not in _NEVER_ADDED and not _read_only(node.member(name))
-    )
+    choices: list[MemberChoice] = []
+    for name in node.members():
+        if name in _NEVER_ADDED or _read_only(node.member(name)):
+            continue
+        if name not in value:
+            choices.append(MemberChoice(name, humanize(name)))
+        elif name in emptied:
+            member = node.member(name)
+            choices.extend(
+                MemberChoice(f"{name}{MEMBER_STEP}{inner.name}", f"{humanize(name)}: {inner.label}")
+                for inner in addable_members(member, {})
+            )
+    return tuple(choices)
+
+
+def shown_absent(parent: SchemaView | None, name: t.Any, value: t.Any) -> bool:
+    """Whether member ``name`` of an object of schema ``parent``, holding ``value`` as the server
+    does, is shown as absent: an optional object of declared members left empty (a container's
+    ``resources: {}``, which Kubernetes writes for a container given none). Its members are
+    offered to add in its object (:func:`addable_members`)."""
+    if parent is None or not isinstance(name, str) or not isinstance(value, Mapping) or value:
+        return False
+    if name not in parent.members() or name in required_members(parent):
+        return False
+    node = parent.member(name)
+    return node is not None and bool(node.members()) and not is_free_form(node) and not is_string_map(node)
 
 
 _NEVER_ADDED: t.Final = frozenset({"status", "apiVersion", "kind", "metadata"})
@@ -146,11 +220,13 @@ def _read_only(node: Mapping[str, t.Any] | None) -> bool:
 
 
 def is_removable(parent: Mapping[str, t.Any] | None, name: t.Any) -> bool:
-    """Whether member ``name`` of an object of schema ``parent`` may be removed (declared, not required)."""
+    """Whether member ``name`` of an object of schema ``parent`` may be removed: declared and not
+    required, or not declared by an object that keeps such members (:func:`keeps_unknown`)."""
     if parent is None or not isinstance(name, str):
         return False
     properties = parent.get("properties")
-    return isinstance(properties, Mapping) and name in properties and name not in required_members(parent)
+    declared = isinstance(properties, Mapping) and name in properties
+    return name not in required_members(parent) if declared else keeps_unknown(parent)
 
 
 def initial_value(node: Mapping[str, t.Any]) -> t.Any:
@@ -160,6 +236,8 @@ def initial_value(node: Mapping[str, t.Any]) -> t.Any:
     if default is not None and not (isinstance(default, dict) and not default and node.get("properties")):
         return json.loads(json.dumps(default))
     types = types_of(node)
+    if is_free_form(node):
+        return {}
     if is_int_or_string(node) or is_quantity(node):
         return ""
     if "array" in types:
@@ -184,12 +262,18 @@ class SchemaRefused(ValueError):
     """A value the schema does not allow, with what to tell the person."""
 
 
-def schema_parse(node: Mapping[str, t.Any], parse: Parse) -> Parse:
+REQUIRED_MESSAGE: t.Final = "This field is required: enter a value."
+
+
+def schema_parse(node: Mapping[str, t.Any], parse: Parse, *, required: bool = False) -> Parse:
     """``parse`` (a widget's) as the schema ``node`` reads it: an int-or-string is a whole number
     when it is one and text otherwise, a quantity is text in Kubernetes' syntax, and any value is
-    checked against the enum, bounds, length and pattern (:class:`SchemaRefused`)."""
+    checked against the enum, bounds, length, pattern and format (:class:`SchemaRefused`);
+    ``required``: the member must be there, and empty text is refused."""
 
     def read(submitted: str | None, server_value: t.Any) -> t.Any:
+        if required and submitted is not None and not submitted.strip() and "boolean" not in types_of(node):
+            raise SchemaRefused(REQUIRED_MESSAGE)
         if is_int_or_string(node) and submitted is not None:
             text = submitted.strip()
             value: t.Any = int(text) if _INTEGER.match(text) else submitted
@@ -237,6 +321,26 @@ def refusal(node: Mapping[str, t.Any], value: t.Any) -> str:
                 matches = True  # a pattern Python cannot read: the API server decides
             if not matches:
                 return f"Enter a value matching {pattern}."
+        return _format_refusal(node.get("format"), value) if value else ""
+    return ""
+
+
+def _format_refusal(form: t.Any, value: str) -> str:
+    """Why the string ``value`` is not of the format ``form`` (``date-time``, ``byte``; empty: it is,
+    or the format is not checked here)."""
+    if form == "date-time":
+        if RFC3339.match(value):
+            try:
+                datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+                return ""
+            except ValueError:
+                pass
+        return "Enter a date and time (RFC 3339), such as 2030-01-31T12:00:00Z."
+    if form == "byte":
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            return "Enter base64 text, such as aGVsbG8=."
     return ""
 
 
@@ -247,9 +351,13 @@ __all__ = [
     "addable_members",
     "field_hints",
     "help_text",
+    "in_pod_template",
     "initial_value",
+    "is_free_form",
     "is_removable",
+    "keeps_unknown",
     "is_string_map",
+    "shown_absent",
     "refusal",
     "schema_parse",
 ]

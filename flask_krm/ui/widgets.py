@@ -13,6 +13,9 @@ Widgets:
 - ``items``: a keyed list, one ``item`` (a fieldset of its members) per item; ``rows``: a list of
   strings, one text input per row (see :mod:`flask_krm.ui.list_widgets`)
 - ``structured``: any other array, edited as JSON text (edits are merged into the draft by lines)
+- ``yaml``: a value its schema leaves open (``x-kubernetes-preserve-unknown-fields``, an object
+  that allows anything, a member a preserving object does not declare), edited as YAML text read
+  by the YAML tab's loader (:func:`flask_krm.yaml_text.load_yaml_value`)
 - ``map``: a string map (labels, annotations, ``data``, ``stringData``...) with add, remove, rename
 - ``group``: any other object, its members shown one by one
 - ``masked``: a value the projection withholds (a Secret key): the key and its revision, no value
@@ -38,11 +41,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..bodies import JsonRefused, NotFinite, NotJson, TooDeep, load_json
-from ..kube_schema import SchemaView, as_view, required_members
+from ..kube_schema import SchemaView, as_view, required_members, types_of
 from ..store.items import Address, address_of, item_key
 from ..store.keyed_lists import identities
 from ..store.paths import MISSING, Path, get_at, path_to_pointer, pointer_to_path, text_path
 from ..store.values import json_equal
+from ..yaml_text import YamlRefused, dump_yaml, load_yaml_value
 from .labels import default_label, humanize
 from .list_widgets import KeyInput, is_ordered, item_label, key_inputs, list_kind
 from .schema_fields import (
@@ -50,8 +54,12 @@ from .schema_fields import (
     MemberChoice,
     addable_members,
     field_hints,
+    in_pod_template,
+    is_free_form,
     is_removable,
     is_string_map,
+    keeps_unknown,
+    shown_absent,
 )
 
 WidgetKind: t.TypeAlias = t.Literal[
@@ -61,6 +69,7 @@ WidgetKind: t.TypeAlias = t.Literal[
     "boolean",
     "select",
     "structured",
+    "yaml",
     "map",
     "group",
     "items",
@@ -166,6 +175,24 @@ def parse_structured(submitted: str | None, server_value: t.Any) -> list[t.Any]:
     return parsed
 
 
+def parse_yaml(submitted: str | None, server_value: t.Any) -> t.Any:
+    """``yaml``: one value of any type, loaded as the YAML tab loads an object (a key written twice,
+    an alias bomb or an unreadable text refused, with its line and column)."""
+    try:
+        return load_yaml_value(_required(submitted))
+    except YamlRefused as refused:
+        raise ValueRefused(422, f"{refused}.") from None
+
+
+def yaml_value_text(value: t.Any) -> str:
+    """A value as the ``yaml`` widget shows it: block YAML, without the end-of-document marker
+    a lone scalar gets."""
+    text = dump_yaml(value)
+    if text.endswith("\n...\n"):
+        text = text[: -len("...\n")]
+    return text.rstrip("\n")
+
+
 @dataclass(frozen=True, slots=True)
 class Widget:
     """How one kind of single value is shown and edited."""
@@ -190,6 +217,7 @@ WIDGETS: t.Final[Mapping[str, Widget]] = {
     "boolean": Widget("boolean", parse_boolean, trigger=CHANGE_TRIGGER),
     "select": Widget("select", parse_text, trigger=CHANGE_TRIGGER),
     "structured": Widget("structured", parse_structured),
+    "yaml": Widget("yaml", parse_yaml),
     "masked": Widget("masked"),
     "bytes": Widget("bytes"),
     "absent": Widget("absent"),
@@ -400,6 +428,29 @@ def widget_for(path: Path, value: t.Any, server_value: t.Any = MISSING) -> Widge
     return "text"
 
 
+def schema_widget(
+    kind: WidgetKind, value: t.Any, node: Mapping[str, t.Any] | None, parent: Mapping[str, t.Any] | None
+) -> WidgetKind:
+    """The widget ``kind`` (:func:`widget_for`'s for ``value``) as the schema of the field
+    (``node``) and of the object holding it (``parent``) refine it: a value the schema leaves open
+    is ``yaml``, a string with an ``enum`` a ``select``, an int-or-string or a quantity ``text``,
+    an object of strings a ``map``."""
+    if kind in ("bytes", "absent", "masked"):
+        return kind
+    if is_free_form(node) or (node is None and keeps_unknown(parent) and isinstance(value, (Mapping, list))):
+        return "yaml"
+    hints = field_hints(node)
+    if node is None or hints is None:
+        return kind
+    if kind == "text" and hints.options:
+        return "select"
+    if kind == "number" and hints.text_value:
+        return "text"
+    if kind == "group" and is_string_map(node):
+        return "map"
+    return kind
+
+
 def _has_line_break(value: t.Any) -> bool:
     return isinstance(value, str) and ("\n" in value or "\r" in value)
 
@@ -471,7 +522,7 @@ class _Builder:
         node = self.node(path)
         parent = self.node(path[:-1]) if path else None
         required = parent is not None and bool(path) and path[-1] in required_members(parent)
-        return field_hints(node, required=required)
+        return field_hints(node, required=required, template=in_pod_template(path))
 
     def can_add_at(self, path: Path, in_list: bool | None) -> bool:
         """Whether members may be added to the object at ``path``."""
@@ -570,16 +621,12 @@ class _Builder:
         revision = self.revisions.get(tpath)
         if revision is not None:
             return Field(at, label, "masked", False, revision=revision)
-        kind = widget_for(path, draft_value, server_value)
         node = self.node(path)
         hints = self.hints(path)
-        if node is not None and hints is not None:
-            if kind == "text" and hints.options:
-                kind = "select"
-            elif kind == "number" and hints.text_value:
-                kind = "text"
-            elif kind == "group" and is_string_map(node):
-                kind = "map"
+        shown = server_value if draft_value is MISSING else draft_value
+        kind = schema_widget(
+            widget_for(path, draft_value, server_value), shown, node, self.node(path[:-1]) if path else None
+        )
         editable = not self.state.read_only(path) if in_list is None else in_list
         value = server_value if draft_value is MISSING and not editable else draft_value
         # changes stop at lists: inside one, compare with the server's same item
@@ -606,23 +653,41 @@ class _Builder:
         if kind == "group":
             members = value if isinstance(value, Mapping) else {}
             can_add = self.can_add_at(path, in_list)
+            emptied = self.emptied(path, members, in_list) if can_add else frozenset()
             return leaf(
                 "group",
-                children=self.members(path, at, members, in_list, can_add),
-                addable=addable_members(node, members) if can_add else (),
+                children=self.members(path, at, members, in_list, can_add, skip=emptied),
+                addable=addable_members(node, members, emptied) if can_add else (),
             )
         if kind == "boolean":
             return leaf("boolean", text=display_text(value), checked=value is True)
         if kind == "number":
-            return leaf("number", text=display_text(value), integral=not isinstance(value, float))
+            decimal = isinstance(value, float) or (node is not None and types_of(node) == {"number"})
+            return leaf("number", text=display_text(value), integral=not decimal)
+        if kind == "yaml":
+            return leaf("yaml", text=yaml_value_text(value) if value is not MISSING else "")
         if kind == "structured":
             keys = self.list_keys(path)
             shape = list_kind(path, value, keys)
             if shape is not None:
                 listed = self.list_members(path, label, at, value, keys if shape == "items" else None, editable)
-                return leaf(shape, children=listed, can_add=editable, keys=key_inputs(value, keys or ()))
+                item_schema = node.item() if node is not None else None
+                inputs = key_inputs(value, keys or (), item_schema)
+                return leaf(shape, children=listed, can_add=editable, keys=inputs)
             return leaf("structured", text=structured_text(value) if value is not MISSING else "")
         return leaf(kind, text=display_text(value))
+
+    def emptied(self, path: Path, members: Mapping[str, t.Any], in_list: bool | None) -> frozenset[str]:
+        """The members of the object at ``path`` shown as absent (:func:`shown_absent`): empty as
+        the server has them, with no conflict."""
+        node = self.node(path)
+        return frozenset(
+            key
+            for key, value in members.items()
+            if shown_absent(node, key, value)
+            and (get_at(self.state.server, path + (key,)) if in_list is None else self.server_at(path + (key,))) == {}
+            and text_path(path + (key,)) not in self.conflicts
+        )
 
     def members(
         self,
@@ -658,7 +723,8 @@ class _Builder:
                 continue
             item_path = path + (index,)
             item_at = at + (item_key(item, keys),)
-            children = self.members(item_path, item_at, item, editable, editable, skip=keys)
+            emptied = self.emptied(item_path, item, editable) if editable else frozenset()
+            children = self.members(item_path, item_at, item, editable, editable, skip=(*keys, *emptied))
             members.append(
                 Field(
                     item_at,
@@ -668,7 +734,7 @@ class _Builder:
                     dirty=not json_equal(item, self.server_at(item_path)),
                     conflict=self.conflict_at(item_path),
                     children=children,
-                    addable=addable_members(self.node(item_path), item) if editable else (),
+                    addable=addable_members(self.node(item_path), item, emptied) if editable else (),
                     hints=self.hints(item_path),
                     position=index,
                     movable=movable,

@@ -23,9 +23,9 @@ import typing as t
 from dataclasses import dataclass
 from functools import partial as bind_arguments
 
-import gevent
 from flask import Response, request
 
+from ..concurrency import sleep
 from ..htmx import html_response, partial
 from ..store.operations import EditView
 from ..store.paths import pointer_to_path
@@ -90,7 +90,7 @@ def _load(name: str, *, kind: RequestProblem) -> LoadedYaml:
     if text is None:
         raise _refused(RequestProblem.NO_FIELD, name)
     try:
-        return load_yaml(text, pause=bind_arguments(gevent.sleep, 0))  # other requests run meanwhile
+        return load_yaml(text, pause=bind_arguments(sleep, 0))  # other requests run meanwhile
     except YamlRefused as refused:
         raise _refused(kind, refused.message, refused.line, refused.column) from None
 

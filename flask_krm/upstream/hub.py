@@ -26,7 +26,7 @@ subscriber). What a subscriber adds per event is bookkeeping and a reference in 
   ``reauthorize_every`` seconds. A revoked subscriber ends with a terminal ``FORBIDDEN``; a check
   that cannot be completed ends it with a terminal ``INTERNAL`` (never an allow).
 - :meth:`Hub.shutdown` ends every stream with a terminal error, stops every watch and leaves no
-  greenlet behind. Every greenlet the hub starts belongs to its :class:`gevent.pool.Group`.
+  greenlet behind. Every greenlet the hub starts belongs to its group (:class:`~flask_krm.concurrency.Group`).
 
 The process must be monkey-patched by gevent before ``ssl``, ``urllib3`` or ``kubernetes`` are
 imported (``from gevent import monkey; monkey.patch_all()`` as the entry point's first lines, or
@@ -41,13 +41,11 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, Protocol
 
-import gevent
-import gevent.monkey
-from gevent.hub import Waiter
-from gevent.pool import Group
 from kubernetes.client import ApiClient
 
+from .. import concurrency
 from ..access import decide
+from ..concurrency import Group, Waiter
 from ..events import Event, Reset, Upsert, encode_body, frame
 from ..ops import Change, ContinuityLost, Failure, Snapshot, SourceOp
 from ..scope import Scope
@@ -142,7 +140,7 @@ class Hub:
         observer: HubObserver | None = None,
         meter: HubMeter | None = None,
     ) -> None:
-        if not gevent.monkey.is_module_patched("socket"):
+        if not concurrency.patched():
             raise RuntimeError(
                 "flask-krm's upstream hub needs a gevent monkey-patched process: call "
                 "'from gevent import monkey; monkey.patch_all()' first thing in the entry point "
@@ -417,11 +415,11 @@ class _Watch:
         self.ended = False
         self._sleepers: set[_Doorbell] = set()
         self._waking = False
-        self._loop = gevent.get_hub().loop
-        self._pump: gevent.Greenlet | None = None
-        self._reauthorizer: gevent.Greenlet | None = None
-        self._heartbeats: gevent.Greenlet | None = None
-        self._linger: gevent.Greenlet | None = None
+        self._loop = concurrency.current_loop()
+        self._pump: concurrency.Greenlet | None = None
+        self._reauthorizer: concurrency.Greenlet | None = None
+        self._heartbeats: concurrency.Greenlet | None = None
+        self._linger: concurrency.Greenlet | None = None
 
     def start(self) -> None:
         self._pump = self.hub.group.spawn(self._run)
@@ -454,7 +452,7 @@ class _Watch:
         if self.hub.linger == 0:
             self.stop()
         elif self._linger is None:
-            self._linger = gevent.Greenlet(self._linger_expired)
+            self._linger = concurrency.Greenlet(self._linger_expired)
             self.hub.group.add(self._linger)
             self._linger.start_later(self.hub.linger)
 
@@ -487,7 +485,7 @@ class _Watch:
                     return
                 applied += 1
                 if applied >= most or time.monotonic() - started >= PUMP_SLICE:
-                    gevent.sleep(0)
+                    concurrency.sleep(0)
                     started, applied = time.monotonic(), 0
         except Exception as exc:
             log.error("the upstream watch failed with %s; its streams end", type(exc).__name__)
@@ -578,7 +576,7 @@ class _Watch:
         if self.ended:
             return
         self._end()
-        if self._pump is not None and self._pump is not gevent.getcurrent():
+        if self._pump is not None and self._pump is not concurrency.getcurrent():
             self._pump.kill(block=False)
 
     def shutdown(self) -> None:
@@ -587,7 +585,7 @@ class _Watch:
         self.stop()
 
     def _cancel_timers(self) -> None:
-        current = gevent.getcurrent()
+        current = concurrency.getcurrent()
         for greenlet in (self._linger, self._reauthorizer, self._heartbeats):
             if greenlet is not None and greenlet is not current:
                 greenlet.kill(block=False)
@@ -604,7 +602,7 @@ class _Watch:
         """
         interval = self.hub.heartbeat
         while not self.ended:
-            gevent.sleep(interval / HEARTBEAT_TICKS)
+            concurrency.sleep(interval / HEARTBEAT_TICKS)
             due = time.monotonic() - interval
             for subscriber in list(self.subscribers):
                 if subscriber._written_at <= due:
@@ -617,7 +615,7 @@ class _Watch:
         interval = self.hub.reauthorize_every
         assert interval is not None
         while not self.ended:
-            gevent.sleep(interval)
+            concurrency.sleep(interval)
             for subscriber in list(self.subscribers):
                 if subscriber._watch is not self or subscriber.ended:
                     continue
@@ -670,7 +668,7 @@ def _metered(chunk: bytes, meter: StreamMeter, events: int, received: float) -> 
 
 
 class _Doorbell:
-    """Wakes the one greenlet that reads a subscriber: what a ``gevent.event.Event`` does for it at
+    """Wakes the one greenlet that reads a subscriber: what an :class:`~flask_krm.concurrency.Event` does for it at
     a third of the cost (one loop callback per ring and no link bookkeeping), which matters when
     one upstream event wakes a thousand readers."""
 
@@ -679,7 +677,7 @@ class _Doorbell:
     def __init__(self) -> None:
         self.rung = False
         self._waiter: Waiter[None] | None = None
-        self._loop = gevent.get_hub().loop
+        self._loop = concurrency.current_loop()
 
     def ring(self, *, from_loop: bool = False) -> None:
         """Wake the reader; ``from_loop`` (only in a callback of the event loop): switch to it now."""
@@ -702,7 +700,7 @@ class _Doorbell:
                 if timeout is None:
                     waiter.get()
                 else:
-                    with gevent.Timeout(timeout, False):
+                    with concurrency.Timeout(timeout, False):
                         waiter.get()
             finally:
                 self._waiter = None

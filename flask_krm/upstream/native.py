@@ -24,11 +24,11 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Final, TypeAlias
 
-import gevent
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from .. import concurrency
 from ..events import Deleted, Event, Identity, Reset, StreamError, Synced, Upsert
 from ..scope import Scope, ScopeError
 from .reflector import Backoff, collection_path, iter_json_lines
@@ -157,7 +157,7 @@ class NativeWatch:
     max_attempts: int = 8
     watch_seconds: int = 300
     connect_timeout: float = 10.0
-    sleep: Callable[[float], None] = gevent.sleep
+    sleep: Callable[[float], None] = concurrency.sleep
     rng: Callable[[], float] = random.random
     checkpoint: str | None = None
     state: ConnectionState = ConnectionState.CONNECTING
@@ -183,7 +183,6 @@ class NativeWatch:
                     yield from self._set(ConnectionState.SYNCING)
                     yield from self._list()
                 response = self._open_watch()
-                attempt = 0
                 yield from self._set(ConnectionState.LIVE)
                 opened = time.monotonic()
                 delivered = yield from self._follow(response)
@@ -191,6 +190,7 @@ class NativeWatch:
                     continue
                 if not delivered and time.monotonic() - opened < 1.0:
                     raise _Transient("the watch closed at once")
+                attempt = 0  # a watch that delivered or lasted: the failures before it are over
                 yield from self._set(ConnectionState.RETRYING, "the watch ended; resuming")
             except _Expired:
                 self.checkpoint = None

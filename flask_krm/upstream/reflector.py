@@ -33,11 +33,11 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import gevent
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from .. import concurrency
 from ..events import ErrorCode
 from ..ops import Bookmark, Change, ContinuityLost, Failure, Snapshot, SourceOp
 from ..scope import Scope
@@ -238,7 +238,7 @@ class Reflector:
         *,
         streaming_lists: StreamingListMemory | None = None,
         settings: WatchSettings | None = None,
-        sleep: Sleep = gevent.sleep,
+        sleep: Sleep = concurrency.sleep,
         rng: Callable[[], float] = random.random,
     ) -> None:
         self._api = api

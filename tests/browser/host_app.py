@@ -66,15 +66,17 @@ MANAGED_LIST: t.Final = """{% if channel %}{% include "krm/_channel.html" %}{% e
          aria-labelledby="{{ component.id }}-title">
   {% include "krm/_component_header.html" %}
   <div id="{{ component.body_id }}" class="krm-body">{{ body }}</div>
+  {%- if offered("create") %}
   <form hx-post="{{ url_for('krm_review.create', component_id=component.id) }}" hx-swap="none">
     <label>New ConfigMap (JSON) <textarea name="body"></textarea></label>
     <button type="submit">Add to review</button>
   </form>
+  {%- endif %}
   <div id="{{ component.id }}-review" hx-get="{{ url_for('krm_review.show', component_id=component.id) }}"
        hx-trigger="load" hx-swap="none" aria-live="polite"></div>
 </section>"""
-"""``krm/list.html`` of the saving app: a create form and the review list under every list (its rows'
-Delete buttons come from the list's ``row_actions``)."""
+"""``krm/list.html`` of the saving app: a create form (for a person who may create) and the review
+list under every list (its rows' Delete buttons come from the list's ``row_actions``)."""
 
 
 def bulk_configmaps(count: int) -> list[dict[str, t.Any]]:

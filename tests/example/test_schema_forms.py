@@ -110,8 +110,10 @@ def test_the_web_container_gets_its_first_env_a_port_and_an_arg_from_the_form_wh
     assert sorted((p.container_port, p.protocol) for p in web.ports) == [(8080, "TCP"), (9090, "TCP")]
     assert web.args == ["--log-format=json"]
 
-    # a quantity is checked as it is typed, at its field
-    page.get_by_label("Add a field to Resources", exact=True).select_option("limits")
+    # resources: {} (as Kubernetes writes it for a container given none) is shown as absent, its
+    # members offered in the container's list; a quantity is checked as it is typed, at its field
+    expect(page.locator(f'[data-krm-path="{CONTAINER}/resources"]')).to_have_count(0)
+    page.get_by_label("Add a field to web", exact=True).select_option("resources/limits")
     limits = page.locator(f'[data-krm-path="{CONTAINER}/resources/limits"]')
     expect(limits).to_be_visible(timeout=WAIT_MS)
     page.get_by_label("New key in Limits", exact=True).fill("cpu")
@@ -145,3 +147,36 @@ def test_the_flunder_editor_shows_its_spec_from_the_crd_schema(browser: Browser,
     page.get_by_role("button", name="Remove Protocol").click()
     expect(protocol).to_have_count(0, timeout=WAIT_MS)
     fits_a_phone(page, "flunder")
+
+
+def flunders(example: Example) -> t.Any:
+    return kubernetes.client.CustomObjectsApi(example.admin_api())
+
+
+def test_a_flunders_open_member_is_edited_as_yaml(browser: Browser, example: Example) -> None:
+    flunders(example).patch_namespaced_custom_object(  # another tool sets a member the CRD keeps undeclared
+        "wardle.example.com", "v1alpha1", NAMESPACE, "flunders", "fl-2", {"spec": {"schedule": {"every": "1h"}}}
+    )
+    page = sign_in(browser, example)
+    open_live(page, f"/namespaces/{NAMESPACE}/flunders/fl-2")
+    schedule = field(page, "/spec/schedule")
+    expect(schedule).to_have_js_property("tagName", "TEXTAREA")
+    expect(schedule).to_have_value("every: 1h")
+    expect(page.get_by_role("button", name="Remove Schedule")).to_be_visible()  # kept by the CRD, not required
+    error = page.locator('[data-krm-path="/spec/schedule"] > .krm-error')
+    schedule.fill("every: 1h\nzones: [a, b]\nevery: 2h")
+    expect(error).to_contain_text("written twice", timeout=WAIT_MS)
+    expect(error).to_contain_text("line 3")
+    page.screenshot(path="/tmp/krm-schema-yaml-refused-1280.png", full_page=True)
+    schedule.fill("every: 2h\nzones: [a, b]")
+    expect(error).to_be_empty(timeout=WAIT_MS)
+    expect(page.locator('[data-krm-path="/spec/schedule"].krm-dirty')).to_be_visible(timeout=WAIT_MS)
+    ports = page.locator('[data-krm-path="/spec/ports/[name=http]/port"]')
+    expect(ports.locator(".krm-label")).to_have_text("Port")
+    save(page)
+    saved = flunders(example).get_namespaced_custom_object(
+        "wardle.example.com", "v1alpha1", NAMESPACE, "flunders", "fl-2"
+    )
+    assert saved["spec"]["schedule"] == {"every": "2h", "zones": ["a", "b"]}
+    page.screenshot(path="/tmp/krm-schema-yaml-1280.png", full_page=True)
+    fits_a_phone(page, "yaml")

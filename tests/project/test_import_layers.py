@@ -53,6 +53,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "services",
         (
+            "concurrency",
             "proxies",
             "errors",
             "principal",
@@ -99,6 +100,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ui.cells",
             "ui.list_query",
             "ui.list_view",
+            "ui.offer",
             "ui.page",
             "ui.recovery",
             "ui.render",

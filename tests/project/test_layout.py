@@ -28,69 +28,6 @@ WITHOUT_LOGIC: t.Final[dict[str, str]] = {
 }
 """Modules that declare and do nothing, so that a test file of their own would test nothing."""
 
-NOT_YET_MIRRORED: t.Final[frozenset[str]] = frozenset(
-    {
-        # exercised by suites named after behaviour (the store's edits and events, the UI's pages
-        # and channels, the drafts' backends and workers, the save flow's races, the contract
-        # suite); each leaves this list when its tests move into a file of its own
-        "access.py",
-        "cli.py",
-        "drafts/endings.py",
-        "drafts/sync.py",
-        "guards.py",
-        "memory.py",
-        "native.py",
-        "runtime.py",
-        "save/audit_events.py",
-        "save/editor.py",
-        "save/perform.py",
-        "save/publish.py",
-        "save/writer.py",
-        "serving.py",
-        "store/intents.py",
-        "store/keyed_lists.py",
-        "store/patch.py",
-        "store/regions.py",
-        "store/store.py",
-        "subscriptions.py",
-        "testing/pytest_plugin.py",
-        "testing/simulator/api.py",
-        "testing/simulator/authentication.py",
-        "testing/simulator/catalog.py",
-        "testing/simulator/crd_openapi.py",
-        "testing/simulator/errors.py",
-        "testing/simulator/identities.py",
-        "testing/simulator/impersonation.py",
-        "testing/simulator/listing.py",
-        "testing/simulator/managed_fields.py",
-        "testing/simulator/negotiation.py",
-        "testing/simulator/object_meta.py",
-        "testing/simulator/options.py",
-        "testing/simulator/patch_meta.py",
-        "testing/simulator/rbac.py",
-        "testing/simulator/reviews.py",
-        "testing/simulator/store.py",
-        "testing/simulator/strategies.py",
-        "testing/simulator/structural_schema.py",
-        "ui/binding.py",
-        "ui/discard.py",
-        "ui/feeds.py",
-        "ui/list_updates.py",
-        "ui/list_widgets.py",
-        "ui/live.py",
-        "ui/page.py",
-        "ui/recovery.py",
-        "ui/render.py",
-        "ui/routes.py",
-        "ui/state.py",
-        "ui/yaml_edits.py",
-        "ui/yaml_view.py",
-        "upstream/native.py",
-        "upstream/scripted.py",
-    }
-)
-"""Modules with logic whose tests still live only in broader files: the list may only shrink."""
-
 
 def modules() -> list[str]:
     """Every module of the package, as its path under ``flask_krm/``."""
@@ -115,16 +52,14 @@ def without_tests() -> list[str]:
 
 
 def test_every_module_with_logic_has_a_test_file_of_its_own() -> None:
-    missing = [module for module in without_tests() if module not in WITHOUT_LOGIC and module not in NOT_YET_MIRRORED]
+    missing = [module for module in without_tests() if module not in WITHOUT_LOGIC]
     assert not missing, f"no test file for {missing}: add {[str(mirror_of(m).relative_to(REPO)) for m in missing]}"
 
 
-def test_the_allow_lists_name_only_modules_that_need_them() -> None:
+def test_the_allow_list_names_only_modules_that_need_it() -> None:
     existing = set(modules())
-    gone = sorted((WITHOUT_LOGIC.keys() | NOT_YET_MIRRORED) - existing)
-    assert not gone, f"no such modules any more, remove them from the lists: {gone}"
-    mirrored = sorted(module for module in NOT_YET_MIRRORED if has_tests(module))
-    assert not mirrored, f"these have a test file now, remove them from NOT_YET_MIRRORED: {mirrored}"
+    gone = sorted(WITHOUT_LOGIC.keys() - existing)
+    assert not gone, f"no such modules any more, remove them from WITHOUT_LOGIC: {gone}"
     tested = sorted(module for module in WITHOUT_LOGIC if has_tests(module))
     assert not tested, f"these have a test file, so they are not without logic: {tested}"
 
@@ -146,5 +81,5 @@ if __name__ == "__main__":
     missing = without_tests()
     print(f"{len(found) - len(missing)} of {len(found)} modules have a test file of their own")
     for module in missing:
-        reason = WITHOUT_LOGIC.get(module, "not yet mirrored" if module in NOT_YET_MIRRORED else "MISSING")
+        reason = WITHOUT_LOGIC.get(module, "MISSING")
         print(f"  {module}: {reason}")

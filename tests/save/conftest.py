@@ -11,12 +11,17 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import kubernetes.client
 import pytest
+from flask import Flask
+from flask_login import LoginManager, login_user
 
+from flask_krm import AllowedResource, ScopePolicy
 from flask_krm.events import StreamError
 from flask_krm.principal import Principal
 from flask_krm.save.perform import EditorTarget
@@ -27,6 +32,7 @@ from flask_krm.stream import StreamEngine
 from flask_krm.testing.simulator import KubeSimulator, cluster_rbac_objects, namespace_rbac_objects
 from flask_krm.upstream.reflector import Reflector, WatchSettings
 from tests.ui.conftest import Upstream
+from tests.users import User
 
 _names = itertools.count(1)
 
@@ -45,8 +51,9 @@ def wait_for(condition: Callable[[], Any], timeout: float = 5.0, what: str = "co
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.fixture(scope="session")
-def kube() -> Iterator[KubeSimulator]:
+@contextmanager
+def simulator_with_roles() -> Iterator[KubeSimulator]:
+    """A simulator holding the cluster roles of the demo users (``editor``, ``viewer``, ...)."""
     with KubeSimulator(bookmark_interval=0.3) as simulator:
         admin = KubeWriter(simulator.api_client("admin"))
         for obj in cluster_rbac_objects():
@@ -56,8 +63,7 @@ def kube() -> Iterator[KubeSimulator]:
         yield simulator
 
 
-@pytest.fixture
-def namespace(kube: KubeSimulator) -> str:
+def editable_namespace(kube: KubeSimulator) -> str:
     """A fresh namespace where ``editor`` may edit."""
     name = unique("save")
     admin = KubeWriter(kube.api_client("admin"))
@@ -67,6 +73,18 @@ def namespace(kube: KubeSimulator) -> str:
     for obj in namespace_rbac_objects(name):
         assert admin.request("POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/{name}/rolebindings", body=obj).ok
     return name
+
+
+@pytest.fixture(scope="session")
+def kube() -> Iterator[KubeSimulator]:
+    with simulator_with_roles() as simulator:
+        yield simulator
+
+
+@pytest.fixture
+def namespace(kube: KubeSimulator) -> str:
+    """A fresh namespace where ``editor`` may edit."""
+    return editable_namespace(kube)
 
 
 @dataclass
@@ -168,3 +186,27 @@ def editor_target(
 def upstream() -> Upstream:
     """The hand-driven upstream of the UI tests, feeding the editor under test."""
     return Upstream()
+
+
+def signing_in_app(instance_path: Path, secret: str, resources: tuple[str, ...] = ("configmaps",)) -> Flask:
+    """A Flask application for the save tests over Flask: the core ``resources`` of every namespace
+    of target ``dev``, and ``/login/<name>`` signing anyone in by name."""
+    app = Flask(__name__, instance_path=str(instance_path))
+    app.config.update(
+        TESTING=True,
+        SECRET_KEY=secret,
+        KRM_SCOPE_POLICY=ScopePolicy(
+            targets=frozenset({"dev"}),
+            resources=tuple(AllowedResource(group="", resource=resource) for resource in resources),
+            namespaces=frozenset({"*"}),
+        ),
+        KRM_WATCH_LINGER=0.0,
+    )
+    LoginManager(app).user_loader(lambda name: User(name))
+
+    @app.get("/login/<name>")
+    def sign_in(name: str) -> str:
+        login_user(User(name))
+        return "signed in"
+
+    return app

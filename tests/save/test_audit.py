@@ -21,8 +21,6 @@ from flask_krm.save.audit import (
     secret_value_paths,
     withhold,
 )
-from flask_krm.save.outcomes import FieldCause, Outcome, OutcomeKind
-from flask_krm.save.publish import audit_reason
 
 SECRET_VALUE = "c3VwZXItc2VjcmV0"
 
@@ -137,16 +135,3 @@ def test_annotations_holding_a_copy_of_a_secret_are_secret_value_paths() -> None
     ops = merge_patch_ops({"metadata": {"annotations": {"backup": copy_of_it, "note": "y"}}}, paths)
     assert SECRET_VALUE not in json.dumps(ops)
     assert {"op": "add", "path": "/metadata/annotations/note", "value": "y"} in ops
-
-
-def test_the_reason_of_a_refusal_is_recorded_without_values() -> None:
-    assert audit_reason(Outcome(OutcomeKind.REFUSED, detail="at most 10 replicas")) == "at most 10 replicas"
-    invalid = Outcome(
-        OutcomeKind.INVALID,
-        causes=(
-            FieldCause("data.token", ("data", "token"), "FieldValueInvalid", None),  # withheld: a Secret value
-            FieldCause("spec.replicas", ("spec", "replicas"), "FieldValueInvalid", "must be >= 0"),
-        ),
-    )
-    assert audit_reason(invalid) == "data.token: FieldValueInvalid; spec.replicas: must be >= 0"
-    assert audit_reason(Outcome(OutcomeKind.SAVED_PENDING)) is None

@@ -11,16 +11,19 @@ import typing as t
 
 from flask import Flask
 
-from flask_krm.save.checking import REFUSED_BEFORE_SAVE
+from flask_krm.save.audit import AuditRecord
+from flask_krm.save.audit_events import audit_event
+from flask_krm.save.checking import CHECK_REFUSED_REASON, REFUSED_BEFORE_SAVE
+from flask_krm.save.publish import write_attempted
 from flask_krm.testing.simulator import KubeSimulator, WriteRequest
 from flask_krm.testing.simulator.errors import bad_request
 from tests.ui.conftest import field_id
 
 from .conftest import unconditional_patch
 from .counting import counting_patches
-from .test_views import app as app  # noqa: PLC0414 - the fixture, by its name
-from .test_views import client_for, kube_object, open_editor, outcome_kind, post_save
-from .test_views import configmap as configmap  # noqa: PLC0414
+from .test_editor import app as app  # noqa: PLC0414 - the fixture, by its name
+from .test_editor import client_for, kube_object, open_editor, outcome_kind, post_save
+from .test_editor import configmap as configmap  # noqa: PLC0414
 
 BAD_LABEL = "not valid!"
 WEBHOOK_DENIED = 'admission webhook "policy.example.com" denied the request'
@@ -123,3 +126,26 @@ def test_a_person_who_may_not_patch_gets_no_check_and_a_forged_save_is_403(
         forged = post_save(page)
         assert forged.status_code == 403 and outcome_kind(forged) == "access-denied"
         assert patches.counts == (0, 0)
+
+
+def test_a_save_the_check_refuses_is_audited_like_a_hooks_refusal(
+    app: Flask, kube: KubeSimulator, namespace: str, upstream: t.Any, configmap: dict[str, t.Any]
+) -> None:
+    page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
+    cid = page.component_ids[0]
+    added = page.edit(cid, op="add_key", path='["metadata", "labels"]', key="tier", value=BAD_LABEL)
+    assert added.status_code == 200
+    records: list[AuditRecord] = []
+    with write_attempted.connected_to(lambda sender, **kw: records.append(kw["record"])):
+        refused = post_save(page)
+        assert refused.status_code == 422
+        assert post_save(page).status_code == 422  # the kept check refuses again: audited again
+    assert len(records) == 2
+    record = records[0]
+    assert (record.principal, record.operation, record.outcome) == ("editor", "patch", "invalid")
+    assert record.identity.uid == configmap["metadata"]["uid"] and record.identity.name == "app"
+    assert record.fields == ("/metadata/labels",) and record.call is None and record.resource_version is None
+    assert record.reason is not None and record.reason.startswith(CHECK_REFUSED_REASON)
+    assert "metadata.labels: " in record.reason and "consist of alphanumeric characters" in record.reason
+    event = audit_event(record, now=0.0)
+    assert event["responseStatus"] == {"metadata": {}, "code": 0, "status": "Failure", "reason": "invalid"}

@@ -11,7 +11,7 @@ from flask_krm.save.perform import save_edit
 from flask_krm.testing.simulator import WriteRequest as SimulatorWrite
 
 from .conftest import editor_target, new_store, wait_for
-from .test_races import admin_patch, create_configmap, editor_scope, read
+from .test_perform import admin_patch, create_configmap, editor_scope, read
 
 ROUNDS = 12
 ACCEPTED = {OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED}

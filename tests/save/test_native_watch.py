@@ -16,7 +16,7 @@ from flask_krm.testing.simulator import KubeSimulator
 from flask_krm.upstream.native import ConnectionState, NativeItem, NativeWatch, StateChange
 
 from .conftest import wait_for
-from .test_races import admin_patch, create_configmap
+from .test_perform import admin_patch, create_configmap
 
 
 class Runner:

@@ -12,9 +12,8 @@ from urllib.parse import quote
 
 import pytest
 from flask import Flask, render_template_string
-from flask_login import LoginManager, login_user
 
-from flask_krm import AllowedResource, KrmStream, ScopePolicy
+from flask_krm import KrmStream
 from flask_krm.principal import Principal
 from flask_krm.save.flow import SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
@@ -25,10 +24,9 @@ from flask_krm.save.writer import KubeWriter, default_save
 from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, open_page
-from tests.users import User
 
-from .conftest import admin_delete, new_store
-from .test_races import create_configmap
+from .conftest import admin_delete, new_store, signing_in_app
+from .test_perform import create_configmap
 
 LIST_PAGE = (
     '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
@@ -39,23 +37,7 @@ CONFIGMAP_POLICY = CreatePolicy("v1", "ConfigMap", allowed=(("metadata", "name")
 
 @pytest.fixture
 def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Flask]:
-    app = Flask(__name__, instance_path=str(tmp_path))
-    app.config.update(
-        TESTING=True,
-        SECRET_KEY="review test secret",
-        KRM_SCOPE_POLICY=ScopePolicy(
-            targets=frozenset({"dev"}),
-            resources=(AllowedResource(group="", resource="configmaps"),),
-            namespaces=frozenset({"*"}),
-        ),
-        KRM_WATCH_LINGER=0.0,
-    )
-    LoginManager(app).user_loader(lambda name: User(name))
-
-    @app.get("/login/<name>")
-    def sign_in(name: str) -> str:
-        login_user(User(name))
-        return "ok"
+    app = signing_in_app(tmp_path, "review test secret")
 
     @app.get("/list")
     def listing() -> str:

@@ -309,7 +309,9 @@ def test_hostile_values_cannot_break_the_json_stream_framing(host: Flask, upstre
 
 def test_the_example_templates_render_hostile_objects_as_text(kube: KubeSimulator) -> None:
     upstream = HostileUpstream()
-    app = make_example(kube, EXAMPLE_NAMESPACES=(NAMESPACE,))
+    # acting as itself: the objects come from a plugged source, not from a namespace of the cluster
+    # where Kubernetes' RBAC would let ``editor`` delete, and the delete buttons must be drawn
+    app = make_example(kube, EXAMPLE_NAMESPACES=(NAMESPACE,), EXAMPLE_IMPERSONATE=False)
     app.extensions["krm"].extension.plug_source(TARGET, upstream.source, app)  # the example's target, served hostile
     try:
         browser = Browser(app, "editor")

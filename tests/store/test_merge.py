@@ -1,4 +1,4 @@
-"""The three-way merge table, absent values, flashes, and keyed lists."""
+"""The three-way merge table, absent values, flashes, and keyed lists in the merge."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from flask_krm.store import BUILTIN_LIST_SCHEMAS, DEFAULT_POLICY, LiveResourceStore
-from flask_krm.store.keyed_lists import KeyedLists, identities
 from flask_krm.store.merge import Conflict, flashed_paths, three_way_merge
 from flask_krm.store.paths import MISSING
 from flask_krm.store.regions import Regions
@@ -202,32 +201,3 @@ def test_without_a_schema_containers_are_atomic() -> None:
     store.set_value("deploy-1", CONTAINERS + (0, "image"), "web:2")
     store.apply(modified(deployment("2", [{"name": "log", "image": "log:1"}, {"name": "web", "image": "web:1"}])))
     assert [c.path for c in store.conflicts("deploy-1")] == [CONTAINERS]
-
-
-def test_schema_lookup_follows_properties_items_and_additional_properties() -> None:
-    ports = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port", "protocol"]}
-    schema = {
-        "properties": {
-            "spec": {
-                "additionalProperties": {"type": "array", "items": {"properties": {"ports": ports}}},
-                "properties": {
-                    "set": {"x-kubernetes-list-type": "set"},
-                    "empty": {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": []},
-                },
-            }
-        }
-    }
-    lists = KeyedLists(schema)
-    assert lists.map_keys(("spec", "anything", 3, "ports")) == ("port", "protocol")
-    assert lists.map_keys(("spec", "set")) is None
-    assert lists.map_keys(("spec", "empty")) is None
-    assert lists.map_keys(("spec", "anything", "ports")) is None
-    assert KeyedLists(BUILTIN_LIST_SCHEMAS[("batch/v1", "CronJob")]).map_keys(
-        ("spec", "jobTemplate", "spec", "template", "spec", "containers", 0, "env")
-    ) == ("name",)
-
-
-def test_identities_distinguish_types_and_refuse_duplicates() -> None:
-    assert identities([{"port": 80}, {"port": "80"}], ("port",)) is not None
-    assert identities([{"port": 80}, {"port": 80}], ("port",)) is None
-    assert identities("not a list", ("port",)) is None

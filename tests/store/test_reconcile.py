@@ -36,15 +36,6 @@ def test_capture_save_is_none_when_clean_and_refuses_an_unversioned_object() -> 
         store.capture_save("cm-2")
 
 
-def test_the_conditional_patch_adds_both_preconditions_without_touching_the_intent() -> None:
-    intent = SaveIntent("u", "7", {"metadata": {"labels": {"a": "b"}}, "data": {"x": "y"}})
-    assert intent.conditional_patch() == {
-        "metadata": {"labels": {"a": "b"}, "uid": "u", "resourceVersion": "7"},
-        "data": {"x": "y"},
-    }
-    assert intent.patch == {"metadata": {"labels": {"a": "b"}}, "data": {"x": "y"}}
-
-
 def editing() -> LiveResourceStore:
     store = store_with(configmap())
     store.set_value(CM_UID, ("data", "level"), "debug")

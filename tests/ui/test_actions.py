@@ -149,24 +149,3 @@ def test_one_extension_serving_two_applications_registers_save_once(tmp_path: Pa
     ]
     for app in apps:
         krm.shutdown(app)
-
-
-def test_discard_changes_drops_the_sessions_draft_and_needs_the_csrf_token(
-    client: FlaskClient, upstream: Upstream
-) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
-    page = open_page(client, editor_url())
-    (cid,) = page.component_ids
-    assert f'id="{cid}-action-discard"' in page.html and ">Discard changes</button>" in page.html
-    url = f"/krm/ui/components/{cid}/actions/discard"
-    assert page.edit(cid, op="set", path='["data","a"]', value="mine").status_code == 200
-    assert client.post(url, headers={"X-KRM-Page": page.headers["X-KRM-Page"]}).status_code == 400
-    assert 'value="mine"' in open_page(client, editor_url()).html, "a refused discard leaves the draft"
-
-    answer = client.post(url, headers=page.headers)
-    assert answer.status_code == 200
-    assert 'data-krm-outcome="discarded"' in answer.get_data(as_text=True)
-    reopened = open_page(client, editor_url())
-    assert 'value="mine"' not in reopened.html and 'value="1"' in reopened.html
-    again = client.post(url, headers=page.headers).get_data(as_text=True)
-    assert "There are no changes to discard." in again

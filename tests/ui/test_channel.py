@@ -12,6 +12,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from flask_krm.runtime import runtime
+from flask_krm.sse import message
+from flask_krm.ui.channel import framed
 from tests.ui.conftest import (
     CONFIGMAPS,
     ChannelReader,
@@ -234,27 +236,7 @@ def test_the_upstream_subscription_ends_when_no_page_holds_it(
     assert not next(iter(runtime(app).feeds.values())).running
 
 
-def test_a_feed_does_not_keep_its_store_alive() -> None:
-    import gc
-    import weakref
-
-    from gevent.pool import Group
-
-    from flask_krm.store import LiveResourceStore
-    from flask_krm.ui.feeds import Feed
-
-    feeds: weakref.WeakKeyDictionary[LiveResourceStore, Feed] = weakref.WeakKeyDictionary()
-    store = LiveResourceStore()
-    feeds[store] = Feed(store, opener=lambda: t.cast(t.Any, None), group=Group(), linger=0)
-    del store
-    gc.collect()
-    assert len(feeds) == 0
-
-
 def test_the_same_partials_are_framed_once_for_every_session() -> None:
-    from flask_krm.sse import message
-    from flask_krm.ui.channel import framed
-
     parts = ['<hx-partial hx-target="#a">one\ntwo</hx-partial>', '<hx-partial hx-target="#b">3</hx-partial>']
     first = framed(list(parts))
     assert first == message("\n".join(parts))

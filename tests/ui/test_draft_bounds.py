@@ -16,7 +16,7 @@ from flask_krm.ui.widgets import MAX_FORM_VALUES
 from flask_krm.yaml_text import load_yaml
 from tests.ui.conftest import CONFIGMAPS, DEPLOYMENTS, PageHandle, Upstream, configmap, field_id, open_page
 from tests.ui.test_rendering import DEPLOYMENT, editor_url
-from tests.ui.test_yaml_tab import partials, post_yaml, source
+from tests.ui.test_yaml_edits import partials, post_yaml, source
 
 NO_CHANGES: t.Final = "No changes: Save has nothing to send."
 

@@ -7,7 +7,7 @@ import pytest
 from flask_krm.store import BUILTIN_LIST_SCHEMAS, AddItem, EditLines, LiveResourceStore, MoveItem, RemoveItem, SetField
 from flask_krm.store.paths import MISSING
 from flask_krm.store.problems import ProblemKind
-from flask_krm.ui.edit_forms import RequestRefused, add_item, move_item, remove_item, set_field
+from flask_krm.ui.edit_forms import RequestRefused, add_item, editable_path, move_item, remove_item, set_field
 from flask_krm.ui.problems import RequestProblem
 from tests.store.objects import deployment, store_with
 
@@ -62,3 +62,15 @@ def test_items_are_read_from_their_key_fields_and_rows_from_their_text() -> None
     with pytest.raises(RequestRefused) as refused:
         move_item((*ports[:-1], "args", 0), {"to": "sideways"})
     assert refused.value.kind is RequestProblem.NO_DIRECTION
+
+
+def test_a_read_only_place_is_refused_before_its_value_is_read() -> None:
+    store = a_store()
+    assert editable_path(store, UID, ("spec", "replicas")) == ("spec", "replicas")
+    for address in [("status", "readyReplicas"), ("status", "new"), ("metadata", "uid")]:
+        with pytest.raises(RequestRefused) as refused:
+            editable_path(store, UID, address)
+        assert refused.value.kind is ProblemKind.READ_ONLY, address
+    with pytest.raises(RequestRefused) as refused:  # no number, but no number could be written there
+        add_item(store, UID, ("status", "conditions"), {"item.type": "Ready"})
+    assert refused.value.kind is ProblemKind.READ_ONLY

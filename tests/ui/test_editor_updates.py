@@ -148,3 +148,16 @@ def test_a_value_alone_sends_the_control_and_a_state_the_field() -> None:
     assert parts(data(entry("a")), data(entry("b", dirty=True))) == [("fdata-k-field", "entry")]
     grown = data(entry("a"), Field(("data", "l"), "l", "text", True, text="x", entry=True))
     assert parts(data(entry("a")), grown) == [("fdata-field", "field")], "a new entry: the whole map"
+
+
+def test_a_yaml_fields_new_text_sends_its_control_alone() -> None:
+    def spec(text: str, kind: t.Any = "yaml") -> Field:
+        return Field(
+            ("spec",), "Spec", "group", True, children=(Field(("spec", "extra"), "Extra", kind, True, text=text),)
+        )
+
+    def parts(old: Field, new: Field) -> list[tuple[str, str]]:
+        return [(e, part) for e, part, _ in field_parts(old, new, "field", None, lambda p: "f" + "-".join(p))]
+
+    assert parts(spec("a: 1"), spec("a: 2")) == [("fspec-extra", "control")]
+    assert parts(spec("a: 1", "text"), spec("a: 1")) == [("fspec-field", "field")], "another widget: the group"

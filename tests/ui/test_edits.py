@@ -11,8 +11,6 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from flask_krm.store import DEFAULT_POLICY
-from flask_krm.ui.page import ComponentSpecError, parse_fields, parse_policy
 from tests.ui.conftest import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -225,16 +223,6 @@ def test_a_broader_policy_must_be_asked_for(client: FlaskClient, upstream: Upstr
     assert page.edit(cid, **forged).status_code == 200
     narrow = open_page(client, editor_url(DEPLOYMENTS, "web", field=SHOWN))
     assert narrow.component_ids[0] != cid, "a different policy is a different editor (and store)"
-
-
-def test_a_field_naming_a_list_item_needs_an_explicit_policy() -> None:
-    shown = parse_fields([("spec", "template", "spec", "containers", 0)])
-    with pytest.raises(ComponentSpecError, match="name the editable regions with policy="):
-        parse_policy(None, shown)
-    assert parse_policy("default", shown) is DEFAULT_POLICY
-    assert parse_policy(None, parse_fields(["/spec/template/spec/containers/0"])).roots == (
-        ("spec", "template", "spec", "containers", "0"),
-    ), "a pointer's segments are keys: the item's fields are editable, nothing beside it"
 
 
 def test_redacted_secret_keys_cannot_be_edited(client: FlaskClient, upstream: Upstream) -> None:

@@ -128,3 +128,103 @@ def test_a_quantity_is_checked_when_typed(page: PageHandle) -> None:
     bad = edit(page, "set", (*limits, "cpu"), value="1.5 Gi", **{"from": "1.5Gi"})
     assert bad.status_code == 422
     assert input_value(reload(page), field_id(cid, (*limits, "cpu"))) == "1.5Gi"
+
+
+OPEN_SPEC: t.Final = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+            "required": ["replicas"],
+            "properties": {"replicas": {"type": "integer"}, "extra": {"x-kubernetes-preserve-unknown-fields": True}},
+        }
+    },
+}
+"""A host's schema of a Deployment whose ``spec`` keeps members it does not declare (as a CRD's may)."""
+
+
+@pytest.fixture
+def open_page_(tmp_path: Path, upstream: Upstream) -> Iterator[PageHandle]:
+    app, krm = make_app(tmp_path, upstream, KRM_LIST_SCHEMAS={("apps/v1", "Deployment"): OPEN_SPEC})
+    upstream.snapshot(DEPLOYMENTS, deployment())
+    client = app.test_client()
+    client.get("/login/editor")
+    yield open_page(client, editor_url(DEPLOYMENTS, "web"))
+    krm.shutdown(app)
+
+
+def yaml_text_of(html: str, element_id: str) -> str | None:
+    found = re.search(
+        rf'<textarea class="krm-input krm-structured krm-yaml-value" id="{element_id}".*?>\n(.*?)</textarea>',
+        html,
+        re.S,
+    )
+    return found.group(1) if found else None
+
+
+def test_a_member_the_schema_leaves_open_is_edited_as_yaml(open_page_: PageHandle) -> None:
+    page = open_page_
+    cid = page.component_ids[0]
+    template = field_id(cid, ("spec", "template"))
+    shown = yaml_text_of(page.html, template)
+    assert shown is not None and shown.startswith("spec:\n  containers:\n  - name: web\n")
+    typed = "spec:\n  containers:\n  - name: web\n    image: nginx:2\n"
+    assert edit(page, "set", ("spec", "template"), value=typed, **{"from": shown}).status_code == 200
+    html = reload(open_page_)
+    assert yaml_text_of(html, template) == typed.rstrip("\n")
+    assert edit(page, "add_member", ("spec",), member="extra").status_code == 200
+    assert yaml_text_of(reload(open_page_), field_id(cid, ("spec", "extra"))) == "{}"
+    assert edit(page, "set", ("spec", "extra"), value="size: 3\ntags: [a, b]", **{"from": "{}"}).status_code == 200
+    assert yaml_text_of(reload(open_page_), field_id(cid, ("spec", "extra"))) == "size: 3\ntags:\n- a\n- b"
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("a: 1\nb: [2\n", "(line 3, column 1)"),
+        ("a: 1\na: 2\n", "written twice"),
+        ("a: !withheld 'not shown'\n", "not a value"),
+        ("", "The YAML is empty"),
+    ],
+)
+def test_yaml_a_field_cannot_hold_is_refused_at_the_field_and_not_kept(
+    open_page_: PageHandle, typed: str, message: str
+) -> None:
+    page = open_page_
+    cid = page.component_ids[0]
+    at = ("spec", "template")
+    before = yaml_text_of(page.html, field_id(cid, at))
+    response = edit(page, "set", at, value=typed, **{"from": before or ""})
+    body = response.get_data(as_text=True)
+    assert response.status_code == 422 and f'hx-target="#{field_id(cid, at, "-error")}">' in body
+    assert message in body
+    assert yaml_text_of(reload(page), field_id(cid, at)) == before
+
+
+def test_a_required_member_is_marked_and_cannot_be_emptied(open_page_: PageHandle) -> None:
+    page = open_page_
+    cid = page.component_ids[0]
+    replicas = field_id(cid, ("spec", "replicas"))
+    assert re.search(
+        rf'<label class="krm-label" for="{replicas}">Replicas <span class="krm-required">required</span>', page.html
+    )
+    assert re.search(rf'id="{replicas}"[^>]*aria-required="true"', page.html)
+    assert 'aria-label="Remove Replicas"' not in page.html
+    response = edit(page, "set", ("spec", "replicas"), value=" ", **{"from": "2"})
+    assert response.status_code == 422
+    assert "This field is required: enter a value." in response.get_data(as_text=True)
+    assert input_value(reload(page), replicas) == "2"
+
+
+def test_a_member_of_an_empty_member_is_added_in_one_action(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(DEPLOYMENTS, deployment(resources={}))
+    page = open_page(client, editor_url(DEPLOYMENTS, "web"))
+    cid = page.component_ids[0]
+    assert field_id(cid, web("resources")) + '-group"' not in page.html
+    assert '<option value="resources/limits">Resources: Limits</option>' in page.html
+    assert edit(page, "add_member", web(), member="resources/limits").status_code == 200
+    html = reload(page)
+    assert field_id(cid, web("resources")) + '-group"' in html and field_id(cid, web("resources", "limits")) in html
+    refused = edit(page, "add_member", web(), member="resources/nothing")
+    assert refused.status_code == 422 and "Choose a field to add." in refused.get_data(as_text=True)

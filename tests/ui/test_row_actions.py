@@ -11,9 +11,7 @@ from flask import Flask, render_template_string, request
 
 from flask_krm.htmx import PAGE_HEADER
 from flask_krm.runtime import runtime
-from flask_krm.scope import parse_scope
 from flask_krm.ui.binding import Refusal, bind
-from flask_krm.ui.page import ComponentSpecError, ListSpec, RowAction, make_component, parse_columns, parse_row_actions
 from tests.ui.conftest import CONFIGMAPS, PageHandle, Upstream, configmap, connect, open_page
 
 ROWS_PAGE = '{% import "krm/_macros.html" as krm %}<html><body>{{ krm.list(scope, row_actions=actions) }}</body></html>'
@@ -89,32 +87,6 @@ def test_rows_arriving_live_get_their_buttons(app: Flask, upstream: Upstream) ->
     assert 'data-krm-uid="uid-gamma"' in message.data
     assert [b["aria-label"] for b in buttons(message.data)] == ["Archive gamma"], "only the new row is sent"
     reader.close()
-
-
-def test_row_actions_are_part_of_what_identifies_a_list() -> None:
-    parsed = parse_scope(CONFIGMAPS)
-    plain = ListSpec(parsed, "krm-full/v1", parse_columns(None, parsed))
-    with_delete = ListSpec(
-        parsed, "krm-full/v1", parse_columns(None, parsed), row_actions=(RowAction("Delete", "krm_review.delete"),)
-    )
-    assert make_component(plain).id != make_component(with_delete).id
-    assert with_delete.row_actions[0].name == "delete"
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "krm_review.delete",
-        [("Delete",)],
-        [("", "krm_review.delete")],
-        [("Delete", "")],
-        [42],
-        [("Delete", "a.delete"), ("Remove", "b.delete")],
-    ],
-)
-def test_row_actions_that_describe_no_button_are_refused(bad: object) -> None:
-    with pytest.raises(ComponentSpecError):
-        parse_row_actions(bad)
 
 
 def test_a_row_action_naming_no_endpoint_is_refused_when_the_page_renders(app: Flask, upstream: Upstream) -> None:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.ui.conftest import CONFIGMAPS, configmap
-from tests.ui.test_list_pages import _STEPS, _apply, _rows_of
+from tests.ui.test_list_updates import _STEPS, _apply, _rows_of
 
 
 def _component(sort: str | None) -> tuple[object, object]:

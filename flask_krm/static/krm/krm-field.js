@@ -5,7 +5,8 @@
  * yet; then it keeps what was typed, caret and selection included. Its states:
  *
  *   state     the field shows                     event  -> next state
- *   clean     the draft (follows every render)    type   -> typing
+ *   clean     the draft (follows every render;    type   -> typing
+ *             focused, its caret stays in place)
  *   typing    what was typed; its debounced       type   -> typing    send  -> sending   queue -> queued
  *             request is not made yet             forget -> clean
  *   queued    what was typed; waits in the page   type   -> typing    send  -> sending   queue -> queued
@@ -119,7 +120,10 @@
 
     // Whether a render must leave the field as it is (its edit is not in the render).
     function keepsTyped(el, newNode) {
-        if (stateOf(el) === "clean") return false;
+        if (stateOf(el) === "clean") {
+            rememberCaret(el);
+            return false;
+        }
         const field = of(el);
         const edits = renderEdits(newNode);
         if (field.state === "settling" && edits >= field.settleAt) {
@@ -130,9 +134,38 @@
         return true;
     }
 
-    /** A field without an edit shows what the last render says (a morph sets attributes only). */
+    // The text and selection of the focused field without an edit, taken before a render changes
+    // its value, so that the caret stays where the person put it (see placed).
+    let caret = null;
+
+    function rememberCaret(el) {
+        if (document.activeElement !== el || !krm.widget(el).text || el.selectionStart === null) return;
+        caret = {el, value: el.value, start: el.selectionStart, end: el.selectionEnd};
+    }
+
+    // Where an offset into ``before`` stands in ``after``: before the changed part it stays, after it
+    // it keeps its distance from the end, inside it it goes to the end of the new part.
+    function placed(offset, before, after) {
+        let prefix = 0;
+        while (prefix < before.length && prefix < after.length && before[prefix] === after[prefix]) prefix++;
+        if (offset <= prefix) return offset;
+        let suffix = 0;
+        while (suffix < before.length - prefix && suffix < after.length - prefix
+               && before[before.length - 1 - suffix] === after[after.length - 1 - suffix]) suffix++;
+        const fromEnd = before.length - offset;
+        return after.length - Math.min(fromEnd, suffix);
+    }
+
+    /** A field without an edit shows what the last render says (a morph sets attributes only); when
+     * the person has it focused, its caret and selection stay in place around the change. */
     function follow(el) {
-        if (stateOf(el) === "clean") krm.widget(el).show(el);
+        if (stateOf(el) !== "clean") return;
+        const kept = caret !== null && caret.el === el ? caret : null;
+        krm.widget(el).show(el);
+        if (kept === null) return;
+        caret = null;
+        if (document.activeElement !== el || el.value === kept.value) return;
+        el.setSelectionRange(placed(kept.start, kept.value, el.value), placed(kept.end, kept.value, el.value));
     }
 
     function followAll() {

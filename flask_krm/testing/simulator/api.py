@@ -10,11 +10,9 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs
 
-import gevent
-import gevent.event
-import gevent.socket
 import yaml
 
+from ... import concurrency
 from . import catalog as types
 from . import openapi
 from .authentication import Authenticator, Identity
@@ -95,7 +93,7 @@ class ApiServer:
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if self.faults.latency:
-            gevent.sleep(self.faults.latency)
+            concurrency.sleep(self.faults.latency)
         try:
             if self.faults.refusing():
                 if not self.faults.refuse_with_503:
@@ -327,7 +325,7 @@ class ApiServer:
         """Wait until the store reaches ``requested`` (as the watch cache does), else 504 ``Too large resource version``."""
         if requested <= self.store.resource_version:
             return
-        reached = gevent.event.Event()
+        reached = concurrency.Event()
 
         def check(event: Event) -> None:
             if event.resource_version >= requested:
@@ -365,7 +363,7 @@ class ApiServer:
         return self._stream(watcher, connection)
 
     def _stream(self, watcher: Watcher, connection: Any) -> Iterator[bytes]:
-        monitor = gevent.spawn(_end_when_closed, connection, watcher) if connection is not None else None
+        monitor = concurrency.spawn(_end_when_closed, connection, watcher) if connection is not None else None
         try:
             yield from watcher.lines()
         finally:
@@ -387,7 +385,7 @@ def _end_when_closed(connection: Any, watcher: Watcher) -> None:
     readable means it is closing: the end of the stream, or TLS's close_notify alert before it.
     """
     try:
-        gevent.socket.wait_read(connection.fileno())
+        concurrency.wait_readable(connection.fileno())
     except OSError:
         pass
     watcher.end(drop=False)

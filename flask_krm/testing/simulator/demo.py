@@ -13,8 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import gevent
-
+from ... import concurrency
 from . import catalog
 from .identities import DEMO_NAMESPACES, namespace_rbac_objects
 from .registry import Registry, now
@@ -133,7 +132,7 @@ class DemoController:
     competing_edits: bool = False
     steps: int = 0
     _rollouts: dict[str, _Rollout] = field(default_factory=dict)
-    _greenlet: gevent.Greenlet[Any, Any] | None = None
+    _greenlet: concurrency.Greenlet | None = None
 
     def seed(self) -> None:
         """Create the demo namespaces, RBAC bindings and objects."""
@@ -145,7 +144,7 @@ class DemoController:
     def start(self) -> None:
         """Run ``step()`` every ``tick`` seconds (not at all when ``tick`` is ``None``)."""
         if self.tick is not None:
-            self._greenlet = gevent.spawn(self._run, self.tick)
+            self._greenlet = concurrency.spawn(self._run, self.tick)
 
     def stop(self) -> None:
         """Stop the periodic steps."""
@@ -155,7 +154,7 @@ class DemoController:
 
     def _run(self, tick: float) -> None:
         while True:
-            gevent.sleep(tick)
+            concurrency.sleep(tick)
             self.step()
 
     def step(self) -> None:

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import gevent
-import gevent.event
 import gevent.monkey
+
+from ... import concurrency
 
 T = TypeVar("T")
 
@@ -30,7 +31,7 @@ class HubThread:
         self._timeout = timeout
         self._ident: int | None = None
         self._loop: Any = None
-        self._stopping: gevent.event.Event | None = None
+        self._stopping: concurrency.Event | None = None
         self._error: BaseException | None = None
         self._exited = _allocate_lock()
 
@@ -44,7 +45,7 @@ class HubThread:
             self._ident = _get_ident()
             hub = gevent.get_hub()
             self._loop = hub.loop
-            self._stopping = gevent.event.Event()
+            self._stopping = concurrency.Event()
             try:
                 self._setup()
             except BaseException as error:  # reported to the starting thread
@@ -80,7 +81,7 @@ class HubThread:
             finally:
                 done.release()
 
-        self._loop.run_callback_threadsafe(lambda: gevent.spawn(run))
+        self._loop.run_callback_threadsafe(lambda: concurrency.spawn(run))
         if not done.acquire(timeout=self._timeout):
             raise TimeoutError(f"the simulator did not answer within {self._timeout} s")
         if "error" in outcome:

@@ -10,11 +10,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-import gevent
 import kubernetes.client
 import kubernetes.config
 from gevent.pywsgi import WSGIHandler, WSGIServer
 
+from ... import concurrency
 from .api import CONNECTION, HEADER_LINES, ApiServer
 from .authentication import Authenticator, User
 from .catalog import CUSTOM_RESOURCE_DEFINITIONS, DEFAULT_CATALOG, FLUNDER_CRD, NAMESPACES, RBAC_GROUP, established
@@ -119,7 +119,7 @@ def compact_periodically(store: ObjectStore, interval: float) -> None:
     """kube-apiserver's etcd compaction: every ``interval``, forget the history up to the previous tick's version."""
     previous = store.resource_version
     while True:
-        gevent.sleep(interval)
+        concurrency.sleep(interval)
         store.compact_to(previous)
         previous = store.resource_version
 
@@ -178,7 +178,7 @@ class KubeSimulator:
         self._history_window = history_window
         self._compaction_interval = compaction_interval
         self._resource_version_wait = resource_version_wait
-        self._compactor: gevent.Greenlet | None = None
+        self._compactor: concurrency.Greenlet | None = None
         self._watch_settings = WatchSettings(bookmark_interval=bookmark_interval)
         self._demo_options = (demo, demo_tick, competing_edits)
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
@@ -221,7 +221,7 @@ class KubeSimulator:
             self.demo.start()
         install_rbac(self.application.registry, self._rbac)
         if self._compaction_interval is not None:
-            self._compactor = gevent.spawn(compact_periodically, self.application.store, self._compaction_interval)
+            self._compactor = concurrency.spawn(compact_periodically, self.application.store, self._compaction_interval)
         self._certificate = issue_serving_certificate()
         self._server = _TlsServer(
             ("127.0.0.1", self._port),

@@ -49,7 +49,7 @@ TOP_LEVEL_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 OMITTED_WHEN_EMPTY_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
-OMITTED_WHEN_EMPTY = ("data", "binaryData", "stringData")
+OMITTED_WHEN_EMPTY = ("data", "binaryData", "stringData", "subjects")
 IMMUTABLE = object_meta.IMMUTABLE
 MAX_DATA_SIZE = 1024 * 1024
 """``core.MaxSecretSize``: the most data a ConfigMap or Secret holds (keys not counted)."""

@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import gevent.queue
-
+from ... import concurrency
 from .catalog import ResourceType
 from .errors import ApiError
 from .listing import ListOptions
@@ -97,7 +96,7 @@ class Watcher:
     options: ListOptions
     settings: WatchSettings
     render: Callable[[Object], Object | None] = _unchanged
-    _queue: gevent.queue.Queue[bytes | _End] = field(default_factory=gevent.queue.Queue)
+    _queue: concurrency.Queue[bytes | _End] = field(default_factory=concurrency.Queue)
     _unsubscribe: Callable[[], None] | None = None
     _after: int = 0
     _held: list[Event] | None = None
@@ -204,7 +203,7 @@ class Watcher:
                 wake = deadline if next_bookmark is None else min(deadline, next_bookmark)
                 try:
                     item = self._queue.get(timeout=max(wake - now, 0.0))
-                except gevent.queue.Empty:
+                except concurrency.Empty:
                     continue
                 if isinstance(item, _End):
                     if item.drop:

@@ -8,11 +8,14 @@ the object, dry runs apart, so no dry run became a write and no write was sent t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import kubernetes.client
 import pytest
 from playwright.sync_api import expect
 
 from flask_krm.testing import KubeSimulator
+from tests.browser.conftest import MERGE_PATCH
 from tests.browser.host_app import NAMESPACE
 from tests.browser.save.conftest import SignedIn
 from tests.browser.save.test_inputs import control, new_deployment
@@ -51,3 +54,24 @@ def test_a_refused_value_is_checked_once_when_still_and_save_writes_once_when_fi
         assert final_writes == 1 and final_dry_runs <= dry_runs + 2, patches.counts
     deployment = apps.read_namespaced_deployment(name, NAMESPACE)
     assert deployment.spec is not None and deployment.spec.replicas == 4
+
+
+def test_a_refusal_at_a_field_stays_through_a_colleagues_change_of_that_field(
+    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, tmp_path: Path
+) -> None:
+    name = new_deployment(apps)
+    page = open_editor(signed_in, f"/deployments/{name}")
+    replicas = control(page, "/spec/replicas")
+    error = page.locator('[data-krm-path="/spec/replicas"] > .krm-error')
+    replicas.fill("-5")
+    expect(error).to_contain_text("must be greater than or equal to 0")
+    apps.patch_namespaced_deployment(name, NAMESPACE, {"spec": {"replicas": 3}}, _content_type=MERGE_PATCH)
+    conflict = page.locator('[data-krm-path="/spec/replicas"] .krm-conflict')
+    expect(conflict).to_contain_text("Changed by someone else")
+    expect(replicas).to_have_value("-5")
+    page.wait_for_timeout(1000)  # a withdrawn check or a re-render would have emptied it by now
+    page.screenshot(path=str(tmp_path / "cause-kept.png"), full_page=True)
+    expect(error).to_contain_text("must be greater than or equal to 0")
+    conflict.get_by_role("button", name="Take theirs").click()  # the draft changes: the cause goes
+    expect(replicas).to_have_value("3")
+    expect(error).to_be_empty()

@@ -183,3 +183,40 @@ def test_an_edit_made_while_the_connection_is_cut_waits_queued_and_goes_when_it_
     save(page)
     expect(outcome(page)).to_have_attribute("data-krm-outcome", "saved")
     assert data_of(core, name) == {"a": "typed offline"}
+
+
+def test_a_change_to_the_focused_field_without_an_edit_keeps_its_caret_where_the_person_put_it(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api, tmp_path: t.Any
+) -> None:
+    name = new_configmap(core, "caret", {"a": "hello world", "b": "one"})
+    page = open_editor(signed_in, f"/configmaps/{name}")
+    field = value_field(page, "a")
+    field_id = t.cast(str, field.get_attribute("id"))
+    record(field)
+    sent = edits_sent(page)
+    field.click()
+    field.press("Home")
+    for _ in range(5):
+        field.press("ArrowRight")  # the caret after "hello", nothing typed
+    caret = (
+        "() => [document.activeElement.id, document.activeElement.selectionStart, document.activeElement.selectionEnd]"
+    )
+    assert page.evaluate(caret) == [field_id, 5, 5]
+
+    patch_data(core, name, {"a": "hello world, again"})  # changed after the caret: it stays
+    expect(field).to_have_value("hello world, again")
+    assert page.evaluate(caret) == [field_id, 5, 5]
+    patch_data(core, name, {"a": "oh, hello world, again"})  # changed before it: it moves with its text
+    expect(field).to_have_value("oh, hello world, again")
+    assert page.evaluate(caret) == [field_id, 9, 9]
+    field.press("Shift+ArrowLeft")
+    patch_data(core, name, {"a": "oh, hello there"})  # a selection keeps its text selected
+    expect(field).to_have_value("oh, hello there")
+    assert page.evaluate(caret) == [field_id, 8, 9]
+    page.screenshot(path=str(tmp_path / "caret-kept.png"))
+
+    expect_clean(field)
+    assert trail(field) == [] and sent == []  # no state entered, nothing sent: the person typed nothing
+    field.press("Delete")  # typing goes where the caret is
+    field.press("Delete")
+    expect(field).to_have_value("oh, hellthere")

@@ -3,6 +3,11 @@
 The application saves to a Kubernetes simulator running in this process, which lets a test change
 the cluster as someone else, lose a response, restore a field the way a mutating webhook does, and
 count the writes that reach it. Every wait is a Playwright condition, never a sleep.
+
+Which controls are offered follows what Kubernetes lets the person do (the host impersonates them):
+``viewer`` may read ConfigMaps but not patch, create or delete them and is shown no Save, Add,
+Remove, Delete or create form, on the first paint and in every live update; ``editor`` is shown
+all of them, on the same components.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from tests.browser.conftest import (
     goto_live,
     new_configmap,
     patch_data,
+    row,
     type_over,
     unique,
     value_field,
@@ -445,3 +451,56 @@ def test_a_deleted_secret_offers_its_edits_but_never_its_values(
     for needle in (token, base64.b64encode(token.encode()).decode()):
         assert needle.encode() not in traffic
         assert needle not in page.content()
+
+
+def shots(page: Page, name: str) -> None:
+    """Keeps the page at 1280 and at 390 px when ``KRM_SCREENSHOTS`` names a folder."""
+    folder = os.environ.get("KRM_SCREENSHOTS")
+    if not folder:
+        return
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=os.path.join(folder, f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_a_viewer_is_shown_no_write_controls_also_after_live_updates(
+    signed_in: SignedIn, core: kubernetes.client.CoreV1Api
+) -> None:
+    name = new_configmap(core, "viewed", {"a": "one", "greeting": "hello"})
+    viewer = signed_in("viewer")
+    listed = goto_live(viewer.context.new_page(), "/configmaps")
+    editing = goto_live(viewer, f"/configmaps/{name}")
+    editor = editing.locator("[data-krm-kind=editor]")
+    expect(value_field(editing, "a")).to_have_value("one")  # shown, and a draft of it may still be made
+    for control in ("Save", "Remove a", "Add a key to Data"):
+        expect(editor.get_by_role("button", name=control, exact=True)).to_have_count(0)
+    expect(row(listed, name)).to_contain_text("hello")
+    expect(listed.get_by_role("button", name=f"Delete {name}")).to_have_count(0)
+    expect(listed.get_by_label("New ConfigMap (JSON)")).to_have_count(0)
+
+    patch_data(core, name, {"b": "added", "greeting": "hello again"})  # someone else's change, live
+    expect(value_field(editing, "b")).to_have_value("added")
+    expect(entry(editing, "b")).to_be_visible()
+    expect(editor.get_by_role("button", name="Remove b", exact=True)).to_have_count(0)
+    expect(editor.get_by_role("button", name="Add a key to Data", exact=True)).to_have_count(0)
+    expect(row(listed, name)).to_contain_text("hello again")
+    expect(listed.locator(".krm-row-action")).to_have_count(0)
+    shots(editing, "viewer-editor")
+    shots(listed, "viewer-list")
+
+
+def test_an_editor_is_shown_every_write_control(signed_in: SignedIn, core: kubernetes.client.CoreV1Api) -> None:
+    name = new_configmap(core, "edited", {"a": "one", "greeting": "hello"})
+    page = signed_in("editor")
+    listed = goto_live(page.context.new_page(), "/configmaps")
+    editing = goto_live(page, f"/configmaps/{name}")
+    editor = editing.locator("[data-krm-kind=editor]")
+    for control in ("Save", "Remove a", "Add a key to Data"):
+        expect(editor.get_by_role("button", name=control, exact=True)).to_have_count(1)
+    expect(listed.get_by_role("button", name=f"Delete {name}")).to_be_visible()
+    expect(listed.get_by_label("New ConfigMap (JSON)")).to_be_visible()
+    patch_data(core, name, {"b": "added", "greeting": "hello again"})
+    expect(editor.get_by_role("button", name="Remove b", exact=True)).to_be_visible()
+    expect(row(listed, name)).to_contain_text("hello again")
+    expect(listed.get_by_role("button", name=f"Delete {name}")).to_be_visible()

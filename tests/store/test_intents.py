@@ -1,5 +1,5 @@
-"""The capture rule for a save's base version: the newest known version the person cannot tell
-apart from the one they hold, and never any other."""
+"""Save intents: the conditional patch, and the capture rule for a save's base version (the newest
+known version the person cannot tell apart from the one they hold, and never any other)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,15 @@ def view_of(raw: dict[str, Any], projection: str = SPEC) -> dict[str, Any]:
 
 
 INTENT = SaveIntent(UID, "100", {"spec": {"replicas": 3}})
+
+
+def test_the_conditional_patch_adds_both_preconditions_without_touching_the_intent() -> None:
+    intent = SaveIntent("u", "7", {"metadata": {"labels": {"a": "b"}}, "data": {"x": "y"}})
+    assert intent.conditional_patch() == {
+        "metadata": {"labels": {"a": "b"}, "uid": "u", "resourceVersion": "7"},
+        "data": {"x": "y"},
+    }
+    assert intent.patch == {"metadata": {"labels": {"a": "b"}}, "data": {"x": "y"}}
 
 
 def test_a_newer_version_with_an_identical_projection_is_the_base() -> None:

@@ -19,15 +19,23 @@ from flask_krm.csrf import HEADER
 from flask_krm.native import NativeProxy
 from flask_krm.save.publish import write_attempted
 from flask_krm.save.writer import KubeWriter
-from flask_krm.scope import Scope
 from flask_krm.testing.simulator import KubeSimulator
-from flask_krm.upstream.native import NativePathError, native_collection_url, native_object_url, parse_native_path
+from tests.save.conftest import editable_namespace, simulator_with_roles, unconditional_patch
 from tests.users import User
-
-from .conftest import unconditional_patch
 
 PLAIN = "n4tive-s3cret"
 ENCODED = base64.b64encode(PLAIN.encode()).decode()
+
+
+@pytest.fixture(scope="module")
+def kube() -> Iterator[KubeSimulator]:
+    with simulator_with_roles() as simulator:
+        yield simulator
+
+
+@pytest.fixture
+def namespace(kube: KubeSimulator) -> str:
+    return editable_namespace(kube)
 
 
 @pytest.fixture
@@ -88,25 +96,6 @@ def conditional(obj: dict[str, t.Any], patch: dict[str, t.Any]) -> str:
 
 
 MERGE = "application/merge-patch+json"
-
-
-def test_urls_and_paths() -> None:
-    scope = Scope(version="v1", resource="configmaps", namespace="app", label_selector="tier=web")
-    assert native_collection_url("/k8s", scope) == "/k8s/api/v1/namespaces/app/configmaps?labelSelector=tier%3Dweb"
-    apps = Scope(group="apps", version="v1", resource="deployments", namespace="app")
-    assert native_object_url("/k8s/", apps, "web") == "/k8s/apis/apps/v1/namespaces/app/deployments/web"
-    assert parse_native_path("apis/apps/v1/namespaces/app/deployments/web", target="dev") == Scope(
-        target="dev", group="apps", version="v1", resource="deployments", namespace="app", name="web"
-    )
-    for refused in (
-        "api/v1/namespaces/app/pods/web/exec",
-        "api",
-        "version",
-        "api/v1/namespaces/../secrets",
-        "api/v1/namespaces/app/Pods",
-    ):
-        with pytest.raises(NativePathError):
-            parse_native_path(refused, target="dev")
 
 
 def test_a_conditional_merge_patch_is_forwarded_as_the_person_and_answers_204(app, kube, namespace, configmap) -> None:

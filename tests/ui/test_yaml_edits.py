@@ -1,4 +1,5 @@
-"""The YAML tab at the Flask level: rendering, applied edits, refusals by line, conflicts, secrets."""
+"""YAML edits (:mod:`flask_krm.ui.yaml_edits`) at the Flask level, from the tab that offers them: applied
+edits, refusals by line, conflicts, secrets."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from flask import render_template_string
 from flask.testing import FlaskClient
 
+from flask_krm.ui.yaml_edits import MAX_PROBLEMS
 from flask_krm.yaml_text import MAX_YAML_BYTES, load_yaml
 from tests.ui.conftest import (
     CONFIGMAPS,
@@ -234,3 +236,63 @@ def test_yaml_edits_field_edits_and_discard_count_in_one_edit_sequence(deploymen
     discarded = deployment.client.post(f"/krm/ui/components/{cid}/actions/discard", headers=deployment.headers)
     assert discarded.status_code == 200  # an action: its outcome stays shown (no edits header)
     assert deployment.edit(cid, op="set", path=replicas, value="4", **{"from": "2"}).headers["X-KRM-Edits"] == "4"
+
+
+def test_the_message_counts_what_was_applied_and_what_conflicts(client: FlaskClient, upstream: Upstream) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1", "b": "2", "c": "3"}))
+    page = open_page(client, editor_url())
+    cid = page.component_ids[0]
+    before = source(page.html, cid)
+    same = post_yaml(page, cid, before, before)
+    assert same.status_code == 200 and partials(same)[f"{cid}-yaml-message"] == "No changes to apply."
+    one = post_yaml(page, cid, before, before.replace("a: '1'", "a: x"))
+    assert partials(one)[f"{cid}-yaml-message"] == "Applied 1 change to your draft."
+    upstream.modified(configmap("demo", {"a": "1", "b": "theirs", "c": "theirs"}, rv="2"))
+    both = post_yaml(page, cid, before, before.replace("b: '2'", "b: mine").replace("c: '3'", "c: mine"))
+    assert partials(both)[f"{cid}-yaml-message"] == (
+        "Applied 2 changes to your draft. 2 were also changed by someone else meanwhile: "
+        "choose “Keep mine” or “Take theirs” below."
+    )
+
+
+def test_problems_are_listed_by_line_up_to_a_bound(client: FlaskClient, upstream: Upstream) -> None:
+    status = {f"s{n:02}": n for n in range(MAX_PROBLEMS + 5)}
+    upstream.snapshot(CONFIGMAPS, {**configmap("demo", {"a": "1"}), "status": status})
+    page = open_page(client, editor_url())
+    cid = page.component_ids[0]
+    before = source(page.html, cid)
+    two = post_yaml(page, cid, before, before.replace("s01: 1", "s01: 9").replace("s00: 0", "s00: 9"))
+    assert two.status_code == 403
+    answered = partials(two)
+    assert answered[f"{cid}-yaml-message"] == "Nothing was applied: fix the 2 problems below."
+    listed = re.findall(r"Line (\d+)", html.unescape(answered[f"{cid}-yaml-problems"]))
+    assert len(listed) == 2 and listed == sorted(listed, key=int)
+    every = before
+    for n in range(MAX_PROBLEMS + 5):
+        every = every.replace(f"s{n:02}: {n}\n", f"s{n:02}: 999\n")
+    many = post_yaml(page, cid, before, every)
+    answered = partials(many)
+    assert answered[f"{cid}-yaml-message"] == (
+        f"Nothing was applied: fix the {MAX_PROBLEMS + 5} problems (the first {MAX_PROBLEMS} are below)."
+    )
+    assert html.unescape(answered[f"{cid}-yaml-problems"]).count("is read-only") == MAX_PROBLEMS
+
+
+def test_a_request_without_its_texts_or_with_an_unreadable_start_is_a_400(
+    client: FlaskClient, upstream: Upstream
+) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("demo", {"a": "1"}))
+    page = open_page(client, "/both")
+    listing, editor = page.component_ids
+    before = "a: 1\n"
+    no_yaml = page.client.post(f"/krm/ui/components/{editor}/yaml", data={"before": before}, headers=page.headers)
+    assert no_yaml.status_code == 400
+    assert "The request has no yaml." in partials(no_yaml)[f"{editor}-yaml-problems"]
+    unreadable = post_yaml(page, editor, "a: [1\n", before)
+    assert unreadable.status_code == 400
+    assert "The text you started from cannot be read" in html.unescape(partials(unreadable)[f"{editor}-yaml-problems"])
+    on_list = post_yaml(page, listing, before, before)
+    assert on_list.status_code == 400
+    answered = partials(on_list)
+    assert answered[f"{listing}-yaml-message"] == "This view has no YAML tab: nothing was applied."
+    assert answered[f"{listing}-yaml-problems"].strip() == ""

@@ -1,16 +1,21 @@
-"""Save races against the simulator over HTTP: every outcome reached through real requests."""
+"""Saving an edit (``save_edit``) against the simulator over HTTP, races included: every outcome
+reached through real requests."""
 
 from __future__ import annotations
 
+import typing as t
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pytest
 
+from flask_krm.principal import Principal
 from flask_krm.save.flow import Phase, SaveFlow
 from flask_krm.save.outcomes import OutcomeKind
-from flask_krm.save.perform import confirm_now, save_edit
-from flask_krm.save.writer import KubeWriter, MissingPrecondition, SaveRefused, WriteRequest, WriteResult, default_save
+from flask_krm.save.perform import EditorTarget, confirm_now, create, create_scope, delete, delete_scope, save_edit
+from flask_krm.save.publish import write_attempted
+from flask_krm.save.staging import PendingCreate, PendingDelete
+from flask_krm.save.writer import KubeWriter, SaveRefused, WriteRequest, WriteResult, default_save
 from flask_krm.scope import Scope
 from flask_krm.store import LiveResourceStore
 from flask_krm.testing.simulator import KubeSimulator
@@ -221,40 +226,97 @@ def test_a_host_hook_can_refuse_and_an_unexpected_hook_error_is_an_unknown_outco
     assert read(kube, namespace, "app")["data"] == {"a": "1"}
 
 
-def test_the_writer_never_sends_an_unconditional_write(kube, namespace) -> None:
-    created = create_configmap(kube, namespace, "app", {"a": "1"})
-    writer = KubeWriter(kube.api_client("admin"))
-    path = f"/api/v1/namespaces/{namespace}/configmaps/app"
-    scope = editor_scope(namespace, "app")
-    uid, version = created["metadata"]["uid"], created["metadata"]["resourceVersion"]
-    refused = [
-        lambda: writer.request("PUT", path, body=created),
-        lambda: writer.request("PATCH", path, body={"data": {"a": "x"}}, content_type="application/merge-patch+json"),
-        lambda: writer.request(
-            "PATCH",
-            path,
-            body={"metadata": {"uid": uid}, "data": {"a": "x"}},
-            content_type="application/merge-patch+json",
-        ),
-        lambda: writer.request(
-            "PATCH",
-            path,
-            body={"metadata": {"uid": uid, "resourceVersion": version}},
-            content_type="application/json-patch+json",
-        ),
-        lambda: writer.request("DELETE", path),
-        lambda: writer.patch(scope, {"data": {"a": "x"}}, uid="", resource_version=version),
-        lambda: writer.patch(scope, {"data": {"a": "x"}}, uid=uid, resource_version=""),
-        lambda: writer.delete(scope, uid=""),
-    ]
-    for attempt in refused:
-        with pytest.raises(MissingPrecondition):
-            attempt()
-    assert read(kube, namespace, "app")["metadata"]["resourceVersion"] == version
-    forged = writer.patch(
-        scope,
-        {"metadata": {"uid": "forged", "resourceVersion": "1"}, "data": {"a": "x"}},
-        uid=uid,
-        resource_version=version,
+# ---- creates and deletes through a host hook, without a cluster ---------------------------------
+
+
+LIST_SCOPE = Scope(target="dev", version="v1", resource="secrets", namespace="team", label_selector="app=web")
+SECRET_BODY = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "creds", "namespace": "team"},
+    "data": {"password": "c2VjcmV0"},
+}
+
+
+def hooked(answer: WriteResult | Exception) -> tuple[EditorTarget, list[WriteRequest]]:
+    sent: list[WriteRequest] = []
+
+    def hook(request: WriteRequest) -> WriteResult:
+        sent.append(request)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return EditorTarget(Principal("editor"), LIST_SCOPE, "krm-full/v1", None, hook), sent  # type: ignore[arg-type]
+
+
+def test_a_create_goes_to_the_bodys_namespace_of_the_collection_and_a_delete_to_its_object() -> None:
+    pending = PendingCreate("draft-1", {"metadata": {"name": "x", "namespace": "other"}})
+    assert create_scope(LIST_SCOPE, pending) == Scope(target="dev", version="v1", resource="secrets", namespace="other")
+    assert create_scope(LIST_SCOPE, PendingCreate("draft-2", {"metadata": None})).namespace == "team"
+    assert delete_scope(LIST_SCOPE, PendingDelete("u1", "web")) == Scope(
+        target="dev", version="v1", resource="secrets", namespace="team", name="web"
     )
-    assert forged.ok and read(kube, namespace, "app")["data"] == {"a": "x"}  # the intent's preconditions win
+    assert delete_scope(LIST_SCOPE, PendingDelete("u1", "web", namespace="else")).namespace == "else"
+
+
+@pytest.mark.parametrize(
+    ("result", "kind", "http_status"),
+    [
+        (WriteResult(201, written_version="5", uid="u9"), OutcomeKind.CREATED, None),
+        (WriteResult(403, {"kind": "Status", "reason": "Forbidden", "message": "no"}), OutcomeKind.ACCESS_DENIED, None),
+        (WriteResult(401), OutcomeKind.SIGNED_OUT, None),
+        (WriteResult(404), OutcomeKind.UNAVAILABLE, 404),
+        (WriteResult(409, {"kind": "Status", "reason": "AlreadyExists"}), OutcomeKind.REJECTED, 409),
+        (WriteResult(0, error="ReadTimeoutError"), OutcomeKind.UNKNOWN, None),
+    ],
+)
+def test_a_creates_answer_keeps_its_kubernetes_category(
+    result: WriteResult, kind: OutcomeKind, http_status: int | None
+) -> None:
+    target, sent = hooked(result)
+    outcome = create(target, PendingCreate("draft-1", SECRET_BODY), "Secret")
+    assert outcome.kind is kind
+    if http_status is not None:
+        assert outcome.http_status == http_status
+    assert [(r.operation, r.body, r.scope.label_selector) for r in sent] == [("create", SECRET_BODY, "")]
+
+
+def test_an_invalid_create_names_its_causes_and_never_a_secret_value() -> None:
+    status = {
+        "kind": "Status",
+        "reason": "Invalid",
+        "details": {"causes": [{"field": "data[password]", "message": "c2VjcmV0 is not valid", "reason": "x"}]},
+    }
+    target, _ = hooked(WriteResult(422, status))
+    attempts: list[t.Any] = []
+    with write_attempted.connected_to(lambda sender, record: attempts.append(record)):
+        outcome = create(target, PendingCreate("draft-1", SECRET_BODY), "Secret")
+    assert outcome.kind is OutcomeKind.INVALID
+    assert [c.field for c in outcome.causes] == ["data[password]"]
+    assert "c2VjcmV0" not in repr(outcome) and "c2VjcmV0" not in repr(attempts)
+    assert attempts[0].redacted_paths == ("/data/password",)
+
+
+def test_a_delete_is_bound_to_the_uid_and_audited_with_the_call() -> None:
+    target, sent = hooked(WriteResult(200))
+    attempts: list[t.Any] = []
+    with write_attempted.connected_to(lambda sender, record: attempts.append(record)):
+        outcome = delete(target, PendingDelete("u1", "web", resource_version="4"), "Secret")
+    assert outcome.kind is OutcomeKind.DELETED
+    assert [(r.operation, r.uid, r.resource_version, r.scope.name) for r in sent] == [("delete", "u1", "4", "web")]
+    [made] = attempts
+    assert (made.operation, made.identity.uid, made.outcome) == ("delete", "u1", "deleted")
+    assert made.call is not None and made.call.code == 200
+
+
+def test_a_hooks_refusal_sends_nothing_and_its_failure_is_an_unknown_outcome(caplog: pytest.LogCaptureFixture) -> None:
+    target, _ = hooked(SaveRefused("not on Fridays"))
+    attempts: list[t.Any] = []
+    with write_attempted.connected_to(lambda sender, record: attempts.append(record)):
+        refused = delete(target, PendingDelete("u1", "web"), "Secret")
+    assert (refused.kind, refused.detail) == (OutcomeKind.REFUSED, "not on Fridays")
+    assert attempts[0].call is None and attempts[0].reason == "not on Fridays"
+    broken, _ = hooked(RuntimeError("bug in the host"))
+    assert delete(broken, PendingDelete("u1", "web"), "Secret").kind is OutcomeKind.UNKNOWN
+    assert "the save hook failed for delete secrets" in caplog.text

@@ -18,16 +18,15 @@ from urllib.parse import quote
 import pytest
 from flask import Flask, render_template_string
 from flask.testing import FlaskClient
-from flask_login import LoginManager, login_user
 
-from flask_krm import AllowedResource, KrmStream, ScopePolicy
+from flask_krm import KrmStream
 from flask_krm.save.outcomes import OutcomeTexts
 from flask_krm.save.writer import KubeWriter
+from flask_krm.sessions import SessionDrafts
 from flask_krm.testing.simulator import KubeSimulator
 from tests.ui.conftest import PageHandle, Upstream, field_id, open_page
-from tests.users import User
 
-from .conftest import admin_delete, unconditional_patch
+from .conftest import admin_delete, signing_in_app, unconditional_patch
 
 EDITOR_PAGE = (
     '{% import "krm/_macros.html" as krm %}<html><head>{{ krm_script() }}</head><body>'
@@ -39,24 +38,7 @@ ENCODED = base64.b64encode(PLAIN.encode()).decode()
 
 @pytest.fixture
 def app(tmp_path: Path, kube: KubeSimulator, upstream: Upstream) -> Iterator[Flask]:
-    app = Flask(__name__, instance_path=str(tmp_path))
-    app.config.update(
-        TESTING=True,
-        SECRET_KEY="save test secret",
-        KRM_SCOPE_POLICY=ScopePolicy(
-            targets=frozenset({"dev"}),
-            resources=(AllowedResource(group="", resource="configmaps"), AllowedResource(group="", resource="secrets")),
-            namespaces=frozenset({"*"}),
-        ),
-        KRM_WATCH_LINGER=0.0,
-    )
-    login = LoginManager(app)
-    login.user_loader(lambda name: User(name))
-
-    @app.get("/login/<name>")
-    def sign_in(name: str) -> str:
-        login_user(User(name))
-        return "signed in"
+    app = signing_in_app(tmp_path, "save test secret", ("configmaps", "secrets"))
 
     @app.get("/edit")
     def edit() -> str:
@@ -331,3 +313,22 @@ def test_typing_in_the_saved_field_makes_its_echo_a_conflict_there(
     assert keep.status_code == 200
     assert outcome_kind(post_save(page)) == "saved-pending"
     assert kube_object(kube, namespace, "app")["data"]["a"] == "mine, and more"
+
+
+def test_a_save_while_another_holds_the_editors_lock_is_busy_and_writes_nothing(
+    app: Flask, kube, namespace, upstream, configmap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = open_editor(client_for(app, "editor"), upstream, kube, namespace, "app")
+    set_field(page, ["data", "a"], "mine")
+    asked: list[str] = []
+
+    def held(self: SessionDrafts, name: str, ttl: float) -> int | None:
+        asked.append(name)
+        return None
+
+    monkeypatch.setattr(SessionDrafts, "lock", held)
+    assert outcome_kind(post_save(page)) == "busy"
+    assert len(asked) == 1 and asked[0].startswith("flow:") and asked[0].endswith(":" + configmap["metadata"]["uid"])
+    assert kube_object(kube, namespace, "app")["data"] == {"a": "1", "b": "1"}
+    monkeypatch.undo()
+    assert outcome_kind(post_save(page)) == "saved-pending"
