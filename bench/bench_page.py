@@ -17,7 +17,8 @@ unpatched), holds everything:
 Then the simulator changes one object shown on the first page, C times, one at a time; each time
 the run waits until every session's channel and the JSON stream delivered it. Reported for N =
 5,000 with :data:`LARGE_SESSIONS` sessions, and N = :data:`LADDER_OBJECTS` with each number of
-sessions of :data:`SESSION_LADDER` (quick: 1,000 objects with 3 sessions, 100 with 5 and 20):
+sessions of :data:`SESSION_LADDER` (quick: 1,000 objects with 3 sessions, 100 with 5 and 20), and
+the editor case (with the JSON stream) also with :data:`EDITOR_SESSIONS` sessions (quick: 3):
 
 - ``bytes_per_change``: page-stream bytes one session received per change (the median), SSE
   framing included; ``baseline_spec_v1_bytes``: the JSON stream's bytes for the same change
@@ -91,6 +92,9 @@ _EDITOR_PAGE: Final = """{% import "krm/_macros.html" as krm %}<!doctype html>
 
 SESSION_LADDER: Final = (100, 1000)
 """Sessions of the list, editor and JSON stream cases compared side by side."""
+EDITOR_SESSIONS: Final = 40
+"""Sessions of the editor case also run alone (with the JSON stream of as many readers): issue 23's
+criterion, one 50-key editor open in 40 sessions."""
 LADDER_OBJECTS: Final = 500
 
 
@@ -104,13 +108,13 @@ def run(quick: bool) -> Iterable[dict[str, Any]]:
     changes = 5 if quick else 10
     yield _child(kind="live", objects=1, sessions=20 if quick else LIVE_EDITORS, changes=5 if quick else 20)
     yield _child(objects=1000 if quick else 5000, sessions=3 if quick else LARGE_SESSIONS, changes=changes)
-    for sessions in ladder:
+    for sessions in ((3,) if quick else (EDITOR_SESSIONS,)) + ladder:
         stream = _child(kind="stream", objects=objects, sessions=sessions, changes=changes)
         yield stream
-        for result in (
-            _child(objects=objects, sessions=sessions, changes=changes),
-            _child(kind="editor", objects=1, sessions=sessions, changes=changes),
-        ):
+        cases = [_child(kind="editor", objects=1, sessions=sessions, changes=changes)]
+        if sessions in ladder:
+            cases.insert(0, _child(objects=objects, sessions=sessions, changes=changes))
+        for result in cases:
             per_session = result["cpu_ms_per_change_per_session"]
             result["stream_cpu_ms_per_change_per_reader"] = stream["cpu_ms_per_change_per_reader"]
             result["ratio_cpu_stream"] = round(per_session / stream["cpu_ms_per_change_per_reader"], 2)

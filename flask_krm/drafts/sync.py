@@ -156,6 +156,8 @@ class DraftSync:
         """Keep the session's records ``lifetime`` more seconds (a page of it is open); at most once
         per tenth of ``lifetime``. Nothing while the backend cannot be reached."""
         now = time.monotonic()
+        if now - self._touched.get(session_id, -lifetime) < lifetime / 10:
+            return  # touched lately (read without the mutex: most calls end here)
         with self._mutex:
             if now - self._touched.get(session_id, -lifetime) < lifetime / 10:
                 return
@@ -169,6 +171,8 @@ class DraftSync:
         store = attached.store()
         if store is None or attached.replaying:
             return
+        if all(self._untouched(attached, store, uid) for uid in uids):
+            return  # the server changed objects this session never touched: nothing to write
         records: dict[str, Record | None] = {}
         with self._mutex:
             if self._attached.get((attached.tag, attached.store_id)) is not attached:
@@ -190,7 +194,19 @@ class DraftSync:
             if self._swap(attached, records) is False:
                 self._refresh(attached, [name for name in records if name.startswith(EDIT + ":")])
 
+    @staticmethod
+    def _untouched(attached: _Attached, store: LiveResourceStore, uid: str) -> bool:
+        """Whether nothing of ``uid`` was written for the store, and it holds nothing to write."""
+        written = attached.written
+        return (
+            field_name(EDIT, attached.store_id, uid) not in written
+            and field_name(RECOVERY, attached.store_id, uid) not in written
+            and store.holds_nothing_of(uid)
+        )
+
     def _note(self, attached: _Attached, records: dict[str, Record | None], name: str, value: Record | None) -> None:
+        if value is None and name not in attached.written:
+            return  # nothing written, nothing to write: a clean object costs no encoding
         text = _text(value)
         if attached.written.get(name, _text(None)) != text:
             attached.written[name] = text

@@ -94,7 +94,8 @@ class StoreCore:
         """What the person did, per uid (a clean object has no entry)."""
         self._hidden: set[str] = set()
         """Uids removed here (an optimistic delete) while the truth still holds them."""
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: tuple[Subscriber, ...] = ()
+        """Replaced, never changed in place: a notification reads it without the lock."""
         self._restoring: dict[str, EditRecord] = {}
         self._lock = threading.RLock()
         self._collecting_for: tuple[int, set[str]] | None = None
@@ -256,6 +257,17 @@ class StoreCore:
     def _patch_of(self, held: Held) -> dict[str, Any] | None:
         return merge_patch(changes(held.regions, held.server, held.draft))
 
+    def holds_nothing_of(self, uid: str) -> bool:
+        """Whether this store shows the truth's object for ``uid`` and holds nothing of its own for
+        it (no edit, adoption, removal or restore waiting). Read without the lock, as a hint for a
+        subscriber told of ``uid``: whatever the person does to ``uid`` later notifies it again."""
+        return (
+            uid not in self._resources
+            and uid not in self._restoring
+            and uid not in self._hidden
+            and self._truth.get(uid) is not None
+        )
+
     def _find(self, uid: str) -> Held | None:
         """What this store holds for ``uid``: the person's state, else the clean object's as read
         from the truth (not kept: an edit keeps it), else None."""
@@ -274,12 +286,14 @@ class StoreCore:
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(changed_uids)`` after every change; returns the unsubscribe function."""
         with self._lock:
-            self._subscribers.append(callback)
+            self._subscribers = (*self._subscribers, callback)
 
         def unsubscribe() -> None:
             with self._lock:
                 if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+                    kept = list(self._subscribers)
+                    kept.remove(callback)
+                    self._subscribers = tuple(kept)
 
         return unsubscribe
 
@@ -300,7 +314,5 @@ class StoreCore:
             collecting[1].update(changed)
             return
         frozen = frozenset(changed)
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
+        for callback in self._subscribers:
             callback(frozen)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..events import Redaction
+from .errors import UnknownResourceError
 from .held import StoreCore
 from .keyed_lists import Schema
 from .merge import Conflict, flashed_paths
@@ -59,6 +60,8 @@ class DraftReading(StoreCore):
         """The truth's delivery of ``uid`` when this store holds nothing of its own for it (never
         edited, restored, adopted or removed here): what every such store shows alike. Shared:
         never mutate its object."""
+        if not self._resources and not self._hidden:  # holds nothing of its own: no lock to take
+            return self._truth.get(uid)
         with self._lock:
             return None if uid in self._resources else self._visible(uid)
 
@@ -67,9 +70,10 @@ class DraftReading(StoreCore):
         arrival order; nothing is copied."""
         found = []
         with self._lock:
-            for uid in self.uids():
-                held = self._resources.get(uid)
-                server = held.server if held is not None else self._truth.get(uid)
+            resources, truth = self._resources, self._truth
+            for uid in self.uids() if resources or self._hidden else truth.uids():
+                held = resources.get(uid)
+                server = held.server if held is not None else truth.get(uid)
                 obj = server.object if isinstance(server, ServerObject) else server
                 metadata = (obj or {}).get("metadata") or {}
                 if metadata.get("name") == name and (not namespace or metadata.get("namespace", "") == namespace):
@@ -96,6 +100,19 @@ class DraftReading(StoreCore):
             where = as_path(path)
             return not where or not held.regions.editable_in(held.draft, where)
 
+    def read_only_check(self, uid: str) -> t.Callable[[Sequence[Any]], bool]:
+        """:meth:`is_read_only` for ``uid`` as it is now, as a function that takes no lock (a
+        render asks it of every field): the draft and its regions are read once, here."""
+        with self._lock:
+            held = self._get(uid)
+            regions, draft = held.regions, held.draft
+
+        def read_only(path: Sequence[Any]) -> bool:
+            where = as_path(path)
+            return not where or not regions.editable_in(draft, where)
+
+        return read_only
+
     def changes(self, uid: str) -> list[Change]:
         """The person's editable changes (copies), derived from draft vs server now."""
         with self._lock:
@@ -113,13 +130,24 @@ class DraftReading(StoreCore):
 
     def is_dirty(self, uid: str, path: Sequence[Any] = ()) -> bool:
         """Whether the person changed ``path`` (or, for a container such as ``()``, anything beneath)."""
+        if not self._resources and self._visible(uid) is not None:  # holds nothing of its own: no lock to take
+            as_path(path)
+            return False
         with self._lock:
-            return self._dirty_at(self._get(uid), as_path(path))
+            held = self._resources.get(uid)
+            if held is None:  # clean: its draft is the server's object
+                if self._visible(uid) is None:
+                    raise UnknownResourceError(uid)
+                as_path(path)
+                return False
+            return self._dirty_at(held, as_path(path))
 
     def edit_sequence(self, uid: str) -> int:
         """How many edits the person has made to ``uid`` (0 when it is not held). It only grows, and
         a draft read after it holds every one of them: a render that reads it first shows them all.
         """
+        if not self._resources:  # nothing held: no lock to take
+            return 0
         with self._lock:
             held = self._resources.get(uid)
             return held.sequence if held is not None else 0
@@ -148,7 +176,15 @@ class DraftReading(StoreCore):
 
     def kind_schema(self, uid: str) -> Schema | None:
         """The schema this store holds for ``uid``'s kind (``None``: none), as editors read it."""
+        if not self._resources:  # holds nothing of its own: the truth's object, no lock to take
+            server = self._visible(uid)
+            if server is not None:
+                obj = server.object
+                return self._schemas.get((str(obj.get("apiVersion", "")), str(obj.get("kind", ""))))
         with self._lock:
-            held = self._get(uid)
-            obj = held.server
+            held = self._resources.get(uid)
+            server = self._visible(uid) if held is None else None
+            if held is None and server is None:
+                raise UnknownResourceError(uid)
+            obj = held.server if held is not None else t.cast(ServerObject, server).object
             return self._schemas.get((str(obj.get("apiVersion", "")), str(obj.get("kind", ""))))

@@ -45,6 +45,8 @@ class StreamApplication(StoreCore):
     def diverged(self) -> bool:
         """Whether this store shows a server object other than the truth's: one it removed (an
         optimistic delete) or adopted (a save's result, a guarded read) before the truth caught up."""
+        if not self._hidden and not self._resources:
+            return False  # holds nothing of its own (read without the lock: each is replaced whole or read once)
         with self._lock:
             if self._hidden:
                 return True

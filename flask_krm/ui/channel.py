@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import typing as t
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -98,6 +99,29 @@ RESPONSE_HEADERS: t.Final = (
 
 def _digest(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+FRAMES_KEPT: t.Final = 64
+"""How many framed messages :func:`framed` keeps, for the sessions sending the same partials."""
+_FRAMES: dict[tuple[int, ...], tuple[tuple[str, ...], bytes]] = {}
+_FRAMES_LOCK = threading.Lock()
+
+
+def framed(parts: list[str]) -> bytes:
+    """The SSE message carrying ``parts``. Sessions that show the same change get the very same
+    partials (made once per change, see :mod:`~flask_krm.ui.list_updates` and
+    :mod:`~flask_krm.ui.editor_updates`), so the message is framed once for all of them: per
+    session, a look-up by the partials' identities."""
+    key = tuple(map(id, parts))
+    made = _FRAMES.get(key)
+    if made is not None and all(a is b for a, b in zip(made[0], parts, strict=True)):
+        return made[1]
+    sent = message("\n".join(parts))
+    with _FRAMES_LOCK:
+        _FRAMES[key] = (tuple(parts), sent)  # the partials are kept alive, so their identities stay theirs
+        while len(_FRAMES) > FRAMES_KEPT:
+            del _FRAMES[next(iter(_FRAMES))]
+    return sent
 
 
 def close_frame(reason: str) -> bytes:
@@ -346,7 +370,7 @@ class Channel:
                         continue
                     parts.extend(self._editor_parts(link))
                 if parts:
-                    sent = message("\n".join(parts))
+                    sent = framed(parts)
                     if metrics is not None:
                         metrics.page_delivered(len(sent))
                     yield from released(sent)

@@ -27,19 +27,20 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from flask import current_app, url_for
+from flask import current_app, has_request_context, request, url_for
 from markupsafe import Markup
 
 from ..events import Redaction
 from ..htmx import partial
 from ..store import RecoveryCopy
 from ..store.paths import MISSING, Path, pointer_to_path, text_path
+from ..store.truth import ServerObject
 from .list_query import ListQuery, column_keys
 from .list_view import ListIndex, Row
 from .offer import EVERYTHING, Offer
 from .page import Component, EditorSpec, ListSpec, Page
 from .recovery import CopyOut, copy_out, named_recovery_copy, recovery_copy
-from .widgets import EditorView, ObjectState, build_editor
+from .widgets import Built, EditorView, ObjectState, build_editor
 from .yaml_view import YamlView, build_yaml_view
 
 if t.TYPE_CHECKING:
@@ -116,9 +117,22 @@ def render_template_fragment(template_name: str, /, **context: t.Any) -> Markup:
     return Markup(template.render(context))
 
 
+_EDIT_URLS: dict[tuple[int, str, str], str] = {}
+EDIT_URLS_KEPT: t.Final = 1024
+
+
 def edit_url(component: Component) -> str:
-    """Where field edits of ``component`` are posted (the page is named by the ``X-KRM-Page`` header)."""
-    return url_for("krm.ui_edit", component_id=component.id)
+    """Where field edits of ``component`` are posted (the page is named by the ``X-KRM-Page`` header);
+    built once per application, script root and component (every live update renders it)."""
+    if not has_request_context():
+        return url_for("krm.ui_edit", component_id=component.id)
+    key = (id(current_app._get_current_object()), request.script_root, component.id)  # type: ignore[attr-defined]
+    found = _EDIT_URLS.get(key)
+    if found is None:
+        if len(_EDIT_URLS) >= EDIT_URLS_KEPT:
+            _EDIT_URLS.clear()
+        found = _EDIT_URLS[key] = url_for("krm.ui_edit", component_id=component.id)
+    return found
 
 
 # ----------------------------------------------------------------------------------- lists --
@@ -380,14 +394,21 @@ def editor_model(
     patch: Mapping[str, t.Any] | None = None,
     *,
     body_key: t.Hashable | None = None,
+    reuse: Built | None = None,
+    built: Built | None = None,
     offer: Offer = EVERYTHING,
 ) -> EditorModel:
     """The model of ``component``'s body for the object in ``state`` (none: nothing to show),
-    showing the controls of ``offer``."""
+    showing the controls of ``offer``; ``reuse`` and ``built``: see
+    :func:`~flask_krm.ui.widgets.build_editor`."""
     spec = component.spec
     if state is None:
         return EditorModel(status, offer=offer)
-    view = build_editor(state, spec.fields, dict(spec.labels)) if isinstance(spec, EditorSpec) else None
+    view = (
+        build_editor(state, spec.fields, dict(spec.labels), reuse=reuse, built=built)
+        if isinstance(spec, EditorSpec)
+        else None
+    )
     yaml = build_yaml_view(state, patch, spec.fields) if isinstance(spec, EditorSpec) and spec.yaml else None
     return EditorModel(status, _identity(state.server or state.draft), view, yaml, offer=offer, body_key=body_key)
 
@@ -459,7 +480,7 @@ def model_of_editor(
     if clean is not None:  # one model of this delivery for every session that has not touched it
         return clean.derived(
             ("editor", component.id, status, schema, offer),
-            lambda: _clean_model(component, status, store, uid, offer),
+            lambda: _clean_model(component, status, store, uid, clean, offer),
         )
     state = object_state(store, uid, spec)
     if state.dirty_paths or state.conflicts:
@@ -467,13 +488,63 @@ def model_of_editor(
     return _model_of(component, status, state, body_key=_body_key(component, status, state, offer), offer=offer)
 
 
+BUILDS_KEPT: t.Final = 64
+"""Editors whose last clean build :func:`_clean_model` keeps, for the next delivery to start from."""
+_BUILDS: OrderedDict[t.Hashable, tuple[t.Hashable, Built]] = OrderedDict()
+_BUILDS_LOCK = threading.Lock()
+
+
 def _clean_model(
-    component: Component, status: StreamStatus, store: LiveResourceStore, uid: str, offer: Offer
+    component: Component, status: StreamStatus, store: LiveResourceStore, uid: str, clean: ServerObject, offer: Offer
 ) -> EditorModel:
+    """The model every session that has not touched ``uid`` shows: built from the truth's own
+    (immutable) object, not a copy, starting from the last clean build of this editor, so the
+    fields whose values the delivery left as they were (the very same objects) are not built again."""
     spec = component.spec
     assert isinstance(spec, EditorSpec)
-    state = object_state(store, uid, spec)
-    return _model_of(component, status, state, body_key=_body_key(component, status, state, offer), offer=offer)
+    state = clean_state(store, uid, spec, clean)
+    schema = state.schema
+    # what the fields follow besides their values: the same for a build to take from another
+    follows = (id(schema), id(store.policy), clean.regions(store.policy).blocked, tuple(sorted(state.redacted.items())))
+    editor = (component.id, id(schema))  # the fields do not depend on the offer
+    with _BUILDS_LOCK:
+        last = _BUILDS.get(editor)
+    reuse = last[1] if last is not None and last[0] == follows else None
+    built: Built = {}
+    model = _model_of(
+        component,
+        status,
+        state,
+        body_key=_body_key(component, status, state, offer),
+        reuse=reuse,
+        built=built,
+        offer=offer,
+    )
+    with _BUILDS_LOCK:
+        _BUILDS[editor] = (follows, built)
+        _BUILDS.move_to_end(editor)
+        while len(_BUILDS) > BUILDS_KEPT:
+            _BUILDS.popitem(last=False)
+    return model
+
+
+def clean_state(store: LiveResourceStore, uid: str, spec: EditorSpec, clean: ServerObject) -> ObjectState:
+    """:func:`object_state` of an object the store holds nothing of its own for: the truth's object
+    itself (shared: the builders only read it) as both draft and server."""
+    obj = clean.object
+    read_only_in_store = store.read_only_check(uid)
+
+    def read_only(path: Path) -> bool:
+        return read_only_in_store(path) or not spec.policy.covers(text_path(path))
+
+    return ObjectState(
+        draft=obj,
+        server=obj,
+        read_only=read_only,
+        redacted=_redaction_map(clean.redactions),
+        list_keys=lambda path: store.list_keys(uid, path),
+        schema=store.kind_schema(uid),
+    )
 
 
 def _body_key(component: Component, status: StreamStatus, state: ObjectState, offer: Offer) -> t.Hashable:

@@ -490,9 +490,16 @@ def decoded_size(value: t.Any) -> int | None:
 # ------------------------------------------------------------------------------- building --
 
 
+Built: t.TypeAlias = "dict[tuple[t.Any, ...], tuple[t.Any, t.Any, Field]]"
+"""Fields built for a clean object, by (path, label, address, in list): with the draft's and the
+server's values they were built from (see :func:`build_editor`'s ``reuse``)."""
+
+
 class _Builder:
-    def __init__(self, state: ObjectState) -> None:
+    def __init__(self, state: ObjectState, reuse: Built | None = None) -> None:
         self.state = state
+        self.reuse = reuse
+        self.built: Built = {}
         self.dirty = [text_path(p) for p in state.dirty_paths]
         self.conflicts = {text_path(p): (tuple(p), theirs) for p, theirs in state.conflicts.items()}
         self.revisions = {text_path(p): rev for p, rev in state.redacted.items()}
@@ -581,10 +588,35 @@ class _Builder:
 
     def build(self, path: Path, label: str, address: Address | None = None, in_list: bool | None = None) -> Field:
         """The field at ``path``; ``in_list``: inside a list, as editable as that list (``None``: not
-        inside a list)."""
+        inside a list). With ``reuse``, a field whose values are the very ones it was built from is
+        taken as it was, subtree and all."""
         at: Address = path if address is None else address
         draft_value = get_at(self.state.draft, path)
         server_value = get_at(self.state.server, path) if in_list is None else self.server_at(path)
+        if self.reuse is None:
+            return self._build(path, label, at, in_list, draft_value, server_value)
+        key = (path, label, tuple(tuple(sorted(s.items())) if isinstance(s, Mapping) else s for s in at), in_list)
+        before = self.reuse.get(key)
+        if before is not None and before[0] is draft_value and before[1] is server_value:
+            built = before[2]
+        else:
+            built = self._build(path, label, at, in_list, draft_value, server_value)
+        self.built[key] = (draft_value, server_value, built)
+        return built
+
+    def changed(self, built: Field, **changes: t.Any) -> Field:
+        """``built`` with ``changes`` (as its parent shows it); with ``reuse``, made once per field."""
+        if self.reuse is None:
+            return replace(built, **changes)
+        key = ("changed", id(built), *sorted(changes.items()))  # the field is kept with it: its id stays its own
+        before = self.reuse.get(key)
+        made = before[2] if before is not None and before[0] is built else replace(built, **changes)
+        self.built[key] = (built, None, made)
+        return made
+
+    def _build(
+        self, path: Path, label: str, at: Address, in_list: bool | None, draft_value: t.Any, server_value: t.Any
+    ) -> Field:
         tpath = text_path(path)
         revision = self.revisions.get(tpath)
         if revision is not None:
@@ -609,10 +641,10 @@ class _Builder:
         if kind == "map":
             members = value if isinstance(value, Mapping) else {}
             children = [
-                replace(self.build(path + (key,), str(key), at + (key,), in_list), entry=True) for key in members
+                self.changed(self.build(path + (key,), str(key), at + (key,), in_list), entry=True) for key in members
             ]
             children += [
-                replace(self.build(path + (key,), key, at + (key,), in_list), entry=True)
+                self.changed(self.build(path + (key,), key, at + (key,), in_list), entry=True)
                 for key in self.masked_under(tpath)
                 if key not in members
             ]
@@ -669,7 +701,7 @@ class _Builder:
         """The fields of an object's members (``skip``: a keyed-list item's keys, in its legend)."""
         node = self.node(path)
         return tuple(
-            replace(
+            self.changed(
                 self.build(path + (key,), humanize(str(key)), at + (key,), in_list),
                 removable=can_remove and is_removable(node, key),
             )
@@ -731,12 +763,23 @@ page must not hold its server for seconds. An object with more is edited on its 
 
 
 def build_editor(
-    state: ObjectState, roots: Sequence[Path] | None = None, labels: Mapping[Path, str] | None = None
+    state: ObjectState,
+    roots: Sequence[Path] | None = None,
+    labels: Mapping[Path, str] | None = None,
+    *,
+    reuse: Built | None = None,
+    built: Built | None = None,
 ) -> EditorView:
     """The fields of one object under ``roots`` (default: :func:`default_roots`), each labelled
     from ``labels`` or by :func:`label_for`; none when they hold more than :data:`MAX_FORM_VALUES`
-    values (:attr:`EditorView.too_many`)."""
-    builder = _Builder(state)
+    values (:attr:`EditorView.too_many`).
+
+    For a clean object whose values are shared, unchanged parts and all, with the one an earlier
+    build read (a delivery of the server's truth), ``reuse`` is what that build filled ``built``
+    with: each field whose values are the very same objects is taken from it, so a change builds
+    only the fields on its way. The caller makes sure everything else the fields follow (the
+    schema, the read-only regions, the redactions) is the same, and that neither is dirty."""
+    builder = _Builder(state, reuse if reuse is not None or built is None else {})  # asked for: recorded
     selected = roots if roots is not None else default_roots(state.draft, state.server, state.redacted)
     shown = sum(_count_values(get_at(state.draft, tuple(root)), MAX_FORM_VALUES + 1) for root in selected)
     if shown > MAX_FORM_VALUES:
@@ -758,6 +801,11 @@ def build_editor(
         for tp, (path, theirs) in builder.conflicts.items()
         if tp not in builder.placed
     )
+    if built is not None:
+        # what this build did not reach (under a field taken whole) stays offered, if not too much
+        kept = reuse if reuse is not None and len(reuse) <= 2 * len(builder.built) + 64 else {}
+        built.update(kept)
+        built.update(builder.built)
     return EditorView(
         fields=tuple(fields),
         other_conflicts=others,

@@ -28,3 +28,19 @@ def test_changes_dirty_paths_and_edited_uids_follow_the_draft() -> None:
     assert (change.path, change.kind, change.new) == (("data", "b"), "add", "2")
     assert store.named(store.server(uid)["metadata"]["name"]) == [uid]  # type: ignore[index]
     assert store.edit_sequence(uid) == 1 and store.edit_sequence("nobody") == 0
+
+
+def test_a_store_holding_nothing_of_its_own_reads_the_truth_for_clean_questions() -> None:
+    store = store_with(configmap(uid="u-a"))
+    assert store.holds_nothing_of("u-a")
+    assert not store.holds_nothing_of("u-missing")
+    assert store.clean("u-a") is store.truth.get("u-a")
+    assert store.edit_sequence("u-a") == 0 and not store.is_dirty("u-a") and not store.is_dirty("u-a", ("data",))
+    read_only = store.read_only_check("u-a")
+    assert read_only(("metadata", "uid")) and not read_only(("data", "k"))
+    assert read_only(("metadata", "uid")) == store.is_read_only("u-a", ("metadata", "uid"))
+
+    store.set_value("u-a", ("data", "k"), "mine")
+    assert not store.holds_nothing_of("u-a")
+    assert store.clean("u-a") is None
+    assert store.edit_sequence("u-a") == 1 and store.is_dirty("u-a") and store.is_dirty("u-a", ("data", "k"))

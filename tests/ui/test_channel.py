@@ -12,6 +12,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from flask_krm.runtime import runtime
+from flask_krm.sse import message
+from flask_krm.ui.channel import framed
 from tests.ui.conftest import (
     CONFIGMAPS,
     ChannelReader,
@@ -232,3 +234,13 @@ def test_the_upstream_subscription_ends_when_no_page_holds_it(
         while upstream.connections:
             gevent.sleep(0.01)
     assert not next(iter(runtime(app).feeds.values())).running
+
+
+def test_the_same_partials_are_framed_once_for_every_session() -> None:
+    parts = ['<hx-partial hx-target="#a">one\ntwo</hx-partial>', '<hx-partial hx-target="#b">3</hx-partial>']
+    first = framed(list(parts))
+    assert first == message("\n".join(parts))
+    assert framed(list(parts)) is first  # the same partials (as every clean session gets them): one message
+    equal = [part.encode().decode() for part in parts]  # equal text, other objects: framed again, the same
+    assert framed(equal) == first
+    assert framed(parts[:1]) == message(parts[0])

@@ -252,3 +252,47 @@ def test_keyed_lists_are_items_named_by_key_and_string_lists_rows() -> None:
     assert env.kind == "items" and [k.name for k in env.keys] == ["name"]
     assert find(view.fields, (*containers, {"name": "web"}, "env", {"name": "A"}, "value")).text == "1"
     assert (web.movable, web.position, web.last, log.last) == (True, 0, False, True)
+
+
+def _shared_state(store: LiveResourceStore, uid: str) -> ObjectState:
+    """A clean object's state as the shared render reads it: the truth's own object, not a copy."""
+    clean = store.clean(uid)
+    assert clean is not None
+    return ObjectState(draft=clean.object, server=clean.object, read_only=store.read_only_check(uid))
+
+
+def test_a_build_from_the_last_one_takes_the_unchanged_fields_and_equals_a_fresh_build() -> None:
+    from flask_krm.store import BUILTIN_LIST_SCHEMAS
+
+    obj = copy.deepcopy(DEPLOYMENT)
+    obj["spec"]["template"]["spec"]["containers"] = [
+        {"name": "web", "image": "nginx:1.27", "env": [{"name": "A", "value": "1"}]},
+        {"name": "log", "image": "fluent:1"},
+    ]
+    obj["data"] = {f"key-{n}": f"value {n}" for n in range(5)}
+    store = LiveResourceStore(DEFAULT_POLICY, BUILTIN_LIST_SCHEMAS)
+    store.apply(Reset({"target": "demo", "version": "v1", "resource": "x"}, "krm-full/v1"))
+    store.apply(Upsert("added", obj, ()))
+    store.apply(Synced())
+    keyed = replace(_shared_state(store, "u-web"), list_keys=lambda path: store.list_keys("u-web", path))
+    built: dict[t.Any, t.Any] = {}
+    first = build_editor(keyed, built=built)
+    assert build_editor(keyed) == first
+
+    changed = copy.deepcopy(obj)
+    changed["metadata"]["resourceVersion"] = "8"
+    changed["data"]["key-3"] = "changed"
+    changed["spec"]["template"]["spec"]["containers"][0]["name"] = "app"  # the item's key: its address moves
+    store.apply(Upsert("modified", changed, ()))
+    state = replace(_shared_state(store, "u-web"), list_keys=lambda path: store.list_keys("u-web", path))
+    again: dict[t.Any, t.Any] = {}
+    reused = build_editor(state, reuse=built, built=again)
+    assert reused == build_editor(state)
+    assert find(reused.fields, ("data", "key-3")).text == "changed"
+    # the values the delivery left as they were keep their fields, as their parents show them
+    assert find(reused.fields, ("data", "key-1")) is find(first.fields, ("data", "key-1"))
+    assert find(reused.fields, ("spec", "replicas")) is find(first.fields, ("spec", "replicas"))
+    # a field under an item whose key changed is addressed anew, not taken from the last build
+    containers = ("spec", "template", "spec", "containers")
+    env = find(reused.fields, (*containers, {"name": "app"}, "env"))
+    assert env is not find(first.fields, (*containers, {"name": "web"}, "env"))
