@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from flask import Flask
 
+from .drafts import checked_url
 from .projection import PROJECTIONS
 from .save.outcomes import OutcomeKind, OutcomeTexts
 from .scope import ScopeError, check_target_name
@@ -229,13 +230,7 @@ def _optional_file(key: str, value: t.Any) -> str | None:
 
 
 def _drafts_url(key: str, value: t.Any) -> str | None:
-    if value is None or value == "memory://":
-        return None
-    schemes = ("redis://", "rediss://", "unix://")
-    if not isinstance(value, str) or not value.lower().startswith(schemes):
-        shown = value.partition("://")[0] + "://..." if isinstance(value, str) else repr(value)
-        raise ValueError(f"KRM_{key} must be None, memory:// or a redis://, rediss:// or unix:// URL, got {shown}")
-    return value
+    return checked_url(value)  # the drafts package alone knows its backends
 
 
 def _targets(key: str, value: t.Any) -> dict[str, TargetSpec]:

@@ -8,22 +8,37 @@ restarts and are shared by every worker; :mod:`.sync` binds a session's stores t
 
 from __future__ import annotations
 
+import typing as t
+
 from .backend import DraftBackend
 
-__all__ = ["backend_from_url"]
+__all__ = ["backend_from_url", "checked_url"]
+
+REDIS_SCHEMES: t.Final = ("redis", "rediss", "unix")
+
+
+def checked_url(url: object) -> str | None:
+    """``url`` as ``KRM_DRAFTS_URL`` takes it: ``None`` for ``None`` or ``memory://`` (drafts in
+    the process), else a ``redis://``, ``rediss://`` or ``unix://`` URL. Raises ``ValueError``
+    naming the setting for anything else (only a URL's scheme is shown: it may hold a password)."""
+    if url is None or url == "memory://":
+        return None
+    scheme, separator, _ = url.partition("://") if isinstance(url, str) else (repr(url), "", "")
+    if not separator or scheme.lower() not in REDIS_SCHEMES:
+        shown = f"{scheme}://..." if separator else scheme
+        raise ValueError(f"KRM_DRAFTS_URL must be None, memory:// or a redis://, rediss:// or unix:// URL, got {shown}")
+    return t.cast(str, url)
 
 
 def backend_from_url(url: str | None) -> DraftBackend:
     """The backend ``KRM_DRAFTS_URL`` names: ``None`` or ``memory://`` keep drafts in the process;
     ``redis://``, ``rediss://`` and ``unix://`` URLs keep them in Redis (needs the ``redis`` package:
-    ``pip install flask-krm[redis]``). Raises ``ValueError`` for any other URL."""
-    if url is None or url == "memory://":
+    ``pip install flask-krm[redis]``). Raises ``ValueError`` for any other URL (:func:`checked_url`)."""
+    url = checked_url(url)
+    if url is None:
         from .memory_backend import MemoryBackend
 
         return MemoryBackend()
-    scheme, separator, _ = url.partition("://")
-    if not separator or scheme.lower() not in ("redis", "rediss", "unix"):
-        raise ValueError(f"KRM_DRAFTS_URL must be a redis://, rediss:// or unix:// URL (or memory://), got {scheme!r}")
     from .redis_backend import RedisBackend
 
     return RedisBackend.from_url(url)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gevent
 import pytest
 
-from flask_krm.drafts import backend_from_url
+from flask_krm.drafts import backend_from_url, checked_url
 from flask_krm.drafts.backend import BackendUnavailable, session_tag
 from flask_krm.drafts.redis_backend import RedisBackend
 from tests.redis_server import RedisServer, free_port
@@ -23,6 +23,16 @@ def redis_backend(server: RedisServer) -> RedisBackend:
 def test_only_redis_urls_name_a_backend(url: str) -> None:
     with pytest.raises(ValueError, match="KRM_DRAFTS_URL"):
         backend_from_url(url)
+
+
+def test_a_refused_url_shows_its_scheme_and_never_its_password() -> None:
+    assert checked_url(None) is None and checked_url("memory://") is None
+    assert checked_url("rediss://:pw@redis:6380/0") == "rediss://:pw@redis:6380/0"
+    with pytest.raises(ValueError, match="got http://...$") as refused:
+        checked_url("http://user:secret@example")
+    assert "secret" not in str(refused.value)
+    with pytest.raises(ValueError, match="got 5$"):
+        checked_url(5)
 
 
 def test_every_key_of_a_session_shares_one_hash_tag_and_no_key_holds_the_session_id(clean_redis: RedisServer) -> None:
