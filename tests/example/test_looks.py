@@ -4,6 +4,7 @@ page, labelled fields, status as badges with a rollout line, an audit page in wo
 
 from __future__ import annotations
 
+import base64
 import typing as t
 
 import kubernetes.client
@@ -110,11 +111,95 @@ def test_the_overview_on_a_phone_stacks_its_lists_and_scrolls_tables_inside_them
     boxes = [c.bounding_box() for c in page.locator(".grid > .krm-component").all()]
     assert len(boxes) == 4 and all(box is not None and box["x"] + box["width"] <= PHONE["width"] for box in boxes)
     assert len({round(box["x"]) for box in boxes if box is not None}) == 1, "the lists stack in one column"
-    body = page.locator(".krm-list .krm-body").first
-    assert body.evaluate("b => getComputedStyle(b).overflowX") == "auto"
+    box = page.locator(".krm-list .krm-table-box").first
+    assert box.evaluate("b => getComputedStyle(b).overflowX") == "auto"
     header = page.locator("header.site").bounding_box()
     assert header is not None and header["width"] <= PHONE["width"]
     expect(page.get_by_role("button", name="Sign out")).to_be_in_viewport()
+
+
+TABLES: t.Final = """() => [...document.querySelectorAll("table")].map(table => {
+    let box = table.parentElement;  // the nearest box that clips the table sideways
+    while (box !== document.body && getComputedStyle(box).overflowX === "visible") box = box.parentElement;
+    const heads = table.querySelectorAll("thead th");
+    const last = heads[heads.length - 1].getBoundingClientRect();
+    const edge = box.getBoundingClientRect();
+    return {
+        header: heads[heads.length - 1].textContent.trim() || "(actions)",
+        cut: last.right > edge.left + box.clientWidth + 0.5,
+        scrolls: ["auto", "scroll"].includes(getComputedStyle(box).overflowX),
+    };
+})"""
+EDGES: t.Final = """async png => {  // mean brightness of the image's leftmost, middle and rightmost 4 px
+    const image = new Image();
+    image.src = "data:image/png;base64," + png;
+    await image.decode();
+    const canvas = Object.assign(document.createElement("canvas"), {width: image.width, height: image.height});
+    const context = canvas.getContext("2d");
+    context.drawImage(image, 0, 0);
+    const strip = x => {
+        const data = context.getImageData(x, 0, 4, image.height).data;
+        let sum = 0;
+        for (let i = 0; i < data.length; i += 4) sum += (data[i] + data[i + 1] + data[i + 2]) / 3;
+        return sum / (data.length / 4);
+    };
+    return {left: strip(0), middle: strip((image.width >> 1) - 2), right: strip(image.width - 4)};
+}"""
+SHADOW: t.Final = 12.0
+"""How much darker (of 255) an edge with a scroll shadow is than the middle of its box."""
+
+
+def shadowed_edges(page: Page, table: int, pixels: Page) -> dict[str, bool]:
+    """Which edges of the ``table``-th table's scroll box are shaded, with the table itself hidden
+    (so only the box's own background is seen)."""
+    shown = page.locator("table").nth(table)
+    box = shown.locator("xpath=..")
+    box.scroll_into_view_if_needed()
+    clip = box.bounding_box()
+    assert clip is not None
+    shown.evaluate("t => { t.style.visibility = 'hidden'; }")
+    try:
+        edges = pixels.evaluate(EDGES, base64.b64encode(page.screenshot(clip=clip)).decode())
+    finally:
+        shown.evaluate("t => { t.style.visibility = ''; }")
+    return {side: edges["middle"] - edges[side] > SHADOW for side in ("left", "right")}
+
+
+def test_every_table_shows_its_last_column_or_scrolls_in_a_box_with_a_shadow_at_its_edge(
+    browser: Browser, example: Example
+) -> None:
+    """On a phone a table too wide for its box scrolls inside it, and since a touch screen shows no
+    scrollbar, a shadow at the box's edge says which way more columns lie: on the right before
+    scrolling, on the left once scrolled to the end. At 1280 px every table shows all its columns."""
+    pages = (f"/namespaces/{NAMESPACE}", f"/namespaces/{NAMESPACE}/deployments/worker", "/audit")
+    page = sign_in(browser, example, viewport=PHONE, is_mobile=True, has_touch=True)
+    page.goto(f"/namespaces/{NAMESPACE}/deployments/worker")  # a refused Save: the audit has an entry
+    settle(page)
+    page.get_by_role("spinbutton", name="Replicas", exact=True).fill("11")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".krm-outcome [data-krm-outcome]")).to_have_attribute("data-krm-outcome", "refused")
+    page.get_by_role("button", name="Discard changes").click()
+    pixels = page.context.new_page()
+    cut: dict[str, list[str]] = {}
+    for path in pages:
+        page.goto(path)
+        settle(page)
+        tables = page.evaluate(TABLES)
+        assert tables, path
+        for index, table in enumerate(tables):
+            if not table["cut"]:
+                continue
+            cut.setdefault(path, []).append(table["header"])
+            assert table["scrolls"], (path, table)
+            assert shadowed_edges(page, index, pixels) == {"left": False, "right": True}, (path, table)
+            page.locator("table").nth(index).locator("xpath=..").evaluate("b => { b.scrollLeft = b.scrollWidth; }")
+            assert shadowed_edges(page, index, pixels) == {"left": True, "right": False}, (path, table)
+    assert set(cut) == set(pages), cut  # each page has a table wider than a phone
+    page.set_viewport_size({"width": 1280, "height": 900})
+    for path in pages:
+        page.goto(path)
+        settle(page)
+        assert not [table for table in page.evaluate(TABLES) if table["cut"]], path
 
 
 def test_every_page_has_one_level_one_heading(browser: Browser, example: Example) -> None:
