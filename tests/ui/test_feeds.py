@@ -7,6 +7,7 @@ over a :class:`~flask_krm.stream.StreamEngine`) of the hand-driven upstream into
 from __future__ import annotations
 
 import gc
+import logging
 import typing as t
 import weakref
 from collections.abc import Iterator
@@ -137,6 +138,22 @@ def test_close_stops_the_subscription_and_every_pending_hold(upstream: Upstream,
     settle()
     assert not feed.running and not upstream.connections
     assert not [g for g in group if not g.dead], "no timer left waiting"
+
+
+def test_a_feed_killed_while_live_ends_quietly(
+    upstream: Upstream, group: Group, caplog: pytest.LogCaptureFixture
+) -> None:
+    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
+    store = LiveResourceStore()  # a feed holds its store weakly
+    feed = feed_of(store, upstream, group)
+    feed.acquire()
+    assert feed.wait_live(2.0)
+    feed.stop()  # kills the pump with GreenletExit
+    with gevent.Timeout(2):
+        group.join()
+    assert not feed.running and not upstream.connections, "the subscription is closed"
+    assert feed.status.state == "live", "a kill is no failure: the status is left as it was"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "nothing logged as an error"
 
 
 def test_a_terminal_error_ends_the_feed_with_what_the_person_is_told(upstream: Upstream, group: Group) -> None:
