@@ -244,8 +244,6 @@ class Feed:
                 for event in batch:
                     self._apply(store, event)
                 del store
-        except concurrency.GreenletExit:
-            raise
         except Exception as exc:
             log.exception("a live view's subscription failed with %s", type(exc).__name__)
             self._set_status(StreamStatus("terminal", TERMINAL_REASONS["INTERNAL"]))

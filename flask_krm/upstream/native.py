@@ -65,6 +65,9 @@ class NativePathError(ValueError):
 def parse_native_path(path: str, *, target: str) -> Scope:
     """The scope (with ``name`` for an object URL) of an API-server path such as
     ``api/v1/namespaces/app/configmaps/web``. Subresources, discovery and anything else are refused.
+
+    Trailing slashes name the same collection or object, as they do for the API server;
+    namespaces are not namespaced, so ``namespaces/<ns>/namespaces`` is refused, as it answers 404.
     """
     parts = [p for p in path.strip("/").split("/")]
     if any(p in ("", ".", "..") for p in parts):
@@ -78,6 +81,8 @@ def parse_native_path(path: str, *, target: str) -> Scope:
     namespace = ""
     if rest[:1] == ["namespaces"] and len(rest) >= 3:
         namespace, rest = rest[1], rest[2:]
+        if rest[0] == "namespaces":
+            raise NativePathError(f"namespaces are not namespaced: no namespaces in namespace {namespace!r}")
     if len(rest) not in (1, 2):
         raise NativePathError("only collections and objects are served, no subresources")
     try:

@@ -115,3 +115,17 @@ def test_verbs_storage_version_hashes_and_categories(admin: kubernetes.client.Ap
     assert definitions["storageVersionHash"] == "jfWCUB31mvA=" and definitions["categories"] == ["api-extensions"]
     reviews = _resources(admin, "/apis/authorization.k8s.io/v1")["subjectaccessreviews"]
     assert reviews["verbs"] == ["create"] and "storageVersionHash" not in reviews
+
+
+def test_a_namespace_holds_no_namespaces(admin: kubernetes.client.ApiClient) -> None:
+    assert request(admin, "GET", "/api/v1/namespaces/default").body["metadata"]["name"] == "default"
+    for path in ("/api/v1/namespaces/default/namespaces/default", "/api/v1/namespaces/default/namespaces"):
+        reply = request(admin, "GET", path)
+        assert (reply.status, reply.body["reason"]) == (404, "NotFound"), path
+        assert reply.body["message"] == "the server could not find the requested resource"
+
+
+def test_a_trailing_slash_names_the_same_collection_or_object(admin: kubernetes.client.ApiClient) -> None:
+    listed = request(admin, "GET", "/api/v1/namespaces/")
+    assert listed.status == 200 and listed.body["kind"] == "NamespaceList"
+    assert request(admin, "GET", "/api/v1/namespaces/default//").body["metadata"]["name"] == "default"

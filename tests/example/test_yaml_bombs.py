@@ -1,10 +1,13 @@
 """One person sending YAML bombs to the served example cannot stop another: the bombs are refused
-quickly and small, the other person's page loads and edits stay quick meanwhile, and the memory a
-large draft took is released when it is discarded.
+small, the other person's page loads and edits are all answered meanwhile, and the memory a large
+draft took is released when it is discarded.
 
 The example runs as a person starts it (``python -m example_app``, gevent, one process); two
 people sign in with their own sessions and talk HTTP to it, as browsers would. The run is short by
 default; ``FLASK_KRM_BOMB_ROUNDS`` sets how many rounds the second person makes (20 by default).
+
+That a bomb is refused before it is expanded, and that other requests run at every pause of its
+composing, is counted where it can be: ``tests/test_yaml_text.py`` and ``tests/ui/test_yaml_edits.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import json
 import os
 import re
 import threading
-import time
 import typing as t
 import urllib.error
 import urllib.parse
@@ -104,19 +106,7 @@ def rss(example: Example) -> int:
     return int(found.group(1)) * 1024
 
 
-def cpu(example: Example) -> float:
-    """Seconds of CPU the server has used (user and system)."""
-    with open(f"/proc/{example.process.pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def p99(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-
-
-def test_yaml_bombs_are_refused_quickly_stop_no_one_else_and_a_discard_frees_memory(
+def test_yaml_bombs_are_refused_small_stop_no_one_else_and_a_discard_frees_memory(
     example_server: Example,
 ) -> None:
     attacker, other = Person(example_server.url), Person(example_server.url)
@@ -129,33 +119,30 @@ def test_yaml_bombs_are_refused_quickly_stop_no_one_else_and_a_discard_frees_mem
 
     before = rss(example_server)
     for name, typed in BOMBS.items():
-        spent = cpu(example_server)  # the server's own time: the machine may be busy with others
         status, answer = attacker.yaml(attacker.source + typed)
-        spent = cpu(example_server) - spent
         assert status == 422 and "Nothing was applied" in answer, name
         assert "stand for more than 10000 values" in html.unescape(answer), (name, answer[:500])
-        assert spent < 0.1, f"{name} refused after {spent * 1000:.0f} ms of the server's CPU"
     assert rss(example_server) - before < 5 * 1024 * 1024
 
-    def round_trips(rounds: int, first: str) -> tuple[list[float], str]:
-        """The other person's page loads and edits, each timed; returns them and the value left."""
-        latencies: list[float] = []
+    def round_trips(rounds: int, first: str) -> tuple[list[int], str]:
+        """The other person's page loads and edits, each answered; returns how many bombs were refused
+        while each was under way, and the value left."""
+        during: list[int] = []
         value = first
         for round_ in range(rounds):
-            started = time.perf_counter()
+            bombs = len(refused)
             assert other.request(PAGE)[0] == 200
-            latencies.append(time.perf_counter() - started)
-            started = time.perf_counter()
             typed = f"{first} {round_}"
             assert other.edit(["data", "greeting"], typed, value) == 200
-            latencies.append(time.perf_counter() - started)
+            during.append(len(refused) - bombs)
             value = typed
-        return latencies, value
-
-    alone, value = round_trips(ROUNDS, "hello")
+        status, page = other.request(PAGE)
+        assert status == 200 and html.escape(value) in page, "every edit was applied, in order"
+        return during, value
 
     stop = threading.Event()
     refused: list[int] = []
+    _, value = round_trips(ROUNDS, "hello")
 
     def keep_bombing() -> None:
         while not stop.is_set():
@@ -165,16 +152,15 @@ def test_yaml_bombs_are_refused_quickly_stop_no_one_else_and_a_discard_frees_mem
     bomber = threading.Thread(target=keep_bombing, daemon=True)
     bomber.start()
     try:
-        attacked, _ = round_trips(ROUNDS, value)
+        while not refused and bomber.is_alive():  # the bombing is under way
+            stop.wait(0.01)
+        during, _ = round_trips(ROUNDS, value)
     finally:
         stop.set()
         bomber.join(timeout=30)
     assert refused and set(refused) == {422}, set(refused)
-    # 200 ms of p99 on an idle machine; a busy one (shared CI) slows both runs alike
-    print(f"p99 alone {p99(alone) * 1000:.0f} ms, while bombed {p99(attacked) * 1000:.0f} ms, {len(refused)} bombs")
-    assert p99(attacked) < 0.2 + p99(alone), (
-        f"p99 {p99(attacked) * 1000:.0f} ms while bombed, {p99(alone) * 1000:.0f} ms alone ({len(attacked)} requests)"
-    )
+    print(f"{len(refused)} bombs refused, {sum(during)} of them during the other person's {ROUNDS} rounds")
+    assert sum(during) >= ROUNDS // 2, f"the other person's rounds ran while bombs were refused: {during}"
     assert rss(example_server) - before < 5 * 1024 * 1024 + before // 20
     memory_of_a_discarded_draft_is_released(example_server, other)
 

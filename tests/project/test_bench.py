@@ -18,7 +18,7 @@ from bench.bench_fanout import REPORTED
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("name", ["merge", "stream"])
+@pytest.mark.parametrize("name", ["merge", "stream", "yaml"])
 def test_a_quick_run_prints_results_with_baselines(name: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", name], cwd=REPO, capture_output=True, text=True, timeout=300

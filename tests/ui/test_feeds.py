@@ -7,6 +7,7 @@ over a :class:`~flask_krm.stream.StreamEngine`) of the hand-driven upstream into
 from __future__ import annotations
 
 import gc
+import logging
 import typing as t
 import weakref
 from collections.abc import Iterator
@@ -51,6 +52,19 @@ def feed_of(store: LiveResourceStore, upstream: Upstream, group: Group, linger: 
     return Feed(store, opener, group, linger)
 
 
+def feed_of_configmap_a(upstream: Upstream, group: Group, linger: float = 0.0) -> tuple[LiveResourceStore, Feed]:
+    """A store and its feed over a scope holding ConfigMap ``a``; keep the store: a feed holds it weakly."""
+    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
+    store = LiveResourceStore()
+    return store, feed_of(store, upstream, group, linger)
+
+
+def wait_stopped(feed: Feed) -> None:
+    with gevent.Timeout(2):
+        while feed.running:
+            gevent.sleep(0.02)
+
+
 def names(store: LiveResourceStore) -> list[str]:
     return sorted(t.cast(dict[str, t.Any], store.server(uid))["metadata"]["name"] for uid in store.uids())
 
@@ -78,9 +92,7 @@ def test_a_held_feed_fills_its_store_and_goes_live(upstream: Upstream, group: Gr
 def test_the_last_release_stops_the_subscription_and_the_next_holder_starts_a_fresh_one(
     upstream: Upstream, group: Group
 ) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
-    store = LiveResourceStore()
-    feed = feed_of(store, upstream, group)
+    store, feed = feed_of_configmap_a(upstream, group)
     feed.acquire()
     feed.acquire()
     assert feed.wait_live(2.0)
@@ -97,9 +109,7 @@ def test_the_last_release_stops_the_subscription_and_the_next_holder_starts_a_fr
 
 
 def test_a_holder_coming_back_within_the_linger_keeps_the_subscription(upstream: Upstream, group: Group) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
-    store = LiveResourceStore()  # a feed holds its store weakly
-    feed = feed_of(store, upstream, group, linger=0.2)
+    store, feed = feed_of_configmap_a(upstream, group, linger=0.2)
     feed.acquire()
     assert feed.wait_live(2.0)
     feed.release()
@@ -109,28 +119,20 @@ def test_a_holder_coming_back_within_the_linger_keeps_the_subscription(upstream:
     gevent.sleep(0.3)
     assert feed.running and len(upstream.opened) == 1
     feed.release()
-    with gevent.Timeout(2):
-        while feed.running:
-            gevent.sleep(0.02)
+    wait_stopped(feed)
     assert not upstream.connections
 
 
 def test_a_hold_for_a_while_lets_go_by_itself(upstream: Upstream, group: Group) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
-    store = LiveResourceStore()  # a feed holds its store weakly
-    feed = feed_of(store, upstream, group)
+    store, feed = feed_of_configmap_a(upstream, group)
     feed.hold_for(0.05)
     assert feed.wait_live(2.0)
-    with gevent.Timeout(2):
-        while feed.running:
-            gevent.sleep(0.02)
+    wait_stopped(feed)
     assert not upstream.connections
 
 
 def test_close_stops_the_subscription_and_every_pending_hold(upstream: Upstream, group: Group) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
-    store = LiveResourceStore()  # a feed holds its store weakly
-    feed = feed_of(store, upstream, group)
+    store, feed = feed_of_configmap_a(upstream, group)
     feed.hold_for(3600.0)
     assert feed.wait_live(2.0)
     feed.close()
@@ -139,10 +141,22 @@ def test_close_stops_the_subscription_and_every_pending_hold(upstream: Upstream,
     assert not [g for g in group if not g.dead], "no timer left waiting"
 
 
+def test_a_feed_killed_while_live_ends_quietly(
+    upstream: Upstream, group: Group, caplog: pytest.LogCaptureFixture
+) -> None:
+    store, feed = feed_of_configmap_a(upstream, group)
+    feed.acquire()
+    assert feed.wait_live(2.0)
+    feed.stop()  # kills the pump with GreenletExit
+    with gevent.Timeout(2):
+        group.join()
+    assert not feed.running and not upstream.connections, "the subscription is closed"
+    assert feed.status.state == "live", "a kill is no failure: the status is left as it was"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "nothing logged as an error"
+
+
 def test_a_terminal_error_ends_the_feed_with_what_the_person_is_told(upstream: Upstream, group: Group) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
-    store = LiveResourceStore()  # a feed holds its store weakly
-    feed = feed_of(store, upstream, group)
+    store, feed = feed_of_configmap_a(upstream, group)
     feed.acquire()
     assert feed.wait_live(2.0)
     upstream.fail(CONFIGMAPS, "FORBIDDEN", "no", terminal=True)
@@ -152,9 +166,7 @@ def test_a_terminal_error_ends_the_feed_with_what_the_person_is_told(upstream: U
 
 
 def test_an_unavailable_upstream_is_retrying_until_it_is_live_again(upstream: Upstream, group: Group) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
-    store = LiveResourceStore()  # a feed holds its store weakly
-    feed = feed_of(store, upstream, group)
+    store, feed = feed_of_configmap_a(upstream, group)
     feed.acquire()
     assert feed.wait_live(2.0)
     upstream.fail(CONFIGMAPS, "UPSTREAM_UNAVAILABLE", "down", terminal=False)
@@ -171,9 +183,7 @@ def test_every_terminal_code_has_words_and_an_unknown_one_a_general_reason() -> 
 
 
 def test_a_feed_whose_store_is_gone_ends_at_its_next_event(upstream: Upstream, group: Group) -> None:
-    upstream.snapshot(CONFIGMAPS, configmap("a", {}))
-    store = LiveResourceStore()
-    feed = feed_of(store, upstream, group)
+    store, feed = feed_of_configmap_a(upstream, group)
     feed.acquire()
     assert feed.wait_live(2.0)
     del store

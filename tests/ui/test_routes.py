@@ -50,20 +50,22 @@ def action(page: PageHandle, component_id: str, name: str, headers: dict[str, st
     )
 
 
-def test_an_unknown_action_is_a_404_in_the_editors_outcome_region(page: PageHandle) -> None:
-    editor = page.component_ids[1]
-    answer = action(page, editor, "launch")
-    assert answer.status_code == 404
-    assert outcome(answer, editor)[1] == "refused"
-    assert "No editor action named launch." in answer.get_data(as_text=True)
-
-
-def test_an_action_on_a_list_is_refused(page: PageHandle) -> None:
-    listing = page.component_ids[0]
-    answer = action(page, listing, "save")
-    assert answer.status_code == 400
-    assert outcome(answer, listing)[1] == "refused"
-    assert "Actions apply to editors only." in answer.get_data(as_text=True)
+@pytest.mark.parametrize(
+    ("component", "name", "status", "message"),
+    [
+        (1, "launch", 404, "No editor action named launch."),  # the editor
+        (0, "save", 400, "Actions apply to editors only."),  # the list
+    ],
+    ids=["unknown-action", "action-on-a-list"],
+)
+def test_a_refused_action_is_answered_in_the_components_outcome_region(
+    page: PageHandle, component: int, name: str, status: int, message: str
+) -> None:
+    component_id = page.component_ids[component]
+    answer = action(page, component_id, name)
+    assert answer.status_code == status
+    assert outcome(answer, component_id)[1] == "refused"
+    assert message in answer.get_data(as_text=True)
 
 
 def test_a_refusal_that_ends_the_pages_session_says_so_in_a_header(page: PageHandle) -> None:

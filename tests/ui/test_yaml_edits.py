@@ -10,12 +10,13 @@ import re
 import typing as t
 from pathlib import Path
 
+import gevent
 import pytest
 from flask import render_template_string
 from flask.testing import FlaskClient
 
 from flask_krm.ui.yaml_edits import MAX_PROBLEMS
-from flask_krm.yaml_text import MAX_YAML_BYTES, load_yaml
+from flask_krm.yaml_text import MAX_ALIASED_VALUES, MAX_YAML_BYTES, PAUSE_EVERY, load_yaml
 from tests.ui.conftest import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -168,6 +169,33 @@ def test_refused_yaml_names_the_line_and_changes_nothing(
     assert message in problems and where in problems, problems
     page = open_page(deployment.client, editor_url(DEPLOYMENTS, "web"))
     assert "No changes: Save has nothing to send." in page.html
+
+
+def test_other_requests_run_while_a_yaml_bomb_is_composed(deployment: PageHandle) -> None:
+    cid = deployment.component_ids[0]
+    before = source(deployment.html, cid)
+    items = 6 * PAUSE_EVERY  # composed before 63 aliases of them are refused
+    bomb = before + "bomb: &a [" + ",".join(["item"] * items) + "]\nbombs: [" + ",".join(["*a"] * 63) + "]\n"
+    turns = 0
+    stop = False
+
+    def other_request() -> None:
+        nonlocal turns
+        while not stop:
+            turns += 1
+            gevent.sleep(0)
+
+    other = gevent.spawn(other_request)
+    gevent.sleep(0)
+    started_with = turns
+    try:
+        response = post_yaml(deployment, cid, before, bomb)
+    finally:
+        stop = True
+        other.join(timeout=2)
+    assert response.status_code == 422
+    assert f"stand for more than {MAX_ALIASED_VALUES} values" in html.unescape(response.get_data(as_text=True))
+    assert turns - started_with >= items // PAUSE_EVERY, "another greenlet ran at every pause of the composing"
 
 
 def test_a_field_outside_fields_is_refused_at_its_line(client: FlaskClient, upstream: Upstream) -> None:

@@ -61,6 +61,25 @@ def test_a_path_parses_into_a_cluster_or_namespaced_collection_or_object() -> No
             parse_native_path(refused, target="dev")
 
 
+def test_trailing_slashes_name_the_same_collection_or_object_as_for_the_api_server() -> None:
+    # kube-apiserver v1.37 answers GET .../configmaps/ with the list and .../configmaps/web// with the object
+    assert parse_native_path("api/v1/namespaces/app/configmaps/", target="dev") == parse_native_path(
+        "api/v1/namespaces/app/configmaps", target="dev"
+    )
+    assert parse_native_path("apis/apps/v1/namespaces/app/deployments/web//", target="dev") == Scope(
+        target="dev", group="apps", version="v1", resource="deployments", namespace="app", name="web"
+    )
+    assert parse_native_path("api/v1/namespaces/app/", target="dev") == Scope(
+        target="dev", version="v1", resource="namespaces", name="app"
+    )
+
+
+def test_namespaces_inside_a_namespace_are_refused_as_the_api_server_does() -> None:
+    for refused in ("api/v1/namespaces/app/namespaces/other", "api/v1/namespaces/app/namespaces/"):
+        with pytest.raises(NativePathError, match="no namespaces in namespace 'app'"):
+            parse_native_path(refused, target="dev")
+
+
 def test_an_object_url_drops_the_label_selector_and_a_cluster_collection_has_no_namespace() -> None:
     scope = Scope(version="v1", resource="configmaps", namespace="app", label_selector="tier=web")
     assert native_object_url("https://k8s", scope, "web") == "https://k8s/api/v1/namespaces/app/configmaps/web"

@@ -157,10 +157,12 @@ class ApiServer:
         else:
             raise unknown_resource()
         namespace = ""
+        namespaced_path = False  # /namespaces/<ns>/<resource>..., not a namespace itself
         if len(rest) >= 2 and rest[0] == "namespaces":
             namespace = rest[1]
             if len(rest) > 2 and rest[2] not in ("status", "finalize"):
                 rest = rest[2:]
+                namespaced_path = True
         if not rest or len(rest) > 3:
             raise unknown_resource()
         resource = self.catalog.find(group, version, rest[0])
@@ -168,7 +170,6 @@ class ApiServer:
             raise unknown_resource()
         name = rest[1] if len(rest) > 1 else ""
         subresource = rest[2] if len(rest) > 2 else ""
-        namespaced_path = bool(namespace) and resource != types.NAMESPACES
         if namespaced_path != resource.namespaced and (namespaced_path or name):
             raise unknown_resource()
         if subresource and subresource not in resource.subresources:

@@ -12,26 +12,29 @@ from pathlib import Path
 
 import kubernetes.client
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, Page, expect
 
 from flask_krm.testing import KubeSimulator
 from tests.browser.conftest import MERGE_PATCH
 from tests.browser.host_app import NAMESPACE
 from tests.browser.save.conftest import SignedIn
-from tests.browser.save.test_inputs import control, new_deployment
-from tests.browser.save.test_outcomes import open_editor, outcome, save
+from tests.browser.save.test_inputs import control, open_new_deployment
+from tests.browser.save.test_outcomes import outcome, save
 from tests.save.counting import counting_patches
 
 pytestmark = pytest.mark.browser
 
 
+def replicas_and_error(page: Page) -> tuple[Locator, Locator]:
+    """The replica count's input and the error shown at that field."""
+    return control(page, "/spec/replicas"), page.locator('[data-krm-path="/spec/replicas"] > .krm-error')
+
+
 def test_a_refused_value_is_checked_once_when_still_and_save_writes_once_when_fixed(
     signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, kube: KubeSimulator
 ) -> None:
-    name = new_deployment(apps)
-    page = open_editor(signed_in, f"/deployments/{name}")
-    replicas = control(page, "/spec/replicas")
-    error = page.locator('[data-krm-path="/spec/replicas"] > .krm-error')
+    name, page = open_new_deployment(signed_in, apps)
+    replicas, error = replicas_and_error(page)
     check = page.locator(".krm-check")
     with counting_patches(kube, name) as patches:
         replicas.fill("")
@@ -59,10 +62,8 @@ def test_a_refused_value_is_checked_once_when_still_and_save_writes_once_when_fi
 def test_a_refusal_at_a_field_stays_through_a_colleagues_change_of_that_field(
     signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, tmp_path: Path
 ) -> None:
-    name = new_deployment(apps)
-    page = open_editor(signed_in, f"/deployments/{name}")
-    replicas = control(page, "/spec/replicas")
-    error = page.locator('[data-krm-path="/spec/replicas"] > .krm-error')
+    name, page = open_new_deployment(signed_in, apps)
+    replicas, error = replicas_and_error(page)
     replicas.fill("-5")
     expect(error).to_contain_text("must be greater than or equal to 0")
     apps.patch_namespaced_deployment(name, NAMESPACE, {"spec": {"replicas": 3}}, _content_type=MERGE_PATCH)

@@ -20,7 +20,7 @@ from tests.browser.conftest import dirty, entry, new_configmap, patch_data, type
 from tests.browser.host_app import NAMESPACE
 from tests.browser.proxy import TcpProxy
 from tests.browser.save.conftest import SignedIn
-from tests.browser.save.test_inputs import control, new_deployment
+from tests.browser.save.test_inputs import control, open_new_deployment
 from tests.browser.save.test_outcomes import data_of, open_editor, outcome, save
 
 pytestmark = pytest.mark.browser
@@ -133,8 +133,7 @@ def test_a_change_arriving_while_typing_leaves_the_text_then_shows_as_a_conflict
 def test_a_refused_value_stays_refused_through_save_until_it_is_corrected(
     signed_in: SignedIn, apps: kubernetes.client.AppsV1Api
 ) -> None:
-    name = new_deployment(apps)
-    page = open_editor(signed_in, f"/deployments/{name}")
+    name, page = open_new_deployment(signed_in, apps)
     groups = control(page, "/spec/template/spec/securityContext/supplementalGroups")
     record(groups)
     type_over(groups, "[1000, ")

@@ -85,11 +85,16 @@ def new_deployment(apps: kubernetes.client.AppsV1Api) -> str:
     return name
 
 
+def open_new_deployment(signed_in: SignedIn, apps: kubernetes.client.AppsV1Api) -> tuple[str, Page]:
+    """A new Deployment (:func:`new_deployment`) and its editor's page."""
+    name = new_deployment(apps)
+    return name, open_editor(signed_in, f"/deployments/{name}")
+
+
 def test_undo_makes_every_kind_of_input_show_the_draft(
     signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, count_writes: CountWrites
 ) -> None:
-    name = new_deployment(apps)
-    page = open_editor(signed_in, f"/deployments/{name}")
+    name, page = open_new_deployment(signed_in, apps)
     replicas = control(page, "/spec/replicas")
     paused = control(page, "/spec/paused")
     groups = control(page, "/spec/template/spec/securityContext/supplementalGroups")
@@ -202,8 +207,7 @@ def test_a_focused_field_follows_a_change_made_elsewhere(
 def test_invalid_json_keeps_save_from_saving_and_names_the_field(
     signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, count_writes: CountWrites
 ) -> None:
-    name = new_deployment(apps)
-    page = open_editor(signed_in, f"/deployments/{name}")
+    name, page = open_new_deployment(signed_in, apps)
     writes = count_writes(name)
     replicas = control(page, "/spec/replicas")
     groups = control(page, "/spec/template/spec/securityContext/supplementalGroups")
@@ -280,8 +284,7 @@ def browser_context(signed_in: SignedIn) -> BrowserContext:
 def test_a_colleague_changing_the_field_just_edited_is_shown_once_the_edit_is_in(
     signed_in: SignedIn, apps: kubernetes.client.AppsV1Api
 ) -> None:
-    name = new_deployment(apps)
-    page = open_editor(signed_in, f"/deployments/{name}")
+    name, page = open_new_deployment(signed_in, apps)
     minimum = control(page, "/spec/minReadySeconds")
     type_over(minimum, "4")
     settled(minimum)

@@ -3,13 +3,23 @@ the demo users' roles and bindings stored in it (``demo`` namespace only)."""
 
 from __future__ import annotations
 
+import typing as t
+
 import pytest
 
+from flask_krm.testing.simulator.errors import ApiError
 from flask_krm.testing.simulator.identities import cluster_rbac_objects, namespace_rbac_objects
 from flask_krm.testing.simulator.rbac import RbacAuthorizer
 from flask_krm.testing.simulator.registry import Registry
 from flask_krm.testing.simulator.server import install_rbac
 from flask_krm.testing.simulator.store import ObjectStore
+
+
+def refusal(call: t.Callable[[], object]) -> ApiError:
+    """The :class:`ApiError` that ``call()`` raises."""
+    with pytest.raises(ApiError) as refused:
+        call()
+    return refused.value
 
 
 @pytest.fixture

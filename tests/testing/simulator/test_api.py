@@ -79,6 +79,8 @@ def test_health_needs_no_token_and_everything_else_does(client: Client) -> None:
         "/apis/apps/v1/namespaces/demo/deployments/web/rollback",
         "/api/v1/namespaces/demo/pods",
         "/api/v1/namespaces/demo/configmaps/app/status/extra",
+        "/api/v1/namespaces/demo/namespaces/demo",  # namespaces are not namespaced
+        "/api/v1/namespaces/demo/namespaces",
         "/metrics",
     ],
 )

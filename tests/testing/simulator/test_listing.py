@@ -7,7 +7,6 @@ import typing as t
 import pytest
 
 from flask_krm.testing.simulator.catalog import CONFIGMAPS, FLUNDERS, NAMESPACES
-from flask_krm.testing.simulator.errors import ApiError
 from flask_krm.testing.simulator.listing import (
     CONTINUE_EXPIRED,
     LIST_EXPIRED,
@@ -17,6 +16,7 @@ from flask_krm.testing.simulator.listing import (
     list_body,
 )
 from flask_krm.testing.simulator.registry import Registry
+from tests.testing.simulator.conftest import refusal
 
 
 @pytest.fixture
@@ -37,12 +37,6 @@ def options(**query: str) -> ListOptions:
 
 def names(body: dict[str, t.Any]) -> list[str]:
     return [item["metadata"]["name"] for item in body["items"]]
-
-
-def refusal(call: t.Callable[[], object]) -> ApiError:
-    with pytest.raises(ApiError) as refused:
-        call()
-    return refused.value
 
 
 def test_query_values_are_decoded() -> None:

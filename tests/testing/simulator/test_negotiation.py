@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import typing as t
-
 import pytest
 
 from flask_krm.testing.simulator.catalog import CONFIGMAPS, FLUNDERS
-from flask_krm.testing.simulator.errors import ApiError
 from flask_krm.testing.simulator.negotiation import (
     JSON,
     PLAIN_JSON,
@@ -17,16 +14,11 @@ from flask_krm.testing.simulator.negotiation import (
     negotiate,
     transform,
 )
+from tests.testing.simulator.conftest import refusal
 
 TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io"
 PARTIAL_V1 = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 PARTIAL_LIST_V1 = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
-
-
-def refusal(call: t.Callable[[], object]) -> ApiError:
-    with pytest.raises(ApiError) as refused:
-        call()
-    return refused.value
 
 
 @pytest.mark.parametrize(

@@ -15,15 +15,10 @@ from flask_krm.testing.simulator.options import (
     delete_options,
     write_options,
 )
+from tests.testing.simulator.conftest import refusal
 
 APPLY = "application/apply-patch+yaml"
 MERGE = "application/merge-patch+json"
-
-
-def refusal(call: t.Callable[[], object]) -> ApiError:
-    with pytest.raises(ApiError) as refused:
-        call()
-    return refused.value
 
 
 def causes(error: ApiError) -> list[tuple[str, str]]:
