@@ -247,13 +247,22 @@ class KrmRuntime:
         return self.api_clients().service(target) if client is None else client
 
     def subscribe(
-        self, principal: Principal, scope: Scope, projection: str, decision: Decision | None = None
+        self,
+        principal: Principal,
+        scope: Scope,
+        projection: str,
+        decision: Decision | None = None,
+        *,
+        guard: bool = False,
     ) -> Subscription:
         """A new subscription to ``scope`` under ``projection``, acting for ``principal``.
 
         ``decision`` is the caller's access decision for exactly this stream, when it has one; the
         authorizer is asked otherwise (a refusal gives a subscription that yields only its
-        terminal error). Raises ``RuntimeError`` after :meth:`shutdown`.
+        terminal error). With ``guard``, a hub target's subscription only keeps the access under
+        watch and yields nothing but its terminal error (:meth:`~flask_krm.upstream.hub.Hub.guard`:
+        for a session whose objects come from a shared truth); a plugged source serves its events
+        anyway. Raises ``RuntimeError`` after :meth:`shutdown`.
         """
         if self.shut_down:
             raise RuntimeError("flask-krm was shut down for this application; it opens no new streams")
@@ -280,6 +289,8 @@ class KrmRuntime:
         except Exception:
             logger.exception("the client loader failed; the stream ends")
             return Refused(CLIENT_FAILED)
+        if guard:
+            return hub.guard(scope, projection, principal, client=client, authorized=authorized)
         return hub.subscribe(scope, projection, principal, client=client, authorized=authorized)
 
     def shared_hub(self) -> Hub:
@@ -376,16 +387,19 @@ class KrmRuntime:
 
     def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component) -> Feed:
         """The feed that keeps ``store`` current (made on first use): it authorizes the session, and
-        when ``store`` reads a shared truth, that truth's feed applies the events."""
+        when ``store`` reads a shared truth, that truth's feed applies the events (the session's own
+        subscription is then a guard, :meth:`~flask_krm.upstream.hub.Hub.guard`, which ends the
+        session's stream when its access is refused or revoked and serves nothing else)."""
         feed = self.feeds.get(store)
         if feed is None:
             scope, projection, app = component.scope, component.projection, self.app
+            source = self.truth_feeds.get(store.truth)
+            guard = source is not None
 
             def opener() -> Subscription:
                 with app.app_context():
-                    return self.subscribe(principal, scope, projection)
+                    return self.subscribe(principal, scope, projection, guard=guard)
 
-            source = self.truth_feeds.get(store.truth)
             feed = Feed(store, opener, self.group, linger=float(self.setting("WATCH_LINGER")), source=source)
             self.feeds[store] = feed
             self.session_feeds.add(feed)
