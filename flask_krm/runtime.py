@@ -259,10 +259,8 @@ class KrmRuntime:
 
         ``decision`` is the caller's access decision for exactly this stream, when it has one; the
         authorizer is asked otherwise (a refusal gives a subscription that yields only its
-        terminal error). With ``guard``, a hub target's subscription only keeps the access under
-        watch and yields nothing but its terminal error (:meth:`~flask_krm.upstream.hub.Hub.guard`:
-        for a session whose objects come from a shared truth); a plugged source serves its events
-        anyway. Raises ``RuntimeError`` after :meth:`shutdown`.
+        terminal error). ``guard``: a hub target's stream yields only that terminal error
+        (:meth:`~flask_krm.upstream.hub.Hub.guard`). Raises ``RuntimeError`` after :meth:`shutdown`.
         """
         if self.shut_down:
             raise RuntimeError("flask-krm was shut down for this application; it opens no new streams")
@@ -388,17 +386,15 @@ class KrmRuntime:
     def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component) -> Feed:
         """The feed that keeps ``store`` current (made on first use): it authorizes the session, and
         when ``store`` reads a shared truth, that truth's feed applies the events (the session's own
-        subscription is then a guard, :meth:`~flask_krm.upstream.hub.Hub.guard`, which ends the
-        session's stream when its access is refused or revoked and serves nothing else)."""
+        subscription is then only a guard of its access, :meth:`~flask_krm.upstream.hub.Hub.guard`)."""
         feed = self.feeds.get(store)
         if feed is None:
             scope, projection, app = component.scope, component.projection, self.app
             source = self.truth_feeds.get(store.truth)
-            guard = source is not None
 
             def opener() -> Subscription:
                 with app.app_context():
-                    return self.subscribe(principal, scope, projection, guard=guard)
+                    return self.subscribe(principal, scope, projection, guard=source is not None)
 
             feed = Feed(store, opener, self.group, linger=float(self.setting("WATCH_LINGER")), source=source)
             self.feeds[store] = feed
