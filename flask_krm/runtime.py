@@ -247,13 +247,20 @@ class KrmRuntime:
         return self.api_clients().service(target) if client is None else client
 
     def subscribe(
-        self, principal: Principal, scope: Scope, projection: str, decision: Decision | None = None
+        self,
+        principal: Principal,
+        scope: Scope,
+        projection: str,
+        decision: Decision | None = None,
+        *,
+        guard: bool = False,
     ) -> Subscription:
         """A new subscription to ``scope`` under ``projection``, acting for ``principal``.
 
         ``decision`` is the caller's access decision for exactly this stream, when it has one; the
         authorizer is asked otherwise (a refusal gives a subscription that yields only its
-        terminal error). Raises ``RuntimeError`` after :meth:`shutdown`.
+        terminal error). ``guard``: a hub target's stream yields only that terminal error
+        (:meth:`~flask_krm.upstream.hub.Hub.guard`). Raises ``RuntimeError`` after :meth:`shutdown`.
         """
         if self.shut_down:
             raise RuntimeError("flask-krm was shut down for this application; it opens no new streams")
@@ -280,6 +287,8 @@ class KrmRuntime:
         except Exception:
             logger.exception("the client loader failed; the stream ends")
             return Refused(CLIENT_FAILED)
+        if guard:
+            return hub.guard(scope, projection, principal, client=client, authorized=authorized)
         return hub.subscribe(scope, projection, principal, client=client, authorized=authorized)
 
     def shared_hub(self) -> Hub:
@@ -376,16 +385,17 @@ class KrmRuntime:
 
     def feed_for(self, store: LiveResourceStore, principal: Principal, component: Component) -> Feed:
         """The feed that keeps ``store`` current (made on first use): it authorizes the session, and
-        when ``store`` reads a shared truth, that truth's feed applies the events."""
+        when ``store`` reads a shared truth, that truth's feed applies the events (the session's own
+        subscription is then only a guard of its access, :meth:`~flask_krm.upstream.hub.Hub.guard`)."""
         feed = self.feeds.get(store)
         if feed is None:
             scope, projection, app = component.scope, component.projection, self.app
+            source = self.truth_feeds.get(store.truth)
 
             def opener() -> Subscription:
                 with app.app_context():
-                    return self.subscribe(principal, scope, projection)
+                    return self.subscribe(principal, scope, projection, guard=source is not None)
 
-            source = self.truth_feeds.get(store.truth)
             feed = Feed(store, opener, self.group, linger=float(self.setting("WATCH_LINGER")), source=source)
             self.feeds[store] = feed
             self.session_feeds.add(feed)

@@ -5,8 +5,9 @@ one projection) into what holds its server objects, in a greenlet of the applica
 session's :class:`~flask_krm.store.LiveResourceStore` (a plugged source, an unshared client), or
 the :class:`~flask_krm.store.truth.ServerTruth` every session store of one hub watch and projection
 shares. A session feed given such a truth's feed as its ``source`` applies nothing itself: its own
-subscription is what authorizes the session (it ends when access is revoked) and its state is the
-source's, unless its own stream ended. It runs while something needs it: every page channel showing the store
+subscription is a guard (:meth:`~flask_krm.upstream.hub.Hub.guard`) that authorizes the session and
+yields nothing but its terminal error when access is refused or revoked, and its state is the
+source's, unless that guard ended it. It runs while something needs it: every page channel showing the store
 holds it, and a freshly rendered page holds it for a short while so the channel finds it running
 (with a shared draft backend, so does every request on the store: an edit reaching a worker that
 serves none of the session's channels finds that worker's store current).

@@ -25,6 +25,10 @@ subscriber). What a subscriber adds per event is bookkeeping and a reference in 
   watches shared under the target's service identity also re-authorize each subscriber every
   ``reauthorize_every`` seconds. A revoked subscriber ends with a terminal ``FORBIDDEN``; a check
   that cannot be completed ends it with a terminal ``INTERNAL`` (never an allow).
+- :meth:`Hub.guard` makes a subscriber that is authorized, re-authorized and ended like the others
+  but delivers nothing else (no snapshot, no live event, no heartbeat) and never follows the event
+  log: a session whose objects come from the server's own shared state (:meth:`Hub.follow`) keeps
+  its access under watch with one, at no cost per change.
 - :meth:`Hub.shutdown` ends every stream with a terminal error, stops every watch and leaves no
   greenlet behind. Every greenlet the hub starts belongs to its group (:class:`~flask_krm.concurrency.Group`).
 
@@ -208,9 +212,43 @@ class Hub:
         for an unknown projection and
         :class:`~flask_krm.upstream.clients.UnknownTargetError` for an unconfigured target.
         """
+        self._refuse_if_closed()
+        subscriber = Subscriber(self, StreamEngine(scope, projection, ordering), principal)
+        return self._admit(subscriber, client, authorized)
+
+    def guard(
+        self,
+        scope: Scope,
+        projection: str,
+        principal: Any,
+        *,
+        client: ApiClient | None = None,
+        authorized: bool = False,
+    ) -> Subscriber:
+        """A subscriber that only keeps ``principal``'s access to ``scope`` under watch: for a session
+        whose objects come from the server's own shared state (:meth:`follow`), never from a stream
+        of its own.
+
+        It is authorized and attached to the watch exactly as :meth:`subscribe` would (same
+        arguments, same watch), and ended as a subscriber is: a refusal at join, at the periodic
+        re-authorization or before a new snapshot cycle of the watch ends it with its terminal
+        error, as do a terminal failure of the watch and :meth:`shutdown`. But it delivers nothing
+        else: no snapshot, no live event, no outage notice and no heartbeat (read it with
+        :meth:`Subscriber.batches` or :meth:`Subscriber.take`, not as SSE), and it never follows the
+        watch's event log, so a change costs it nothing and its reader is woken only by a new
+        snapshot cycle or its end. :meth:`Subscriber.cached` reads the watch's cache as usual.
+        """
+        self._refuse_if_closed()
+        subscriber = Subscriber(self, StreamEngine(scope, projection), principal)
+        subscriber.guard = True
+        return self._admit(subscriber, client, authorized)
+
+    def _refuse_if_closed(self) -> None:
         if self._closed:
             raise HubClosed("the upstream hub was shut down")
-        subscriber = Subscriber(self, StreamEngine(scope, projection, ordering), principal)
+
+    def _admit(self, subscriber: Subscriber, client: ApiClient | None, authorized: bool) -> Subscriber:
+        """Authorize ``subscriber`` (unless ``authorized``) and attach it; a refused one is ended."""
         refusal = None if authorized else self._authorize(subscriber)
         if refusal is not None:
             subscriber._end(refusal)
@@ -221,10 +259,9 @@ class Hub:
         """A subscriber for the server's own shared state of a watch (see
         :class:`~flask_krm.store.truth.ServerTruth`), never for a person: nobody is asked about it,
         so it is never refused, re-authorized or revoked. Whoever reads what it holds must have
-        decided that reader's access itself (every session still has its own :meth:`subscribe`).
+        decided that reader's access itself (every session reading it still has its own :meth:`guard`).
         ``client`` picks the watch as for :meth:`subscribe`."""
-        if self._closed:
-            raise HubClosed("the upstream hub was shut down")
+        self._refuse_if_closed()
         subscriber = Subscriber(self, StreamEngine(scope, projection), None)
         subscriber.trusted = True
         return self._join(subscriber, client)
@@ -437,9 +474,10 @@ class _Watch:
         subscriber._watch = self
         subscriber.engine.shared = self.projections
         self.subscribers.add(subscriber)
-        subscriber._follow_from(self.log.end)
-        if self.outage is not None:
-            subscriber._deliver(subscriber.engine.feed(self.outage))
+        if not subscriber.guard:  # a guard reads nothing of the log: it never falls behind
+            subscriber._follow_from(self.log.end)
+            if self.outage is not None:
+                subscriber._deliver(subscriber.engine.feed(self.outage))
         subscriber._bell.ring()
 
     def detach(self, subscriber: Subscriber) -> None:
@@ -605,7 +643,7 @@ class _Watch:
             concurrency.sleep(interval / HEARTBEAT_TICKS)
             due = time.monotonic() - interval
             for subscriber in list(self.subscribers):
-                if subscriber._written_at <= due:
+                if subscriber._written_at <= due and not subscriber.guard:  # a guard writes nothing
                     subscriber._beat = True
                     subscriber._bell.ring()
 
@@ -741,6 +779,10 @@ class Subscriber:
         """How many times this subscriber overflowed its queue and was resynchronized."""
         self.trusted = False
         """Made by :meth:`Hub.follow`: never authorized (it serves no person)."""
+        self.guard = False
+        """Made by :meth:`Hub.guard`: authorized and ended as any subscriber, delivers nothing else."""
+        self.cycles_kept = 0
+        """A guard's snapshot cycles of the watch so far (each authorized; the first at join)."""
 
     @property
     def scope(self) -> Scope:
@@ -810,10 +852,13 @@ class Subscriber:
                 return None
             watch = self._watch
             if self._awaiting and not self._ending and watch is not None and watch.synced:
-                if self.engine.cycles and not self._cleared:
+                if (self.cycles_kept if self.guard else self.engine.cycles) and not self._cleared:
                     self._authorize_cycle()  # may block: the state is looked at again after it
                     continue
-                watch.serve_snapshot(self)
+                if self.guard:
+                    self._keep_cycle()
+                else:
+                    watch.serve_snapshot(self)
             if watch is not None and self._cursor is not None and self._cursor < watch.log.end and not self._ending:
                 self._read_log(watch)
             if self._queue:
@@ -826,8 +871,8 @@ class Subscriber:
             if heartbeats and self._beat:
                 self._beat = False
                 return []
-            if watch is not None:
-                watch.sleep(self._bell)
+            if watch is not None and not self.guard:
+                watch.sleep(self._bell)  # a guard is rung by a new snapshot cycle and its end only
             if not self._bell.wait(timeout):
                 return []
 
@@ -872,6 +917,12 @@ class Subscriber:
             self._awaiting = True  # a snapshot from the cache follows
         log.move(self, cursor, end)
         self._cursor = end
+
+    def _keep_cycle(self) -> None:
+        """A guard's new snapshot cycle, authorized: it serves nothing of it."""
+        self.cycles_kept += 1
+        self._awaiting = False
+        self._cleared = False  # the next cycle is authorized again
 
     def _follow_from(self, position: int) -> None:
         """Read the watch's event log from ``position`` on."""

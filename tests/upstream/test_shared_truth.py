@@ -1,6 +1,6 @@
 """One server truth per hub watch, shared by the sessions of that watch: keyed like the watch (so
 impersonated identities never share), fed by a subscriber that serves no person, while each session
-keeps its own authorized subscription."""
+keeps its own access under watch with a guard."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from flask_krm.testing.simulator import KubeSimulator
 from flask_krm.ui.feeds import Feed
 from flask_krm.ui.page import Component, ListSpec, make_component, parse_columns
 from flask_krm.upstream.clients import Impersonation
+from flask_krm.upstream.hub import Subscriber
 
 from .cluster import APP, Cluster
 from .conftest import HubFactory
@@ -120,4 +121,35 @@ def test_impersonated_identities_never_share_a_truth(kube: KubeSimulator, cluste
         other, _ = _session(krm, "other", component)
         assert viewer.truth is again.truth
         assert other.truth is not viewer.truth
+        krm.shutdown(2.0)
+
+
+def test_a_session_of_a_truth_holds_a_guard_that_ends_it_at_a_revocation(kube: KubeSimulator, cluster: Cluster) -> None:
+    cluster.create_configmap("a", {"k": "1"})
+    refused: set[str] = set()
+    app, krm = _runtime(kube, impersonate=False, refused=refused)
+    with app.app_context():
+        component = _component()
+        alice, alice_feed = _session(krm, "alice", component)
+        bob, bob_feed = _session(krm, "bob", component)
+        assert alice_feed.wait_live(10) and bob_feed.wait_live(10)
+        guards = [feed._subscription for feed in (alice_feed, bob_feed)]
+        assert all(isinstance(guard, Subscriber) and guard.guard for guard in guards), "nothing to deliver"
+        cluster.patch_configmap("a", {"k": "2"})
+        [uid] = alice.uids()
+        with gevent.Timeout(10):
+            while alice.server(uid)["data"]["k"] != "2":
+                gevent.sleep(0.05)
+        assert (alice_feed.newest_known(uid) or {})["data"] == {"k": "2"}, "the watch's cache, through the guard"
+        refused.add("alice")
+        assert kube.faults.expire_watches() >= 1  # a relist: a new snapshot cycle, authorized again
+        with gevent.Timeout(10):
+            while alice_feed.status.state != "terminal":
+                gevent.sleep(0.05)
+        assert alice_feed.status.reason == "You may not view this." and not alice.shared
+        cluster.patch_configmap("a", {"k": "3"})
+        with gevent.Timeout(10):
+            while bob.server(uid)["data"]["k"] != "3":
+                gevent.sleep(0.05)
+        assert bob_feed.status.state == "live" and alice.server(uid)["data"]["k"] == "2"
         krm.shutdown(2.0)
