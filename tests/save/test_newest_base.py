@@ -277,7 +277,7 @@ def test_a_lagging_watch_does_not_bounce_a_save_over_a_status_write_its_prefligh
     than a controller waits between status writes): the hook's preflight read saw it, looks exactly
     like the person's view, and is their base. The first click saves, with one PATCH."""
     assert kube.faults is not None
-    held = held_version(deployment)
+    watched = deployment.cache.version(deployment.uid)
     kube.faults.hold_watch_events()
     try:
         unconditional_patch(kube, deployment.path + "/status", {"status": {"readyReplicas": 5}})
@@ -289,7 +289,7 @@ def test_a_lagging_watch_does_not_bounce_a_save_over_a_status_write_its_prefligh
             live=deployment.feed.live,
             newest=deployment.cache.newest,
         )
-        assert deployment.cache.version(deployment.uid) == held, "the watch delivered nothing meanwhile"
+        assert deployment.cache.version(deployment.uid) == watched, "the watch delivered nothing meanwhile"
     finally:
         kube.faults.release_watch_events()
     assert outcome.kind in (OutcomeKind.SAVED_PENDING, OutcomeKind.SAVED)
