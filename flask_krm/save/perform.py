@@ -14,19 +14,18 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any
 
 from kubernetes.client import ApiClient
 
-from ..concurrency import Greenlet, getcurrent, sleep, spawn_later
+from ..concurrency import Greenlet, getcurrent, spawn_later
 from ..events import Redaction
 from ..logvalues import log_value
 from ..principal import Principal
 from ..projection import is_secret
 from ..scope import Scope
-from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base
+from ..store import LiveResourceStore, SaveIntent, newest_equivalent_base, newest_of
 from ..upstream.clients import Impersonation
-from ..versions import compare
 from .audit import ObjectIdentity, WriteCall, create_diff, delete_diff, patch_diff, secret_value_paths
 from .flow import Done, KnownVersions, Read, SaveFlow, Step
 from .outcomes import Outcome, OutcomeKind, WriteVerdict, classify_write, field_causes, status_detail, status_reason
@@ -38,7 +37,7 @@ logger = logging.getLogger("flask_krm.save")
 
 NewestObject = Callable[[str], Mapping[str, Any] | None]
 """The newest raw object known for a uid (the shared watch's cache), or ``None``."""
-Rebase = Callable[[SaveIntent, str | None], SaveIntent]
+Rebase = Callable[[SaveIntent, Mapping[str, Any] | None], SaveIntent]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,33 +156,21 @@ def save_edit(
     return step.outcome
 
 
-CATCH_UP: Final = 0.25
-"""Seconds a Save waits at most for the shared watch to reach the version its preflight read saw."""
-CATCH_UP_POLL: Final = 0.005
-
-
 def _rebase(known: KnownVersions, base: Mapping[str, Any], redactions: Sequence[Redaction]) -> Rebase:
     """The capture rule again, for right before sending: ``base`` is the view the patch was made against.
 
-    When the preflight read saw a newer version than the watch holds, the watch is given up to
-    :data:`CATCH_UP` seconds to deliver it (it normally has, or does within milliseconds), so the
-    rule is applied to what Kubernetes holds now. The read's version itself is never used.
+    The candidate is the newest version known now: the shared watch's, or the object the hook's
+    preflight read returned when the watch has not delivered that version yet (under load a watch
+    lags the API server by more than the time between a controller's status writes). Either is
+    used only as :func:`~flask_krm.store.newest_equivalent_base` allows: same uid, a newer decimal
+    version, a projection equal to ``base``, nothing withheld.
     """
 
-    def rebase(intent: SaveIntent, seen: str | None) -> SaveIntent:
-        if seen is not None:
-            deadline = time.monotonic() + CATCH_UP
-            while _behind(known.newest(intent.uid), seen) and time.monotonic() < deadline:
-                sleep(CATCH_UP_POLL)
-        return newest_equivalent_base(intent, base, redactions, known.newest(intent.uid), known.projection)
+    def rebase(intent: SaveIntent, current: Mapping[str, Any] | None) -> SaveIntent:
+        newest = newest_of(known.newest(intent.uid), current)
+        return newest_equivalent_base(intent, base, redactions, newest, known.projection)
 
     return rebase
-
-
-def _behind(cached: Mapping[str, Any] | None, seen: str) -> bool:
-    metadata = cached.get("metadata") if cached is not None else None
-    version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
-    return cached is not None and compare(version, seen) == -1
 
 
 def guarded_read(target: EditorTarget, store: LiveResourceStore, flow: SaveFlow, step: Read, scope: Scope) -> Done:

@@ -271,12 +271,13 @@ class WriteRequest:
     :param scope: the object's scope: target, kind, namespace and (patch, delete) name.
     :param projection: the editor's projection; ``None`` for a native editor.
     :param api: the principal's client from the host's client loader.
-    :param rebase: for a patch, ``rebase(intent, seen)`` is the same intent based on the newest
-        version the shared watch holds whose projection is what the person edited (or ``intent``
-        itself). A hook calls it right before sending, after any preflight read, passing the
-        resourceVersion that read saw as ``seen`` (or ``None``): the watch is given a moment to
-        catch up to it, so a change the person cannot see that landed meanwhile does not bounce
-        the write. The patch never changes; ``seen`` is never sent.
+    :param rebase: for a patch, ``rebase(intent, current)`` is the same intent based on the newest
+        known version whose projection is what the person edited (or ``intent`` itself). A hook
+        calls it right before sending, after any preflight read, passing the raw object that read
+        returned as ``current`` (or ``None``): the newer of it and the shared watch's object is
+        the candidate, so a change the person cannot see that landed meanwhile does not bounce the
+        write, even while the watch lags. The patch never changes; ``current`` never leaves the
+        process.
     """
 
     operation: Literal["patch", "create", "delete"]
@@ -288,7 +289,7 @@ class WriteRequest:
     body: Mapping[str, Any] | None = None
     uid: str | None = None
     resource_version: str | None = None
-    rebase: Callable[[SaveIntent, str | None], SaveIntent] | None = None
+    rebase: Callable[[SaveIntent, Mapping[str, Any] | None], SaveIntent] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,8 +357,7 @@ def _conditional_patch(writer: KubeWriter, request: WriteRequest, intent: SaveIn
     except PatchRejected as rejected:
         raise SaveRefused(_rejection(rejected)) from None
     if request.rebase is not None:
-        seen = current.body.get("metadata", {}).get("resourceVersion")
-        intent = request.rebase(intent, seen if isinstance(seen, str) else None)
+        intent = request.rebase(intent, current.body)
     return writer.patch(request.scope, intent.patch, uid=intent.uid, resource_version=intent.resource_version)
 
 

@@ -20,7 +20,7 @@ from .errors import (
     UnknownResourceError,
     UnversionedResourceError,
 )
-from .intents import SaveIntent, newest_equivalent_base
+from .intents import SaveIntent, newest_equivalent_base, newest_of
 from .journal import Edit, EditRecord
 from .keyed_lists import BUILTIN_LIST_SCHEMAS
 from .merge import Conflict
@@ -100,6 +100,7 @@ __all__ = [
     "apply_merge_patch",
     "identity_of",
     "newest_equivalent_base",
+    "newest_of",
     "parse_merge_patch",
     "path_to_pointer",
     "pointer_to_path",

@@ -81,6 +81,25 @@ def newest_equivalent_base(
     return replace(intent, resource_version=version)
 
 
+def newest_of(*candidates: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The candidate with the greatest decimal ``metadata.resourceVersion`` (``None`` skipped).
+
+    An earlier candidate is kept unless a later one is known to be newer: on equal versions, and
+    on versions that cannot be ordered (opaque), the first one wins. A Save passes the shared
+    watch's object first and its preflight read second, so the read counts only when the watch
+    has not delivered its version yet.
+    """
+    newest: Mapping[str, Any] | None = None
+    for candidate in candidates:
+        if candidate is not None and (newest is None or compare(_version(candidate), _version(newest)) == 1):
+            newest = candidate
+    return newest
+
+
+def _version(obj: Mapping[str, Any]) -> Any:
+    return _metadata(obj).get("resourceVersion")
+
+
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = obj.get("metadata")
     return metadata if isinstance(metadata, Mapping) else {}

@@ -92,6 +92,35 @@ def test_a_write_between_capture_and_patch_is_a_409_then_refreshed_then_saved(ku
     assert store.dirty(uid) == []
 
 
+def test_a_lagging_watch_never_bases_a_save_on_a_read_that_changed_the_edited_field(kube, namespace, feeds) -> None:
+    """The preflight read is newer than the watch and shows a colleague's value where the person
+    edited: it is not their base, so the held version goes out, is refused once, and the three-way
+    merge shows the conflict. The colleague's value is never written over."""
+    uid, scope, store, feed = edited(kube, namespace, feeds, {"a": "1", "b": "1"})
+    held = store.server(uid)
+    assert held is not None
+    lagging = read(kube, namespace, "app")  # all the watch will have delivered
+    patches: list[str] = []
+
+    def count(write: SimulatorWrite) -> None:
+        if write.namespace == namespace and write.verb == "patch" and write.new["data"].get("a") == "mine":
+            patches.append(write.new["metadata"].get("resourceVersion", ""))
+
+    remove = kube.faults.mutate_writes(count)
+    kube.faults.hold_watch_events()
+    try:
+        admin_patch(kube, namespace, "app", {"data": {"a": "colleague"}})
+        flow = SaveFlow(uid)
+        outcome = save_edit(editor_target(kube, scope), store, flow, live=feed.live, newest=lambda _: lagging)
+    finally:
+        kube.faults.release_watch_events()
+        remove()
+    assert outcome.kind is OutcomeKind.DRAFT_CONFLICT and outcome.conflicts == (("data", "a"),)
+    assert patches == [held["metadata"]["resourceVersion"]], "one PATCH, on the held version, refused"
+    assert read(kube, namespace, "app")["data"] == {"a": "colleague", "b": "1"}
+    assert store.draft(uid)["data"]["a"] == "mine" and flow.phase is Phase.IDLE
+
+
 def test_deleted_and_recreated_under_the_same_name_is_unavailable_and_the_replacement_untouched(
     kube, namespace, feeds
 ) -> None:

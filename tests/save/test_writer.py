@@ -4,6 +4,7 @@ are kept to what the save flow needs, and the default save hook reads, validates
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -243,15 +244,15 @@ INTENT = SaveIntent("u1", "7", {"data": {"k": "v"}})
 def test_the_default_save_reads_validates_rebases_and_patches() -> None:
     newer = {**CM, "metadata": {**CM["metadata"], "resourceVersion": "9"}}
     api = Scripted((200, json.dumps(newer).encode()), (200, json.dumps(newer).encode()))
-    rebased: list[tuple[SaveIntent, str | None]] = []
+    rebased: list[tuple[SaveIntent, Mapping[str, Any] | None]] = []
 
-    def rebase(intent: SaveIntent, seen: str | None) -> SaveIntent:
-        rebased.append((intent, seen))
+    def rebase(intent: SaveIntent, current: Mapping[str, Any] | None) -> SaveIntent:
+        rebased.append((intent, current))
         return SaveIntent(intent.uid, "9", intent.patch)
 
     result = default_save(request_for(api, intent=INTENT, rebase=rebase))
     assert result.written_version == "9"
-    assert rebased == [(INTENT, "9")]
+    assert rebased == [(INTENT, newer)], "rebase is handed the object the preflight read returned"
     assert [s["method"] for s in api.sent] == ["GET", "PATCH"]
     assert api.sent[1]["body"]["metadata"] == {"uid": "u1", "resourceVersion": "9"}
 

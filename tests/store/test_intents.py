@@ -10,7 +10,7 @@ import pytest
 
 from flask_krm.events import Redaction
 from flask_krm.projection import project
-from flask_krm.store import SaveIntent, newest_equivalent_base
+from flask_krm.store import SaveIntent, newest_equivalent_base, newest_of
 
 UID = "uid-1"
 SPEC = "krm-spec/v1"
@@ -148,3 +148,38 @@ def test_called_again_before_sending_it_moves_past_an_already_newer_base() -> No
     assert again.resource_version == "109"
     assert newest_equivalent_base(moved, view_of(deployment("100")), (), deployment("105", ready=2), SPEC) is moved
     assert newest_equivalent_base(moved, view_of(deployment("100")), (), deployment("109", replicas=9), SPEC) is moved
+
+
+def test_the_newest_of_the_watch_and_the_read_is_the_candidate() -> None:
+    """A Save passes the shared watch's object, then its preflight read's: the read counts only
+    when the watch has not delivered its version yet."""
+    watch, read = deployment("105"), deployment("107", ready=3)
+    assert newest_of(watch, read) is read, "the watch lags the API server"
+    assert newest_of(deployment("109"), read)["metadata"]["resourceVersion"] == "109", "the watch is ahead"
+    assert newest_of(watch, deployment("105")) is watch, "equal versions keep the watch's"
+    assert newest_of(None, read) is read and newest_of(watch, None) is watch
+    assert newest_of(None, None) is None and newest_of() is None
+
+
+@pytest.mark.parametrize("opaque", ["abc", "0107", "", None])
+def test_a_read_whose_version_cannot_be_ordered_never_displaces_the_watch(opaque: Any) -> None:
+    watch, read = deployment("105"), deployment("0")
+    read["metadata"]["resourceVersion"] = opaque
+    assert newest_of(watch, read) is watch
+    assert newest_of(read, watch) is read, "nor the other way round: only a known newer version counts"
+
+
+def test_a_lagging_watch_with_a_status_only_read_bases_the_intent_on_the_read() -> None:
+    """Under load a controller's status writes outrun the watch: the preflight read's version is
+    the person's base when it looks exactly like their view."""
+    view = view_of(deployment("100"))
+    newest = newest_of(deployment("103", ready=1), deployment("107", ready=2))
+    assert newest_equivalent_base(INTENT, view, (), newest, SPEC).resource_version == "107"
+
+
+def test_a_lagging_watch_with_a_read_changing_the_edited_field_keeps_the_held_version() -> None:
+    """A colleague's change to the field the person edited, seen only by the read, is never
+    written over: the held version goes out and Kubernetes refuses it."""
+    view = view_of(deployment("100"))
+    newest = newest_of(deployment("103", ready=1), deployment("107", replicas=5, ready=2))
+    assert newest_equivalent_base(INTENT, view, (), newest, SPEC) is INTENT

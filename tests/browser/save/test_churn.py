@@ -1,10 +1,11 @@
 """Saving a Deployment in a real browser while its controller writes status continuously.
 
 Under ``krm-spec/v1`` the editor never sees status writes, so the version it holds falls behind
-within a fraction of a second. A Save is based on the newest version the shared watch holds whose
-projection is what the person sees, so status churn rarely bounces it; a change the person could
-see still produces the refreshed message, and every click sends exactly one PATCH (counted at the
-simulator), never an automatic re-send.
+within a fraction of a second. A Save is based on the newest version known (the shared watch's, or
+the save hook's preflight read when the watch lags) whose projection is what the person sees, so
+status churn rarely bounces it; a change the person could see still produces the refreshed
+message, and every click sends exactly one PATCH (counted at the simulator), never an automatic
+re-send.
 
 :data:`SAVES` saves are made (8; ``FLASK_KRM_CHURN_SAVES`` for more, 30 for the full run), and at
 most :data:`BOUNCES_ALLOWED` of them (one in ten, at least two) may need a second click: without
