@@ -214,7 +214,7 @@ class ChannelChecks:
     principal: Principal
     drafts: SessionDrafts
     wake: Callable[[Component], Callable[..., None]]
-    _sent: dict[str, tuple[str, int]] = field(default_factory=dict)
+    _sent: dict[str, tuple[str, int, bool]] = field(default_factory=dict)
     _shown: dict[str, tuple[Path, ...]] = field(default_factory=dict)
     _listening: dict[tuple[str, str], tuple[EditorCheck, Callable[[], None]]] = field(default_factory=dict)
     _edits: dict[str, int] = field(default_factory=dict)
@@ -240,6 +240,7 @@ class ChannelChecks:
             self._listening[component.id, uid] = (state, listener)
         try:
             dirty = store.is_dirty(uid)
+            conflicted = dirty and bool(store.conflicts(uid))
         except StoreError:  # the object is gone (its editor shows what became of the draft): nothing to check
             return []
         if dirty or state.check.result is not None:
@@ -247,7 +248,7 @@ class ChannelChecks:
             edited = self._edits.get(component.id) != edits
             self._edits[component.id] = edits
             schedule(CheckTarget(self.krm, self.principal, component, store, feed), state, edited=edited)
-        shown, sent = (uid, state.check.generation), self._sent.get(component.id)
+        shown, sent = (uid, state.check.generation, conflicted), self._sent.get(component.id)
         if sent == shown:
             return []
         self._sent[component.id] = shown
@@ -257,7 +258,11 @@ class ChannelChecks:
             return []  # a new connection: the page shows no check, and there is none to show
         field_id = field_id_of(store, component, uid)
         fragment: Markup = check_fragment(
-            f"{component.id}-check", visible, field_id, cleared=self._shown.get(component.id, ())
+            f"{component.id}-check",
+            visible,
+            field_id,
+            cleared=self._shown.get(component.id, ()),
+            conflicted=conflicted,
         )
         self._shown[component.id] = tuple(c.path for c in visible.causes if c.path) if visible is not None else ()
         return [str(fragment)]
@@ -266,7 +271,7 @@ class ChannelChecks:
         """Whether an editor already followed here has nothing to check and nothing new to show: a
         clean draft without a check result whose (empty) region was sent. A server change to an
         object nobody edited here costs a dictionary look-up, not a permission look-up."""
-        if state.check.result is not None or self._sent.get(component.id) != (uid, state.check.generation):
+        if state.check.result is not None or self._sent.get(component.id) != (uid, state.check.generation, False):
             return False
         try:
             return not store.is_dirty(uid)

@@ -63,18 +63,29 @@ def outcome_fragment(
 
 
 def check_fragment(
-    target_id: str, result: CheckResult | None, field_id: FieldId, *, cleared: Sequence[Path] = ()
+    target_id: str,
+    result: CheckResult | None,
+    field_id: FieldId,
+    *,
+    cleared: Sequence[Path] = (),
+    conflicted: bool = False,
 ) -> Markup:
     """The partials showing a draft's check by the cluster in the editor's check region
     ``target_id`` and at the fields its causes name (``None``: nothing to show, the region and
-    the ``cleared`` fields' messages are emptied)."""
+    the ``cleared`` fields' messages are emptied). A pass of a draft with ``conflicted`` fields
+    says the conflicts still stand between it and a Save."""
     causes = [
         (cause, field_id(cause.path, "-error") if cause.path else None) for cause in (result.causes if result else ())
     ]
     shown = {error_id for _, error_id in causes if error_id}
     cleared_ids = [i for i in dict.fromkeys(field_id(path, "-error") for path in cleared) if i not in shown]
     return render_template_fragment(
-        "krm/save/check.html", target_id=target_id, result=result, causes=causes, cleared=cleared_ids
+        "krm/save/check.html",
+        target_id=target_id,
+        result=result,
+        causes=causes,
+        cleared=cleared_ids,
+        conflicted=conflicted,
     )
 
 

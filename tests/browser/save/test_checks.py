@@ -76,3 +76,22 @@ def test_a_refusal_at_a_field_stays_through_a_colleagues_change_of_that_field(
     conflict.get_by_role("button", name="Take theirs").click()  # the draft changes: the cause goes
     expect(replicas).to_have_value("3")
     expect(error).to_be_empty()
+
+
+def test_a_passed_check_says_an_open_conflict_stands_between_it_and_a_save(
+    signed_in: SignedIn, apps: kubernetes.client.AppsV1Api, tmp_path: Path
+) -> None:
+    name, page = open_new_deployment(signed_in, apps)
+    replicas, _ = replicas_and_error(page)
+    passed = page.locator('.krm-check [data-krm-check="passed"]')
+    replicas.fill("5")
+    expect(passed).to_have_text("Checked by the cluster: Kubernetes accepts these changes.")
+    apps.patch_namespaced_deployment(name, NAMESPACE, {"spec": {"replicas": 3}}, _content_type=MERGE_PATCH)
+    conflict = page.locator('[data-krm-path="/spec/replicas"] .krm-conflict')
+    expect(conflict).to_contain_text("Changed by someone else")
+    expect(passed).to_contain_text("Choose “Keep mine” or “Take theirs” at each conflict before saving.")
+    page.screenshot(path=str(tmp_path / "passed-with-conflict.png"), full_page=True)
+    conflict.get_by_role("button", name="Keep mine").click()
+    expect(conflict).to_have_count(0)
+    expect(passed).to_have_text("Checked by the cluster: Kubernetes accepts these changes.")
+    expect(replicas).to_have_value("5")
