@@ -248,12 +248,13 @@ class ChannelChecks:
             edited = self._edits.get(component.id) != edits
             self._edits[component.id] = edits
             schedule(CheckTarget(self.krm, self.principal, component, store, feed), state, edited=edited)
+        result = state.check.result
+        visible = result if result is not None and result.verdict in SHOWN else None
+        conflicted = conflicted and visible is not None and not visible.refused  # a pass that can't be saved yet
         shown, sent = (uid, state.check.generation, conflicted), self._sent.get(component.id)
         if sent == shown:
             return []
         self._sent[component.id] = shown
-        result = state.check.result
-        visible = result if result is not None and result.verdict in SHOWN else None
         if sent is None and visible is None:
             return []  # a new connection: the page shows no check, and there is none to show
         field_id = field_id_of(store, component, uid)

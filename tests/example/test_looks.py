@@ -5,6 +5,7 @@ page, labelled fields, status as badges with a rollout line, an audit page in wo
 from __future__ import annotations
 
 import base64
+import time
 import typing as t
 
 import kubernetes.client
@@ -165,6 +166,21 @@ def shadowed_edges(page: Page, table: int, pixels: Page) -> dict[str, bool]:
     return {side: edges["middle"] - edges[side] > SHADOW for side in ("left", "right")}
 
 
+def scrolled_edges(page: Page, table: int, pixels: Page, *, at_end: bool) -> dict[str, bool]:
+    """Which edges of the ``table``-th table's box are shaded once it is scrolled to its start or
+    its end. A live update may redraw or widen the table between the scroll and the screenshot, so
+    it is scrolled and measured again until the shading is the one expected, for ``WAIT_MS`` at most."""
+    expected = {"left": at_end, "right": not at_end}
+    box = page.locator("table").nth(table).locator("xpath=..")
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while True:
+        box.evaluate("(b, end) => { b.scrollLeft = end ? b.scrollWidth : 0; }", at_end)
+        edges = shadowed_edges(page, table, pixels)
+        if edges == expected or time.monotonic() > deadline:
+            return edges
+        page.wait_for_timeout(200)
+
+
 def test_every_table_shows_its_last_column_or_scrolls_in_a_box_with_a_shadow_at_its_edge(
     browser: Browser, example: Example
 ) -> None:
@@ -191,9 +207,8 @@ def test_every_table_shows_its_last_column_or_scrolls_in_a_box_with_a_shadow_at_
                 continue
             cut.setdefault(path, []).append(table["header"])
             assert table["scrolls"], (path, table)
-            assert shadowed_edges(page, index, pixels) == {"left": False, "right": True}, (path, table)
-            page.locator("table").nth(index).locator("xpath=..").evaluate("b => { b.scrollLeft = b.scrollWidth; }")
-            assert shadowed_edges(page, index, pixels) == {"left": True, "right": False}, (path, table)
+            assert scrolled_edges(page, index, pixels, at_end=False) == {"left": False, "right": True}, (path, table)
+            assert scrolled_edges(page, index, pixels, at_end=True) == {"left": True, "right": False}, (path, table)
     assert set(cut) == set(pages), cut  # each page has a table wider than a phone
     page.set_viewport_size({"width": 1280, "height": 900})
     for path in pages:
