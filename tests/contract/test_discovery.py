@@ -129,3 +129,21 @@ def test_a_trailing_slash_names_the_same_collection_or_object(admin: kubernetes.
     listed = request(admin, "GET", "/api/v1/namespaces/")
     assert listed.status == 200 and listed.body["kind"] == "NamespaceList"
     assert request(admin, "GET", "/api/v1/namespaces/default//").body["metadata"]["name"] == "default"
+
+
+def test_an_empty_path_segment_finds_nothing(admin: kubernetes.client.ApiClient) -> None:
+    for path in (
+        "/api//v1/namespaces",
+        "/api/v1//namespaces",
+        "/api/v1/namespaces//default",
+        "/apis/apps//v1/deployments",
+    ):
+        reply = request(admin, "GET", path)
+        assert (reply.status, reply.body["reason"]) == (404, "NotFound"), path
+        assert reply.body["message"] == "the server could not find the requested resource"
+    for path in ("//api", "//api/v1/namespaces", "/apis//apps/v1/deployments"):
+        reply = request(admin, "GET", path)
+        assert reply.status == 404 and reply.body is None, path
+        assert reply.headers["Content-Type"] == "text/plain; charset=utf-8" and reply.data == b"404 page not found\n"
+        assert reply.headers["X-Content-Type-Options"] == "nosniff"
+    assert request(admin, "GET", "/api/v1/namespaces/default/configmaps//").body["kind"] == "ConfigMapList"

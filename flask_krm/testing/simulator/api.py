@@ -51,6 +51,8 @@ StartResponse = Callable[..., Callable[[bytes], Any]]
 HEADER_LINES = "simulator.header_lines"
 CONNECTION = "simulator.connection"
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+NOT_FOUND_PAGE = b"404 page not found\n"
+"""The body of the API server's 404 for a path no handler is registered at (Go's ``http.NotFound``)."""
 SUBRESOURCE_VERBS = ("get", "update", "patch")
 WATCH_LIST_DISABLED = "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
 
@@ -118,6 +120,10 @@ class ApiServer:
         requester = self.authenticator.authenticate(environ.get("HTTP_AUTHORIZATION"))
         if requester is None:
             raise unauthorized()
+        if _has_empty_segment(path):
+            if _outside_the_api_groups(path):  # no handler is registered there: the mux's own page
+                return _not_found_page(start_response)
+            raise unknown_resource()
         wanted = parse_impersonation(environ.get(HEADER_LINES, []))
         query_lists = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         query = {key: values[0] for key, values in query_lists.items()}
@@ -455,6 +461,29 @@ def _read_json(environ: dict[str, Any]) -> Any:
         return json.loads(raw)
     except ValueError as error:
         raise bad_request(f"couldn't get version/kind; json parse error: {error}") from None
+
+
+def _has_empty_segment(path: str) -> bool:
+    """Whether ``path`` has an empty segment before its trailing slashes: the API server finds
+    nothing there (``/api//v1/namespaces``), while trailing slashes name the same URL."""
+    return "" in path.rstrip("/").split("/")[1:]
+
+
+def _outside_the_api_groups(path: str) -> bool:
+    """Whether ``path`` lies outside ``/api/`` and a named group's ``/apis/<group>/``, where the
+    API server's mux has no handler (``//api``, ``/apis//apps/v1``)."""
+    parts = path.split("/")[1:]
+    return parts[0] == "" or parts[:2] == ["apis", ""]
+
+
+def _not_found_page(start_response: StartResponse) -> list[bytes]:
+    headers = [
+        ("Content-Type", "text/plain; charset=utf-8"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Content-Length", str(len(NOT_FOUND_PAGE))),
+    ]
+    start_response("404 Not Found", headers)
+    return [NOT_FOUND_PAGE]
 
 
 def _respond(
