@@ -25,19 +25,10 @@ import urllib.request
 from dataclasses import dataclass, field
 
 from tests.example.conftest import Example
+from tests.test_yaml_text import ALIAS_FAN_OUT, MERGE_BOMB, NESTED_ANCHORS
 
 ROUNDS: t.Final = int(os.environ.get("FLASK_KRM_BOMB_ROUNDS") or 20)
 PAGE: t.Final = "/namespaces/demo/configmaps/app-config"
-NESTED_ANCHORS: t.Final = (
-    "a: &a ["
-    + ",".join(["x" * 10] * 10)
-    + "]\n"
-    + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
-)
-ALIAS_FAN_OUT: t.Final = "a: &a [" + ",".join(["item"] * 3000) + "]\nb: [" + ",".join(["*a"] * 63) + "]\n"
-MERGE_BOMB: t.Final = (
-    "a: &a {" + ", ".join(f"k{i}: {i}" for i in range(504)) + "}\nb:\n  <<: [" + ", ".join(["*a"] * 63) + "]\n"
-)
 BOMBS: t.Final = {"nested-anchors": NESTED_ANCHORS, "alias-fan-out": ALIAS_FAN_OUT, "merge-keys": MERGE_BOMB}
 
 
