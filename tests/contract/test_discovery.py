@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import kubernetes.client
 
-from .kube import request
+from .kube import Reply, request
+
+MERGE_PATCH = "application/merge-patch+json"
 
 
 def _resources(admin: kubernetes.client.ApiClient, path: str) -> dict[str, dict[str, object]]:
@@ -142,8 +144,30 @@ def test_an_empty_path_segment_finds_nothing(admin: kubernetes.client.ApiClient)
         assert (reply.status, reply.body["reason"]) == (404, "NotFound"), path
         assert reply.body["message"] == "the server could not find the requested resource"
     for path in ("//api", "//api/v1/namespaces", "/apis//apps/v1/deployments"):
-        reply = request(admin, "GET", path)
-        assert reply.status == 404 and reply.body is None, path
-        assert reply.headers["Content-Type"] == "text/plain; charset=utf-8" and reply.data == b"404 page not found\n"
-        assert reply.headers["X-Content-Type-Options"] == "nosniff"
+        assert_not_found_page(request(admin, "GET", path), path)
     assert request(admin, "GET", "/api/v1/namespaces/default/configmaps//").body["kind"] == "ConfigMapList"
+
+
+def assert_not_found_page(reply: Reply, path: str) -> None:
+    """``reply`` is Go's own 404 page: the API server's mux has no handler for the path."""
+    assert reply.status == 404 and reply.body is None, path
+    assert reply.headers["Content-Type"] == "text/plain; charset=utf-8" and reply.data == b"404 page not found\n"
+    assert reply.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_a_path_outside_the_served_groups_gets_the_plain_not_found_page(admin: kubernetes.client.ApiClient) -> None:
+    for method, path in (
+        ("GET", "/foo"),
+        ("POST", "/foo"),
+        ("GET", "/apiz"),
+        ("GET", "/apis/nope"),
+        ("GET", "/apis/nope/v1"),
+        ("GET", "/apis/nope/v1/things"),
+        ("PATCH", "/apis/nope/v1/namespaces/default/things/x"),
+    ):
+        body = {} if method != "GET" else None
+        assert_not_found_page(request(admin, method, path, body=body, content_type=MERGE_PATCH), f"{method} {path}")
+    for path in ("/apis/apps/v9", "/apis/apps/v9/deployments", "/api/v9/namespaces", "/apis/apps/v1/nothings"):
+        reply = request(admin, "GET", path)  # a served group's handler: the server's Status
+        assert (reply.status, reply.body["reason"]) == (404, "NotFound"), path
+    assert request(admin, "GET", "/apis/apps/").body["kind"] == "APIGroup"

@@ -51,6 +51,11 @@ StartResponse = Callable[..., Callable[[bytes], Any]]
 HEADER_LINES = "simulator.header_lines"
 CONNECTION = "simulator.connection"
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+REGISTERED_ROOTS = frozenset(
+    {"api", "version", "openapi", "metrics", "logs", "livez", "readyz", "healthz", ".well-known"}
+)
+"""First path segments the API server's mux has handlers for; what the simulator does not serve
+under them is its ``Status`` 404, not Go's plain-text page."""
 NOT_FOUND_PAGE = b"404 page not found\n"
 """The body of the API server's 404 for a path no handler is registered at (Go's ``http.NotFound``)."""
 SUBRESOURCE_VERBS = ("get", "update", "patch")
@@ -120,9 +125,9 @@ class ApiServer:
         requester = self.authenticator.authenticate(environ.get("HTTP_AUTHORIZATION"))
         if requester is None:
             raise unauthorized()
+        if path.strip("/") and self._unrouted(path):
+            return _not_found_page(start_response)
         if _has_empty_segment(path):
-            if _outside_the_api_groups(path):  # no handler is registered there: the mux's own page
-                return _not_found_page(start_response)
             raise unknown_resource()
         wanted = parse_impersonation(environ.get(HEADER_LINES, []))
         query_lists = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
@@ -153,6 +158,17 @@ class ApiServer:
         if request is None:
             return _respond(start_response, 200, document)
         return self._dispatch(request, user, environ, query, query_lists, start_response)
+
+    def _unrouted(self, path: str) -> bool:
+        """Whether the API server's mux has no handler for ``path``, which it answers with Go's
+        plain-text page: outside :data:`REGISTERED_ROOTS` and ``/apis``, or under ``/apis/`` a
+        group not served (``/foo``, ``//api``, ``/apis/nope/v1``, ``/apis//apps/v1``)."""
+        parts = path.rstrip("/").split("/")[1:]
+        if parts[0] in REGISTERED_ROOTS:
+            return False
+        if parts[0] != "apis":
+            return True
+        return len(parts) > 1 and (not parts[1] or parts[1] not in self.catalog.group_versions())
 
     def _resource_request(self, method: str, path: str, query: dict[str, str]) -> ResourceRequest:
         parts = [part for part in path.split("/") if part]
@@ -467,13 +483,6 @@ def _has_empty_segment(path: str) -> bool:
     """Whether ``path`` has an empty segment before its trailing slashes: the API server finds
     nothing there (``/api//v1/namespaces``), while trailing slashes name the same URL."""
     return "" in path.rstrip("/").split("/")[1:]
-
-
-def _outside_the_api_groups(path: str) -> bool:
-    """Whether ``path`` lies outside ``/api/`` and a named group's ``/apis/<group>/``, where the
-    API server's mux has no handler (``//api``, ``/apis//apps/v1``)."""
-    parts = path.split("/")[1:]
-    return parts[0] == "" or parts[:2] == ["apis", ""]
 
 
 def _not_found_page(start_response: StartResponse) -> list[bytes]:
