@@ -18,6 +18,9 @@ pytestmark = pytest.mark.browser
 WAIT_MS: t.Final = 15_000
 NAMESPACE: t.Final = "demo"
 PHONE: t.Final = {"width": 390, "height": 844}
+UNSCALED: t.Final = "web"
+"""The demo Deployment whose replicas no one else changes (the demo controller scales ``worker``
+now and then: a Save of its replicas could meet that change as a conflict)."""
 
 PAGES: t.Final = (
     f"/namespaces/{NAMESPACE}",
@@ -189,7 +192,7 @@ def test_every_table_shows_its_last_column_or_scrolls_in_a_box_with_a_shadow_at_
     scrolling, on the left once scrolled to the end. At 1280 px every table shows all its columns."""
     pages = (f"/namespaces/{NAMESPACE}", f"/namespaces/{NAMESPACE}/deployments/worker", "/audit")
     page = sign_in(browser, example, viewport=PHONE, is_mobile=True, has_touch=True)
-    page.goto(f"/namespaces/{NAMESPACE}/deployments/worker")  # a refused Save: the audit has an entry
+    page.goto(f"/namespaces/{NAMESPACE}/deployments/{UNSCALED}")  # a refused Save: the audit has an entry
     settle(page)
     page.get_by_role("spinbutton", name="Replicas", exact=True).fill("11")
     page.get_by_role("button", name="Save", exact=True).click()
@@ -265,7 +268,7 @@ def test_deployments_show_status_badges_conditions_and_a_rollout_line(browser: B
 
 def test_the_audit_page_words_outcomes_and_gives_the_reason_for_a_refusal(browser: Browser, example: Example) -> None:
     page = sign_in(browser, example)
-    page.goto(f"/namespaces/{NAMESPACE}/deployments/worker")
+    page.goto(f"/namespaces/{NAMESPACE}/deployments/{UNSCALED}")
     settle(page)
     replicas = page.get_by_role("spinbutton", name="Replicas", exact=True)
     replicas.fill("11")
@@ -275,7 +278,7 @@ def test_the_audit_page_words_outcomes_and_gives_the_reason_for_a_refusal(browse
     expect(replicas).not_to_have_value("11")
 
     page.goto("/audit")
-    refused = page.locator("tr.audit-entry", has_text=f"Deployment {NAMESPACE}/worker").first
+    refused = page.locator("tr.audit-entry", has_text=f"Deployment {NAMESPACE}/{UNSCALED}").first
     expect(refused).to_have_attribute("data-outcome", "refused")
     expect(refused.locator(".outcome .krm-badge")).to_have_text("Refused")
     expect(refused.locator(".reason")).to_have_text(
@@ -290,7 +293,7 @@ def test_a_save_hook_refusal_naming_a_field_is_shown_at_that_field(
     browser: Browser, example: Example, width: int
 ) -> None:
     page = sign_in(browser, example, viewport={"width": width, "height": 900})
-    page.goto(f"/namespaces/{NAMESPACE}/deployments/worker")
+    page.goto(f"/namespaces/{NAMESPACE}/deployments/{UNSCALED}")
     settle(page)
     replicas = page.get_by_role("spinbutton", name="Replicas", exact=True)
     replicas.fill("11")
