@@ -240,7 +240,6 @@ class ChannelChecks:
             self._listening[component.id, uid] = (state, listener)
         try:
             dirty = store.is_dirty(uid)
-            conflicted = dirty and bool(store.conflicts(uid))
         except StoreError:  # the object is gone (its editor shows what became of the draft): nothing to check
             return []
         if dirty or state.check.result is not None:
@@ -250,7 +249,8 @@ class ChannelChecks:
             schedule(CheckTarget(self.krm, self.principal, component, store, feed), state, edited=edited)
         result = state.check.result
         visible = result if result is not None and result.verdict in SHOWN else None
-        conflicted = conflicted and visible is not None and not visible.refused  # a pass that can't be saved yet
+        # a pass that can't be saved yet: asked only while a pass is shown, not per change
+        conflicted = visible is not None and not visible.refused and dirty and _held_by_conflicts(store, uid)
         shown, sent = (uid, state.check.generation, conflicted), self._sent.get(component.id)
         if sent == shown:
             return []
